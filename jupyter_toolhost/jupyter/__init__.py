@@ -1,0 +1,1 @@
+"""The Jupyter front end: magics, approval widgets, renderers, kernel-namespace tools."""

@@ -1,0 +1,1 @@
+"""Model clients behind a small `Model` protocol; the only place that imports `anthropic`."""

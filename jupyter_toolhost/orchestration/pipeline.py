@@ -1,0 +1,293 @@
+"""The per-call pipeline: one tool_use in, exactly one tool_result out.
+
+The steps follow seed section 3.3 in order: find the tool → validate the input →
+`backfill_observable_input` → PreToolUse hooks → permission (`can_use_tool`) → `call()` →
+the result budget → PostToolUse hooks → tool_result. Every failure on the way becomes an
+`is_error` result here, in this one module; nothing raises out of `run()` except the
+cancellation of the task that awaits it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from ..context import AbortSignal, ToolUseContext
+from ..permissions.api import BasicCanUseTool, CanUseTool, PermissionRequest
+from ..permissions.hooks import HookInput, HookOutput, Hooks
+from ..results import ResultStore, effective_threshold
+from ..tool import Tool, ToolOutput
+from ..types import (
+    PermissionAllow,
+    PermissionDeny,
+    PermissionResult,
+    ToolCall,
+    ToolError,
+    ToolResult,
+    ToolResultContent,
+)
+
+
+def error_content(message: str) -> str:
+    """How every pipeline failure reads to the model."""
+    return f"<tool_use_error>{message}</tool_use_error>"
+
+
+def find_tool(name: str, tools: Sequence[Tool[Any]]) -> Tool[Any] | None:
+    """The enabled tool called `name`, if there is one."""
+    for candidate in tools:
+        if candidate.name == name:
+            return candidate if _enabled(candidate) else None
+    return None
+
+
+def _enabled(tool: Tool[Any]) -> bool:
+    try:
+        return bool(tool.is_enabled())
+    except Exception:
+        return False
+
+
+def parse_input(tool: Tool[Any], raw: Any) -> BaseModel:
+    """Validate raw input against the tool's model; raises `ToolInputValidationError`."""
+    if not isinstance(raw, Mapping):
+        raise ToolInputValidationError(
+            f"InputValidationError: {tool.name} expects a JSON object as input, "
+            f"got {type(raw).__name__}"
+        )
+    try:
+        return tool.input_model.model_validate(dict(raw))
+    except ValidationError as exc:
+        raise ToolInputValidationError(describe_validation_error(tool.name, exc)) from None
+
+
+class ToolInputValidationError(ToolError):
+    """The model's input does not fit the tool's schema."""
+
+
+def describe_validation_error(tool_name: str, exc: ValidationError) -> str:
+    """Pydantic's errors in a few lines the model can act on."""
+    lines = []
+    for error in exc.errors(include_url=False):
+        where = ".".join(str(part) for part in error["loc"]) or "(input)"
+        match error["type"]:
+            case "missing":
+                lines.append(f"- The required parameter `{where}` is missing")
+            case "extra_forbidden":
+                lines.append(f"- An unexpected parameter `{where}` was provided")
+            case _:
+                lines.append(f"- `{where}`: {error['msg']}")
+    issues = "issue" if len(lines) == 1 else "issues"
+    return f"InputValidationError: {tool_name} failed due to the following {issues}:\n" + (
+        "\n".join(lines)
+    )
+
+
+@dataclass
+class Pipeline:
+    """Runs single tool calls for one session; the orchestrator decides when."""
+
+    results: ResultStore
+    can_use_tool: CanUseTool = field(default_factory=BasicCanUseTool)
+    hooks: Hooks = field(default_factory=Hooks)
+
+    async def run(self, call: ToolCall, context: ToolUseContext) -> ToolResult:
+        """Run one call through every step; always returns exactly one result."""
+        tool = find_tool(call.name, context.options.tools)
+        if tool is None:
+            return self._unknown_tool(call, context)
+        try:
+            parsed = parse_input(tool, call.input)
+        except ToolInputValidationError as exc:
+            return _error(call, str(exc), tool)
+        return await self._run_parsed(call, tool, parsed, context)
+
+    async def _run_parsed(
+        self, call: ToolCall, tool: Tool[Any], parsed: BaseModel, context: ToolUseContext
+    ) -> ToolResult:
+        observable = _observable(tool, parsed)
+        pre = await self.hooks.run(self._hook_input("PreToolUse", call, tool, observable, context))
+        if pre.updated_input is not None:
+            try:
+                parsed = parse_input(tool, pre.updated_input)
+            except ToolInputValidationError as exc:
+                return _error(call, f"A PreToolUse hook rewrote the input badly: {exc}", tool)
+            observable = _observable(tool, parsed)
+
+        request = PermissionRequest(tool, parsed, observable, context, call.id, pre)
+        try:
+            decision = await self.can_use_tool(request)
+        except Exception as exc:
+            decision = PermissionDeny(f"The permission check failed: {_describe(exc)}")
+        if not isinstance(decision, PermissionAllow):
+            message = getattr(decision, "message", "Permission was not granted.")
+            return _error(call, message, tool, decision=decision)
+        if decision.updated_input is not None:
+            try:
+                parsed = parse_input(tool, decision.updated_input)
+            except ToolInputValidationError as exc:
+                return _error(call, f"The permission check rewrote the input badly: {exc}", tool)
+
+        result = await self._call(call, tool, parsed, context, decision)
+        result.additional_context = (*pre.additional_context, *result.additional_context)
+        return result
+
+    async def _call(
+        self,
+        call: ToolCall,
+        tool: Tool[Any],
+        parsed: BaseModel,
+        context: ToolUseContext,
+        decision: PermissionResult,
+    ) -> ToolResult:
+        call_context = context.for_call(call.id, context.abort)
+        try:
+            output = await _invoke(tool, parsed, call_context)
+        except _Cancelled as cancelled:
+            return _error(call, f"Cancelled: {cancelled.reason}", tool, decision=decision)
+        except Exception as exc:
+            message = str(exc) if isinstance(exc, ToolError) else _describe(exc)
+            failed = _error(call, message, tool, decision=decision)
+            post = await self.hooks.run(
+                self._hook_input(
+                    "PostToolUseFailure", call, tool, _observable(tool, parsed), context, message
+                )
+            )
+            failed.additional_context = post.additional_context
+            return failed
+
+        try:
+            content = tool.map_result(output)
+        except Exception as exc:
+            return _error(call, f"Could not convert the result: {_describe(exc)}", tool)
+        result = ToolResult(
+            tool_use_id=call.id,
+            content=content or f"({tool.name} completed with no output)",
+            tool_name=tool.name,
+            decision=decision,
+            output=output.data if isinstance(output, ToolOutput) else output,
+            context_modifier=output.context_modifier if isinstance(output, ToolOutput) else None,
+        )
+        result = self.results.apply_threshold(
+            result, effective_threshold(tool.max_result_size_chars)
+        )
+        post = await self.hooks.run(
+            self._hook_input(
+                "PostToolUse", call, tool, _observable(tool, parsed), context, response=content
+            )
+        )
+        return _apply_post_hooks(result, post)
+
+    def _unknown_tool(self, call: ToolCall, context: ToolUseContext) -> ToolResult:
+        names = sorted(t.name for t in context.options.tools if _enabled(t))
+        available = ", ".join(names) if names else "(none)"
+        return _error(call, f"No such tool available: {call.name}. Available tools: {available}")
+
+    def _hook_input(
+        self,
+        event: Any,
+        call: ToolCall,
+        tool: Tool[Any],
+        observable: Mapping[str, Any],
+        context: ToolUseContext,
+        error: str | None = None,
+        response: Any = None,
+    ) -> HookInput:
+        return HookInput(
+            hook_event_name=event,
+            session_id=context.session_id,
+            cwd=str(context.cwd),
+            permission_mode=context.permission_context.mode,
+            transcript_path=str(context.session_dir() / "transcript.jsonl"),
+            tool_name=tool.name,
+            tool_input=observable,
+            tool_use_id=call.id,
+            tool_response=response,
+            error=error,
+        )
+
+
+class _Cancelled(Exception):
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+async def _invoke(tool: Tool[Any], parsed: BaseModel, context: ToolUseContext) -> Any:
+    """Run `call()` (in a thread when it is sync), racing the call's abort signal."""
+    signal: AbortSignal = context.abort
+    if signal.aborted:
+        raise _Cancelled(signal.reason or "aborted")
+    if inspect.iscoroutinefunction(tool.call):
+        work: asyncio.Future[Any] = asyncio.ensure_future(tool.call(parsed, context))
+    else:
+        work = asyncio.ensure_future(asyncio.to_thread(_call_sync, tool, parsed, context))
+    aborted = asyncio.ensure_future(signal.wait())
+    try:
+        done, _ = await asyncio.wait({work, aborted}, return_when=asyncio.FIRST_COMPLETED)
+    except asyncio.CancelledError:
+        work.cancel()
+        raise
+    finally:
+        aborted.cancel()
+    if work in done:
+        return work.result()
+    work.cancel()
+    raise _Cancelled(signal.reason or "aborted")
+
+
+def _call_sync(tool: Tool[Any], parsed: BaseModel, context: ToolUseContext) -> Any:
+    result = tool.call(parsed, context)
+    if inspect.isawaitable(result):
+        raise TypeError("a sync call() returned an awaitable; declare it `async def`")
+    return result
+
+
+def _observable(tool: Tool[Any], parsed: BaseModel) -> dict[str, Any]:
+    data = parsed.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    if tool.backfill_observable_input is None:
+        return data
+    try:
+        return tool.backfill_observable_input(dict(data))
+    except Exception:
+        return data
+
+
+def _apply_post_hooks(result: ToolResult, post: HookOutput) -> ToolResult:
+    if post.updated_output is not None:
+        result.content = _as_content(post.updated_output)
+    result.additional_context = (*result.additional_context, *post.additional_context)
+    return result
+
+
+def _as_content(value: Any) -> ToolResultContent:
+    if isinstance(value, str | list):
+        return value
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _error(
+    call: ToolCall,
+    message: str,
+    tool: Tool[Any] | None = None,
+    *,
+    decision: PermissionResult | None = None,
+) -> ToolResult:
+    return ToolResult(
+        tool_use_id=call.id,
+        content=error_content(message),
+        is_error=True,
+        tool_name=tool.name if tool else call.name,
+        decision=decision,
+    )
