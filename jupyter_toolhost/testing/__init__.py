@@ -1,0 +1,30 @@
+"""Test support shipped with the package: a loopback Messages API server."""
+
+from __future__ import annotations
+
+from jupyter_toolhost.testing.messages_server import (
+    MessagesServer,
+    RecordedError,
+    RecordedRequest,
+    Script,
+    TextBlock,
+    ToolUseBlock,
+    Turn,
+    text,
+    tool_use,
+)
+from jupyter_toolhost.testing.validation import InvalidRequest, validate_request
+
+__all__ = [
+    "InvalidRequest",
+    "MessagesServer",
+    "RecordedError",
+    "RecordedRequest",
+    "Script",
+    "TextBlock",
+    "ToolUseBlock",
+    "Turn",
+    "text",
+    "tool_use",
+    "validate_request",
+]

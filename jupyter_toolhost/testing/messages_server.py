@@ -1,0 +1,501 @@
+"""A loopback HTTP server that speaks the Anthropic Messages API, for tests and benchmarks.
+
+Owns the scripted conversation (`Turn`, `text`, `tool_use`), the HTTP plumbing (a stdlib
+`ThreadingHTTPServer` on 127.0.0.1 in a daemon thread), and the record of what clients
+sent (`MessagesServer.requests`) and what went wrong (`MessagesServer.errors`). Request
+validation lives in `validation.py`; the JSON and SSE shapes of answers in `sse.py`.
+
+Endpoints: `POST /v1/messages` (JSON or `"stream": true` SSE) and
+`POST /v1/messages/count_tokens`. Token counts are synthetic: a quarter of the request
+body's byte length. Nothing here imports `anthropic`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import socket
+import socketserver
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any, Literal, Self, cast
+
+from jupyter_toolhost.testing.sse import (
+    ERROR_MESSAGES,
+    Cut,
+    Pause,
+    Step,
+    error_body,
+    error_type,
+    message_object,
+    stream_steps,
+)
+from jupyter_toolhost.testing.validation import validate_request
+
+__all__ = [
+    "MessagesServer",
+    "RecordedError",
+    "RecordedRequest",
+    "Script",
+    "TextBlock",
+    "ToolUseBlock",
+    "Turn",
+    "text",
+    "tool_use",
+]
+
+MESSAGES_PATH = "/v1/messages"
+COUNT_TOKENS_PATH = "/v1/messages/count_tokens"
+
+# --- the script -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TextBlock:
+    text: str
+
+
+@dataclass(frozen=True)
+class ToolUseBlock:
+    name: str
+    input: dict[str, Any]
+    id: str | None = None  # None: the server assigns toolu_01, toolu_02, ...
+
+
+ContentBlock = TextBlock | ToolUseBlock
+
+
+def text(value: str) -> TextBlock:
+    """A text content block."""
+    return TextBlock(value)
+
+
+def tool_use(name: str, input: dict[str, Any], id: str | None = None) -> ToolUseBlock:
+    """A tool_use content block; without `id` the server numbers it `toolu_01`, `toolu_02`..."""
+    return ToolUseBlock(name, input, id)
+
+
+@dataclass
+class Turn:
+    """What the server answers to one `POST /v1/messages`.
+
+    `stop_reason` defaults to `tool_use` when any block is a tool_use, else `end_turn`;
+    `output_tokens` defaults to a quarter of the content's JSON length. Streaming only:
+    `block_delay` sleeps between content blocks, `cut_after_blocks=N` sends N complete
+    blocks then drops the connection (no `message_delta`/`message_stop`), `cut_mid_block`
+    drops it half-way through the first tool_use's `input_json_delta`s; with `clean_cut`
+    the HTTP body is ended properly at the cut point instead (a stream that just stops).
+    A non-streaming request to a cut turn gets its connection dropped before any response.
+
+    `status` turns this into an injected error answer (429, 529, 500, ...) with the real
+    API's error body; it is consumed like any turn, so a client retry gets the next one.
+    `retry_after` (seconds) is sent as `retry-after: <whole seconds>` plus
+    `retry-after-ms`: anthropic 2.16 ignores `retry-after: 0` and falls back to its own
+    backoff (0.375-0.5 s for the first retry), while a positive `retry-after-ms` is
+    obeyed, which keeps retries fast.
+    `None` omits both headers.
+    """
+
+    content: list[ContentBlock] = field(default_factory=list)
+    stop_reason: str | None = None
+    output_tokens: int | None = None
+    block_delay: float = 0.0
+    delay_before: float = 0.0
+    status: int | None = None
+    error_message: str | None = None
+    retry_after: float | None = 0.01
+    cut_after_blocks: int | None = None
+    cut_mid_block: bool = False
+    clean_cut: bool = False
+
+    def __post_init__(self) -> None:
+        if self.cut_mid_block and self.first_tool_use() is None:
+            raise ValueError("cut_mid_block needs a tool_use block to cut")
+        if self.status is not None and not 400 <= self.status <= 599:
+            raise ValueError(f"status must be an HTTP error status, got {self.status}")
+
+    def first_tool_use(self) -> int | None:
+        """Index of the first tool_use block, if any."""
+        return next(
+            (i for i, block in enumerate(self.content) if isinstance(block, ToolUseBlock)), None
+        )
+
+    @property
+    def is_cut(self) -> bool:
+        return self.cut_after_blocks is not None or self.cut_mid_block
+
+
+Script = Sequence[Turn] | Callable[[dict[str, Any]], Turn]
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    """One request as received: path, parsed JSON body ({} if unparseable), headers."""
+
+    path: str
+    body: dict[str, Any]
+    headers: dict[str, str]  # lower-cased names
+    raw: bytes
+
+
+@dataclass(frozen=True)
+class RecordedError:
+    """A response the server gave because the client or the script was wrong."""
+
+    path: str
+    status: int
+    type: str
+    message: str
+
+
+# --- replies ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _JsonReply:
+    status: int
+    body: dict[str, Any]
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0
+
+
+@dataclass(frozen=True)
+class _StreamReply:
+    steps: Iterator[Step]
+    delay: float = 0.0
+
+
+@dataclass(frozen=True)
+class _DropReply:
+    delay: float = 0.0
+
+
+_Reply = _JsonReply | _StreamReply | _DropReply
+
+
+class _Failure(Exception):
+    """Abort the request with an error answer that is recorded in `server.errors`."""
+
+    def __init__(self, status: int, message: str, error_code: str | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.error_code = error_code
+
+
+# --- the server -------------------------------------------------------------------------
+
+
+class MessagesServer:
+    """Scripted Messages API on `http://127.0.0.1:<free port>`; use as a context manager.
+
+    `script` is a sequence of `Turn`s consumed one per valid `/v1/messages` request, or a
+    callable `(request_json) -> Turn`. Invalid requests (see `validation.py`) get the real
+    API's 400 and do not consume a turn. Running out of turns answers 500 with
+    `x-should-retry: false`, so clients fail at once instead of retrying.
+    """
+
+    def __init__(self, script: Script = (), *, model: str | None = None) -> None:
+        self._lock = threading.Lock()
+        self._turns: deque[Turn] = deque()
+        self._respond: Callable[[dict[str, Any]], Turn] | None = None
+        if callable(script):
+            self._respond = script
+        else:
+            self._turns.extend(script)
+        self._model = model
+        self._counters = {"msg": 0, "req": 0, "toolu": 0}
+        self.requests: list[RecordedRequest] = []
+        self.errors: list[RecordedError] = []
+        self._httpd: _HTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # lifecycle
+
+    def start(self) -> Self:
+        if self._httpd is not None:
+            return self
+        self._httpd = _HTTPServer(self)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever,
+            kwargs={"poll_interval": 0.02},
+            name="MessagesServer",
+            daemon=True,
+        )
+        self._thread.start()
+        return self
+
+    def close(self) -> None:
+        httpd, self._httpd = self._httpd, None
+        if httpd is None:
+            return
+        httpd.shutdown()
+        httpd.drop_connections()
+        httpd.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    @property
+    def base_url(self) -> str:
+        if self._httpd is None:
+            raise RuntimeError("MessagesServer is not running; use it as a context manager")
+        return f"http://127.0.0.1:{self._httpd.server_port}"
+
+    # script
+
+    def add_turns(self, *turns: Turn) -> None:
+        """Append turns to a sequence script (e.g. between two phases of a test)."""
+        with self._lock:
+            self._turns.extend(turns)
+
+    @property
+    def remaining_turns(self) -> int:
+        with self._lock:
+            return len(self._turns)
+
+    # request handling (runs in handler threads)
+
+    def _handle(
+        self, method: str, path: str, headers: dict[str, str], raw: bytes, request_id: str
+    ) -> _Reply:
+        body = self._parse(raw)
+        with self._lock:
+            self.requests.append(RecordedRequest(path, body or {}, headers, raw))
+        try:
+            if method != "POST" or path not in (MESSAGES_PATH, COUNT_TOKENS_PATH):
+                raise _Failure(404, f"Not found: {method} {path}")
+            if body is None:
+                raise _Failure(400, "The request body is not valid JSON.")
+            problem = validate_request(body, count_tokens=path == COUNT_TOKENS_PATH)
+            if problem is not None:
+                raise _Failure(400, problem.message, problem.error_code)
+            if path == COUNT_TOKENS_PATH:
+                return _JsonReply(200, {"input_tokens": len(raw) // 4})
+            return self._answer(body, len(raw) // 4, request_id)
+        except _Failure as failure:
+            return self._fail(path, failure, request_id)
+
+    @staticmethod
+    def _parse(raw: bytes) -> dict[str, Any] | None:
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            return None
+        return body if isinstance(body, dict) else None
+
+    def _fail(self, path: str, failure: _Failure, request_id: str) -> _JsonReply:
+        kind = error_type(failure.status)
+        with self._lock:
+            self.errors.append(RecordedError(path, failure.status, kind, failure.message))
+        # A broken script is not transient: tell clients not to retry it.
+        headers = {"x-should-retry": "false"} if failure.status >= 500 else {}
+        body = error_body(kind, failure.message, request_id, failure.error_code)
+        return _JsonReply(failure.status, body, headers)
+
+    def _next_turn(self, body: dict[str, Any]) -> Turn:
+        if self._respond is not None:
+            try:
+                return self._respond(body)
+            except Exception as exc:
+                raise _Failure(500, f"MessagesServer script callable raised: {exc!r}") from exc
+        with self._lock:
+            if self._turns:
+                return self._turns.popleft()
+            served = sum(r.path == MESSAGES_PATH for r in self.requests)
+        raise _Failure(
+            500,
+            f"MessagesServer script exhausted: request #{served} to {MESSAGES_PATH} "
+            "has no scripted turn left",
+        )
+
+    def _answer(self, body: dict[str, Any], input_tokens: int, request_id: str) -> _Reply:
+        turn = self._next_turn(body)
+        if turn.status is not None:
+            return _injected_error(turn, request_id)
+        message = self._render(turn, str(self._model or body["model"]), input_tokens)
+        delay = turn.delay_before
+        if not body.get("stream"):
+            if turn.is_cut:
+                return _DropReply(delay)
+            pauses = turn.block_delay * max(0, len(turn.content) - 1)
+            return _JsonReply(200, message, delay=delay + pauses)
+        steps = stream_steps(
+            message,
+            block_delay=turn.block_delay,
+            cut_after_blocks=turn.cut_after_blocks,
+            cut_mid_block=turn.first_tool_use() if turn.cut_mid_block else None,
+            clean_cut=turn.clean_cut,
+        )
+        return _StreamReply(steps, delay)
+
+    def _render(self, turn: Turn, model: str, input_tokens: int) -> dict[str, Any]:
+        content = [self._render_block(block) for block in turn.content]
+        stop_reason = turn.stop_reason or (
+            "tool_use" if turn.first_tool_use() is not None else "end_turn"
+        )
+        output_tokens = turn.output_tokens
+        if output_tokens is None:
+            output_tokens = max(1, len(json.dumps(content)) // 4)
+        usage = {"input_tokens": input_tokens, "output_tokens": output_tokens}
+        return message_object(self.next_id("msg"), model, content, stop_reason, usage)
+
+    def _render_block(self, block: ContentBlock) -> dict[str, Any]:
+        if isinstance(block, TextBlock):
+            return {"type": "text", "text": block.text}
+        block_id = block.id or self.next_id("toolu")
+        return {"type": "tool_use", "id": block_id, "name": block.name, "input": block.input}
+
+    def next_id(self, prefix: Literal["msg", "req", "toolu"]) -> str:
+        """Deterministic ids per server: `toolu_01`, `toolu_02`, ... (also `msg_`, `req_`)."""
+        with self._lock:
+            self._counters[prefix] += 1
+            return f"{prefix}_{self._counters[prefix]:02d}"
+
+
+def _injected_error(turn: Turn, request_id: str) -> _JsonReply:
+    status = cast(int, turn.status)
+    message = turn.error_message or f"{ERROR_MESSAGES.get(status, 'Error')} (injected)"
+    headers: dict[str, str] = {}
+    if turn.retry_after is not None:
+        headers["retry-after"] = str(int(turn.retry_after))
+        headers["retry-after-ms"] = str(max(0, round(turn.retry_after * 1000)))
+    body = error_body(error_type(status), message, request_id)
+    return _JsonReply(status, body, headers, turn.delay_before)
+
+
+# --- HTTP plumbing ----------------------------------------------------------------------
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, owner: MessagesServer) -> None:
+        self.owner = owner
+        self.connections: set[socket.socket] = set()
+        self.connections_lock = threading.Lock()
+        super().__init__(("127.0.0.1", 0), _Handler)
+
+    def server_bind(self) -> None:
+        # HTTPServer.server_bind would call socket.getfqdn(), a DNS lookup; skip it.
+        socketserver.TCPServer.server_bind(self)
+        self.server_name = "127.0.0.1"
+        self.server_port = self.server_address[1]
+
+    def drop_connections(self) -> None:
+        """Unblock handler threads still waiting on keep-alive connections."""
+        with self.connections_lock:
+            connections = list(self.connections)
+        for connection in connections:
+            _shutdown(connection)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Clients hanging up mid-response are expected here; stay quiet."""
+
+
+def _shutdown(connection: socket.socket) -> None:
+    with contextlib.suppress(OSError):
+        connection.shutdown(socket.SHUT_RDWR)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "MessagesServer"
+    timeout = 30
+
+    @property
+    def _server(self) -> _HTTPServer:
+        return cast(_HTTPServer, self.server)
+
+    def setup(self) -> None:
+        super().setup()
+        # Flush every write (headers, body, each SSE event) at once: no Nagle delay.
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        with self._server.connections_lock:
+            self._server.connections.add(self.connection)
+
+    def finish(self) -> None:
+        with self._server.connections_lock:
+            self._server.connections.discard(self.connection)
+        super().finish()
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Silence per-request logging."""
+
+    def do_POST(self) -> None:
+        self._serve("POST")
+
+    def do_GET(self) -> None:
+        self._serve("GET")
+
+    def _serve(self, method: str) -> None:
+        length = int(self.headers.get("content-length") or 0)
+        raw = self.rfile.read(length)
+        headers = {name.lower(): value for name, value in self.headers.items()}
+        request_id = self._server.owner.next_id("req")
+        path = self.path.split("?")[0]
+        reply = self._server.owner._handle(method, path, headers, raw, request_id)
+        try:
+            self._send(reply, request_id)
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
+
+    def _send(self, reply: _Reply, request_id: str) -> None:
+        if reply.delay > 0:
+            time.sleep(reply.delay)
+        if isinstance(reply, _JsonReply):
+            self._send_json(reply, request_id)
+        elif isinstance(reply, _StreamReply):
+            self._send_stream(reply.steps, request_id)
+        else:
+            self._cut()
+
+    def _send_json(self, reply: _JsonReply, request_id: str) -> None:
+        payload = json.dumps(reply.body).encode()
+        self.send_response(reply.status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(payload)))
+        self.send_header("request-id", request_id)
+        for name, value in reply.headers.items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def _send_stream(self, steps: Iterator[Step], request_id: str) -> None:
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream; charset=utf-8")
+        self.send_header("cache-control", "no-cache")
+        self.send_header("transfer-encoding", "chunked")
+        self.send_header("request-id", request_id)
+        self.end_headers()
+        for step in steps:
+            if isinstance(step, Pause):
+                time.sleep(step.seconds)
+            elif isinstance(step, Cut) and not step.clean:
+                self._cut()
+                return
+            elif isinstance(step, Cut):
+                break
+            else:
+                self.wfile.write(b"%X\r\n%s\r\n" % (len(step), step))
+        self.wfile.write(b"0\r\n\r\n")
+
+    def _cut(self) -> None:
+        """Drop the connection without finishing the response."""
+        self.close_connection = True
+        _shutdown(self.connection)
