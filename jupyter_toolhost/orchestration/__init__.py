@@ -1,4 +1,10 @@
 """Running tool calls: the per-call pipeline, batching, the streaming executor, sibling abort.
 
-Knows nothing about Jupyter or the model client; front ends watch its events.
+- ``pipeline``: one tool_use in, exactly one tool_result out (every failure becomes data here).
+- ``batches``: ``partition_tool_calls`` and ``run_tools`` for a whole message.
+- ``streaming``: ``StreamingToolExecutor``, which starts safe calls while a message streams.
+- ``executor``: what the two above share (per-call contexts, results of stopped calls).
+- ``events``: what a front end watches (queued, started, progress, finished).
+
+Knows nothing about Jupyter or the model client.
 """

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ValidationError
 
 from ..context import AbortSignal, ToolUseContext
 from ..permissions.api import BasicCanUseTool, CanUseTool, PermissionRequest
-from ..permissions.hooks import HookInput, HookOutput, Hooks
+from ..permissions.hooks import HookEvent, HookInput, HookOutput, Hooks
 from ..results import ResultStore, effective_threshold
 from ..tool import Tool, ToolOutput
 from ..types import (
@@ -112,7 +112,7 @@ class Pipeline:
         self, call: ToolCall, tool: Tool[Any], parsed: BaseModel, context: ToolUseContext
     ) -> ToolResult:
         observable = _observable(tool, parsed)
-        pre = await self.hooks.run(self._hook_input("PreToolUse", call, tool, observable, context))
+        pre = await self._run_hooks("PreToolUse", call, tool, observable, context)
         if pre.updated_input is not None:
             try:
                 parsed = parse_input(tool, pre.updated_input)
@@ -154,10 +154,8 @@ class Pipeline:
         except Exception as exc:
             message = str(exc) if isinstance(exc, ToolError) else _describe(exc)
             failed = _error(call, message, tool, decision=decision)
-            post = await self.hooks.run(
-                self._hook_input(
-                    "PostToolUseFailure", call, tool, _observable(tool, parsed), context, message
-                )
+            post = await self._run_hooks(
+                "PostToolUseFailure", call, tool, parsed, context, error=message
             )
             failed.additional_context = post.additional_context
             return failed
@@ -177,11 +175,7 @@ class Pipeline:
         result = self.results.apply_threshold(
             result, effective_threshold(tool.max_result_size_chars)
         )
-        post = await self.hooks.run(
-            self._hook_input(
-                "PostToolUse", call, tool, _observable(tool, parsed), context, response=content
-            )
-        )
+        post = await self._run_hooks("PostToolUse", call, tool, parsed, context, response=content)
         return _apply_post_hooks(result, post)
 
     def _unknown_tool(self, call: ToolCall, context: ToolUseContext) -> ToolResult:
@@ -189,28 +183,38 @@ class Pipeline:
         available = ", ".join(names) if names else "(none)"
         return _error(call, f"No such tool available: {call.name}. Available tools: {available}")
 
-    def _hook_input(
+    async def _run_hooks(
         self,
-        event: Any,
+        event: HookEvent,
         call: ToolCall,
         tool: Tool[Any],
-        observable: Mapping[str, Any],
+        input: Mapping[str, Any] | BaseModel,
         context: ToolUseContext,
+        *,
         error: str | None = None,
         response: Any = None,
-    ) -> HookInput:
-        return HookInput(
-            hook_event_name=event,
-            session_id=context.session_id,
-            cwd=str(context.cwd),
-            permission_mode=context.permission_context.mode,
-            transcript_path=str(context.session_dir() / "transcript.jsonl"),
-            tool_name=tool.name,
-            tool_input=observable,
-            tool_use_id=call.id,
-            tool_response=response,
-            error=error,
+    ) -> HookOutput:
+        """Run the hooks of `event` for this call; free when none match (the common case)."""
+        if not self.hooks.for_event(event, tool.name):
+            return _NO_HOOKS
+        observable = _observable(tool, input) if isinstance(input, BaseModel) else input
+        return await self.hooks.run(
+            HookInput(
+                hook_event_name=event,
+                session_id=context.session_id,
+                cwd=str(context.cwd),
+                permission_mode=context.permission_context.mode,
+                transcript_path=str(context.session_dir() / "transcript.jsonl"),
+                tool_name=tool.name,
+                tool_input=observable,
+                tool_use_id=call.id,
+                tool_response=response,
+                error=error,
+            )
         )
+
+
+_NO_HOOKS = HookOutput()
 
 
 class _Cancelled(Exception):

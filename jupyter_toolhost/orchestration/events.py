@@ -1,0 +1,76 @@
+"""The events the orchestrator emits while it runs tool calls: plain data for front ends.
+
+A call is queued, started, may report progress text, and finishes exactly once. Front ends
+(a notebook cell, a terminal, a test) render them; the orchestrator knows nothing about how.
+Times are `time.perf_counter()` values.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal, TypeAlias
+
+from ..types import ToolCall, ToolResult
+
+CallStatus: TypeAlias = Literal["ok", "error", "cancelled", "denied"]
+
+NOT_STARTED_BATCH = -1
+"""The `batch` of a `CallFinished` whose call never started (interrupted, discarded, ...)."""
+
+_log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class CallQueued:
+    """A tool_use block reached the orchestrator; it will run when its turn comes."""
+
+    call: ToolCall
+    tool_name: str
+    concurrency_safe: bool
+
+
+@dataclass(frozen=True, slots=True)
+class CallStarted:
+    """The call left the queue and entered the pipeline."""
+
+    call_id: str
+    started_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class CallProgress:
+    """Progress text a running tool reported with `context.progress(text)`."""
+
+    call_id: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class CallFinished:
+    """The call has its one tool_result.
+
+    `batch` numbers the groups of calls that ran together, from 0, in the order they ran;
+    it is `NOT_STARTED_BATCH` for a call that never started. `duration_s` is 0.0 then.
+    """
+
+    call_id: str
+    result: ToolResult
+    duration_s: float
+    status: CallStatus
+    batch: int
+
+
+ToolEvent: TypeAlias = CallQueued | CallStarted | CallProgress | CallFinished
+EventSink: TypeAlias = Callable[[ToolEvent], None]
+
+
+def emit(sink: EventSink | None, event: ToolEvent) -> None:
+    """Hand `event` to `sink`; a sink that raises is logged and never stops the calls."""
+    if sink is None:
+        return
+    try:
+        sink(event)
+    except Exception:
+        _log.exception("an on_event handler raised on %s", type(event).__name__)
