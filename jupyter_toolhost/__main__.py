@@ -1,0 +1,206 @@
+"""`python -m jupyter_toolhost`: a session in the terminal.
+
+Prints the model's text as it streams and one line per tool call (`● Read(notes.txt) ✓
+0.01s`), asks for approvals on the terminal (denying when there is no terminal to ask), and
+records or replays cassettes. With no arguments at all it replays the shipped demo cassette
+on a sample folder in a temp dir: no key and no network needed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, TextIO
+
+from .events import LoopEvent, Notice, TextDelta, ToolCallFinished, ToolCallQueued
+from .model.base import ModelError
+from .permissions.api import ApprovalDecision, ApprovalRequest
+from .tool import Tool
+from .types import PERMISSION_MODES
+
+
+class TerminalApprover:
+    """Asks on the terminal; with no terminal (or at end of input) it denies."""
+
+    def __init__(self, *, stdin: TextIO | None = None, out: TextIO | None = None) -> None:
+        self.stdin = stdin or sys.stdin
+        self.out = out or sys.stderr
+
+    async def ask(self, request: ApprovalRequest) -> ApprovalDecision:
+        if not self.stdin.isatty():
+            return ApprovalDecision("deny", "there is no terminal to ask for approval")
+        question = (
+            f"\n{request.display_name}({request.summary}) needs approval: {request.message}\n"
+            "Allow? [y]es / [a]lways / [n]o: "
+        )
+        self.out.write(question)
+        self.out.flush()
+        line = await asyncio.to_thread(self.stdin.readline)
+        if not line:
+            return ApprovalDecision("deny", "no answer (end of input)")
+        match line.strip().lower():
+            case "y" | "yes":
+                return ApprovalDecision("allow")
+            case "a" | "always":
+                return ApprovalDecision("always")
+            case _:
+                return ApprovalDecision("deny")
+
+
+class TerminalView:
+    """Renders a session's events as plain terminal text."""
+
+    def __init__(self, tools: list[Tool[Any]], *, out: TextIO, err: TextIO) -> None:
+        self.tools = {t.name: t for t in tools}
+        self.out = out
+        self.err = err
+        self.labels: dict[str, str] = {}
+        self.at_line_start = True
+
+    def __call__(self, event: LoopEvent) -> None:
+        match event:
+            case TextDelta(text=text):
+                self._write(text)
+            case ToolCallQueued(call=call):
+                self.labels[call.id] = self._label(call.name, call.input)
+            case ToolCallFinished(call_id=call_id, result=result, duration_s=seconds):
+                mark = "✗" if result.is_error else "✓"
+                self._line(f"● {self.labels.get(call_id, call_id)} {mark} {seconds:.2f}s")
+                if result.is_error:
+                    detail = str(result.content).removeprefix("<tool_use_error>")
+                    self._line(f"  ⎿ {detail.splitlines()[0] if detail else ''}"[:200])
+            case Notice(text=text):
+                self._end_line()
+                self.err.write(f"[{event.kind}] {text}\n")
+            case _:
+                pass
+
+    def _label(self, name: str, raw: Any) -> str:
+        tool = self.tools.get(name)
+        if tool is not None:
+            try:
+                parsed = tool.input_model.model_validate(raw)
+                return f"{tool.display_name(parsed)}({tool.summarize(parsed)})"
+            except Exception:
+                pass
+        summary = json.dumps(raw, ensure_ascii=False)
+        return f"{name}({summary if len(summary) <= 80 else summary[:79] + '…'})"
+
+    def _write(self, text: str) -> None:
+        if text:
+            self.out.write(text)
+            self.out.flush()
+            self.at_line_start = text.endswith("\n")
+
+    def _end_line(self) -> None:
+        if not self.at_line_start:
+            self._write("\n")
+
+    def _line(self, text: str) -> None:
+        self._end_line()
+        self._write(text + "\n")
+
+
+def parser() -> argparse.ArgumentParser:
+    cli = argparse.ArgumentParser(
+        prog="python -m jupyter_toolhost",
+        description="Run an agent session in the terminal. With no arguments: the offline demo.",
+    )
+    cli.add_argument("prompt", nargs="?", help="what to ask (default with no arguments: the demo)")
+    cli.add_argument("--cassette", type=Path, help="record to / replay from this JSON cassette")
+    cli.add_argument(
+        "--mode",
+        choices=("auto", "record", "replay"),
+        default="auto",
+        help="cassette mode (auto: replay if the file exists, else record with a key)",
+    )
+    cli.add_argument("--model", help="model id (default: $JUPYTER_TOOLHOST_MODEL, then built in)")
+    cli.add_argument("--cwd", type=Path, help="the session's working directory")
+    cli.add_argument("--permission-mode", choices=PERMISSION_MODES, default="default")
+    cli.add_argument("--max-turns", type=int, default=100)
+    return cli
+
+
+async def run_cli(argv: list[str], *, out: TextIO, err: TextIO) -> int:
+    """The CLI; returns the exit status."""
+    from .demo import DEMO_PROMPT, demo_cassette_path, demo_tools, make_sample_folder
+    from .model.anthropic_model import AnthropicModel, has_credentials
+    from .model.cassette import CassetteModel
+    from .session import Session, default_tools
+
+    args = parser().parse_args(argv)
+    demo = not argv
+    with tempfile.TemporaryDirectory(prefix="toolhost-demo-") as scratch:
+        if demo:
+            cwd = make_sample_folder(Path(scratch))
+            model: Any = CassetteModel(demo_cassette_path(), mode="replay")
+            tools, prompt = demo_tools(), DEMO_PROMPT
+            err.write(f"Offline demo: replaying a recorded session on a sample folder ({cwd}).\n")
+            out.write(f"> {prompt}\n\n")
+        else:
+            cwd = args.cwd or Path.cwd()
+            prompt = args.prompt
+            if not prompt:
+                err.write("error: give a prompt (or no arguments at all for the offline demo)\n")
+                return 2
+            if args.cassette is not None:
+                model = CassetteModel(args.cassette, mode=args.mode)
+                try:
+                    _ = model.mode  # fail before loading anything when it cannot work
+                except ModelError as exc:
+                    err.write(f"error: {exc}\n")
+                    return 2
+            elif has_credentials():
+                model = AnthropicModel()
+            else:
+                err.write(
+                    "error: no ANTHROPIC_API_KEY is set. Set it, replay a recording with "
+                    "--cassette PATH, or run with no arguments for the offline demo.\n"
+                )
+                return 2
+            tools = default_tools()
+        view = TerminalView(tools, out=out, err=err)
+        session = Session(
+            tools=tools,
+            model=model,
+            model_id=args.model,
+            cwd=cwd,
+            permission_mode=args.permission_mode,
+            approver=TerminalApprover(out=err),
+            max_turns=args.max_turns,
+            on_event=view,
+            write_transcript=not demo,
+        )
+        try:
+            result = await session.run(prompt)
+        except ModelError as exc:
+            view._end_line()
+            err.write(f"error: {exc}\n")
+            return 1
+        view._end_line()
+        cost = f", ≈ ${result.cost_usd:.4f}" if result.cost_usd is not None else ""
+        usage = result.usage
+        err.write(
+            f"[{result.stop_reason}] {result.turns} turns, "
+            f"{usage.input_tokens} in / {usage.output_tokens} out tokens{cost}\n"
+        )
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of `python -m jupyter_toolhost` and the `jupyter-toolhost` script."""
+    try:
+        return asyncio.run(
+            run_cli(sys.argv[1:] if argv is None else argv, out=sys.stdout, err=sys.stderr)
+        )
+    except KeyboardInterrupt:
+        sys.stderr.write("\ninterrupted\n")
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,118 @@
+"""The events a session reports while it runs: plain data for front ends to render.
+
+Tool call events are the orchestrator's own (`ToolCallQueued` is `CallQueued`, and so on);
+the rest are the loop's: streamed text, permission requests, retries and notices, usage,
+compaction and the end of each model turn.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal, TypeAlias
+
+from .model.base import Usage
+from .orchestration.events import CallFinished as ToolCallFinished
+from .orchestration.events import CallProgress as ToolCallProgress
+from .orchestration.events import CallQueued as ToolCallQueued
+from .orchestration.events import CallStarted as ToolCallStarted
+from .permissions.api import ApprovalRequest
+
+if TYPE_CHECKING:
+    from .compaction import CompactBoundary
+
+__all__ = [
+    "Compacted",
+    "EventSink",
+    "LoopEvent",
+    "Notice",
+    "PermissionRequested",
+    "TextDelta",
+    "ToolCallFinished",
+    "ToolCallProgress",
+    "ToolCallQueued",
+    "ToolCallStarted",
+    "TurnEnd",
+    "UsageReported",
+]
+
+_log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    """A piece of the model's text, as it streams."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class PermissionRequested:
+    """A call waits for a person's (or an approver's) decision."""
+
+    request: ApprovalRequest
+
+
+NoticeKind: TypeAlias = Literal["retry", "max_tokens", "refusal", "limit", "stream", "compaction"]
+
+
+@dataclass(frozen=True, slots=True)
+class Notice:
+    """Something the user should be told that is not the model's text."""
+
+    kind: NoticeKind
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class UsageReported:
+    """Tokens of one model response, with the run's and the session's running totals.
+
+    Costs are estimates in USD; None when the model is not in the price table.
+    """
+
+    usage: Usage
+    run_usage: Usage
+    session_usage: Usage
+    run_cost_usd: float | None
+    session_cost_usd: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class Compacted:
+    """Older turns were replaced by a summary."""
+
+    boundary: CompactBoundary
+
+
+@dataclass(frozen=True, slots=True)
+class TurnEnd:
+    """One model response is handled; `turn` counts from 1 within the run."""
+
+    turn: int
+    stop_reason: str | None
+
+
+LoopEvent: TypeAlias = (
+    TextDelta
+    | ToolCallQueued
+    | ToolCallStarted
+    | ToolCallProgress
+    | ToolCallFinished
+    | PermissionRequested
+    | Notice
+    | UsageReported
+    | Compacted
+    | TurnEnd
+)
+EventSink: TypeAlias = Callable[[LoopEvent], None]
+
+
+def emit_to(sinks: list[EventSink], event: LoopEvent) -> None:
+    """Hand `event` to every sink; one that raises is logged and never stops the run."""
+    for sink in sinks:
+        try:
+            sink(event)
+        except Exception:
+            _log.exception("an on_event handler raised on %s", type(event).__name__)

@@ -1,0 +1,409 @@
+"""The agent loop: model → tool_use → orchestrator → tool_result → model, until it stops.
+
+One `AgentLoop` holds a session's conversation and runs prompts through it. Each model
+response streams; each tool_use block goes to a `StreamingToolExecutor` as soon as the next
+event proves it complete (the last block of a `max_tokens` response may be cut, so it never
+runs), so safe calls start while the message still streams.
+
+Whatever happens, the stored conversation stays valid for the API:
+- every committed tool_use gets exactly one tool_result, at the head of the next user
+  message, followed by the hooks' `additional_context` as text blocks;
+- a stream that breaks before any tool_use completed is requested again (bounded attempts,
+  exponential backoff); one that breaks after some did is kept up to its last complete
+  block: calls that ran keep their results, calls that had not started are answered as not
+  run, and a note tells the model. So no call ever runs twice behind anyone's back;
+- an interrupt (`CancelledError`, the time budget) stops the calls whose tools allow it,
+  commits what completed with every call answered, and leaves the conversation ending on a
+  user message; the next prompt joins that message after its tool_result blocks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from .compaction import (
+    CompactBoundary,
+    CompactTrigger,
+    compacted_conversation,
+    discovered_tool_names,
+    summarise,
+    summary_messages,
+)
+from .context import AbortSignal, ToolUseContext
+from .conversation import (
+    Block,
+    Message,
+    add_assistant,
+    add_user,
+    error_result,
+    storable,
+    text_block,
+    text_of,
+    tool_uses,
+)
+from .events import Compacted, EventSink, LoopEvent, Notice, TurnEnd, UsageReported
+from .events import emit_to as _emit_to
+from .model.base import (
+    AssistantMessage,
+    Model,
+    ModelError,
+    ModelRequest,
+    StreamBroken,
+    Usage,
+)
+from .model.pricing import estimate_cost
+from .orchestration.pipeline import Pipeline
+from .orchestration.streaming import StreamingToolExecutor, interrupted_results
+from .prompt import enabled_tools, system_prompt, tool_definitions
+from .response import ResponseReader, settle
+from .tool import Tool
+from .transcript import Transcript
+from .types import ToolResult
+
+NOT_STARTED = "Not run: the response stopped before this call could start"
+CUT_BY_MAX_TOKENS = (
+    "Not run: the response reached max_tokens while writing this call, so its input may be "
+    "incomplete. Call it again, with less output before it."
+)
+STREAM_BROKE_NOTE = (
+    "(The previous response was cut off by a connection problem after the tool calls "
+    "above. Continue from here.)"
+)
+
+
+@dataclass
+class LoopSettings:
+    """Limits and knobs of the loop."""
+
+    max_turns: int = 100
+    """Model responses per run."""
+    max_tokens: int = 8192
+    """`max_tokens` of each request."""
+    time_budget_s: float | None = None
+    """Wall-clock seconds per run; when spent, the run is interrupted and returns."""
+    stream_retries: int = 3
+    retry_backoff_s: float = 1.0
+    """The first retry waits this long; each further one twice as long (at most 30 s)."""
+    compact_threshold_tokens: int | None = 150_000
+    """Compact before a request when the previous one used more context than this."""
+    compact_max_tokens: int = 4096
+
+
+class RunResult(str):
+    """The final text of a run (it *is* that `str`), with why and how the run ended.
+
+    `stop_reason` is the API's (`end_turn`, `max_tokens`, `refusal`, `stop_sequence`, ...)
+    or the loop's own: `max_turns`, `time_budget`.
+    """
+
+    stop_reason: str
+    usage: Usage
+    cost_usd: float | None
+    turns: int
+
+    def __new__(
+        cls, text: str, *, stop_reason: str, usage: Usage, cost_usd: float | None, turns: int
+    ) -> RunResult:
+        result = super().__new__(cls, text)
+        result.stop_reason = stop_reason
+        result.usage = usage
+        result.cost_usd = cost_usd
+        result.turns = turns
+        return result
+
+    @property
+    def text(self) -> str:
+        return str(self)
+
+
+@dataclass
+class _Run:
+    sinks: list[EventSink]
+    abort: AbortSignal
+    usage: Usage = field(default_factory=Usage)
+    cost_usd: float | None = 0.0
+    turns: int = 0
+    text: str = ""
+
+    def result(self, stop_reason: str) -> RunResult:
+        return RunResult(
+            self.text,
+            stop_reason=stop_reason,
+            usage=self.usage,
+            cost_usd=self.cost_usd,
+            turns=self.turns,
+        )
+
+
+def _add_cost(total: float | None, model: str, usage: Usage) -> float | None:
+    cost = estimate_cost(model, usage)
+    return None if total is None or cost is None else total + cost
+
+
+class AgentLoop:
+    """A conversation with a model and a tool pool; `run(prompt)` drives it."""
+
+    def __init__(
+        self,
+        *,
+        model: Model,
+        model_id: str,
+        tools: Sequence[Tool[Any]],
+        pipeline: Pipeline,
+        context: ToolUseContext,
+        settings: LoopSettings,
+        transcript: Transcript | None = None,
+        messages: Sequence[Message] = (),
+    ) -> None:
+        self.model = model
+        self.model_id = model_id
+        self.tools = list(tools)
+        self.pipeline = pipeline
+        self.context = context
+        self.settings = settings
+        self.transcript = transcript
+        self.messages: list[Message] = [dict(m) for m in messages]
+        self.compact_boundaries: list[CompactBoundary] = []
+        self.usage = Usage()
+        self.cost_usd: float | None = 0.0
+        self.sinks: list[EventSink] = []
+        self.last_context_tokens = 0
+        self._running: _Run | None = None
+
+    def emit(self, event: LoopEvent) -> None:
+        """Report an event to the running prompt's sinks (the session's when idle)."""
+        _emit_to(self._running.sinks if self._running else self.sinks, event)
+
+    # ── requests ────────────────────────────────────────────────────────────────────────
+
+    def request(
+        self,
+        messages: Sequence[Message] | None = None,
+        *,
+        tool_choice: dict[str, Any] | None = None,
+        max_tokens: int | None = None,
+    ) -> ModelRequest:
+        """The next request (or one with other `messages`, for compaction)."""
+        tools = enabled_tools(self.tools)
+        return ModelRequest(
+            model=self.model_id,
+            messages=[dict(m) for m in (self.messages if messages is None else messages)],
+            max_tokens=max_tokens or self.settings.max_tokens,
+            system=system_prompt(tools, self.context.cwd),
+            tools=tool_definitions(tools),
+            tool_choice=tool_choice,
+            cwd=str(self.context.cwd),
+        )
+
+    # ── committing to the conversation ─────────────────────────────────────────────────
+
+    def add_user(self, blocks: list[Block]) -> None:
+        add_user(self.messages, blocks)
+        if self.transcript is not None and blocks:
+            self.transcript.message("user", blocks)
+
+    def _commit(
+        self, blocks: Sequence[Block], results: Sequence[ToolResult], *, unanswered: str
+    ) -> list[Block]:
+        """Store an assistant message and answer every tool_use in it; returns its blocks."""
+        kept = storable(blocks)
+        if not kept:
+            return kept
+        add_assistant(self.messages, kept)
+        if self.transcript is not None:
+            self.transcript.message("assistant", kept)
+        uses = tool_uses(kept)
+        if uses:
+            by_id = {result.tool_use_id: result for result in results}
+            answers = [
+                by_id[u["id"]].to_block() if u["id"] in by_id else error_result(u["id"], unanswered)
+                for u in uses
+            ]
+            extra = [
+                text_block(text)
+                for result in results
+                for text in result.additional_context
+                if text.strip()
+            ]
+            self.add_user([*answers, *extra])
+        return kept
+
+    def _account(self, run: _Run, message: AssistantMessage) -> None:
+        model = message.model or self.model_id
+        run.usage += message.usage
+        self.usage += message.usage
+        run.cost_usd = _add_cost(run.cost_usd, model, message.usage)
+        self.cost_usd = _add_cost(self.cost_usd, model, message.usage)
+        self.last_context_tokens = message.usage.context_tokens
+        if self.transcript is not None:
+            self.transcript.usage(model, message.usage)
+        usage_event = UsageReported(
+            message.usage, run.usage, self.usage, run.cost_usd, self.cost_usd
+        )
+        _emit_to(run.sinks, usage_event)
+
+    # ── running ─────────────────────────────────────────────────────────────────────────
+
+    async def run(self, prompt: str, *, on_event: EventSink | None = None) -> RunResult:
+        """Send `prompt` and loop until the model stops or a limit is reached."""
+        if self._running:
+            raise RuntimeError("this session is already running a prompt")
+        run = _Run(sinks=[*self.sinks, *([on_event] if on_event else [])], abort=AbortSignal())
+        self._running = run
+        try:
+            if prompt.strip():
+                self.add_user([text_block(prompt)])
+            if not self.messages:
+                raise ValueError("nothing to send: the prompt is empty")
+            scope = asyncio.timeout(self.settings.time_budget_s)
+            try:
+                async with scope:
+                    return await self._turns(run)
+            except TimeoutError:
+                if not scope.expired():
+                    raise
+                limit = self.settings.time_budget_s
+                _emit_to(run.sinks, Notice("limit", f"Stopped: the {limit:g} s budget is spent."))
+                return run.result("time_budget")
+        finally:
+            self._running = None
+
+    async def _turns(self, run: _Run) -> RunResult:
+        while True:
+            if run.turns >= self.settings.max_turns:
+                limit = self.settings.max_turns
+                _emit_to(run.sinks, Notice("limit", f"Stopped after {limit} model turns."))
+                return run.result("max_turns")
+            threshold = self.settings.compact_threshold_tokens
+            if threshold is not None and self.last_context_tokens > threshold:
+                await self.compact(trigger="auto", run=run)
+            stop_reason, again = await self._respond(run)
+            run.turns += 1
+            _emit_to(run.sinks, TurnEnd(run.turns, stop_reason))
+            if not again:
+                return run.result(stop_reason or "end_turn")
+
+    async def _respond(self, run: _Run) -> tuple[str | None, bool]:
+        """One model response with its tool calls; returns (stop reason, go on?)."""
+        request = self.request()
+        attempt = 0
+        while True:
+            attempt += 1
+            context = self._message_context(run.abort)
+            executor = StreamingToolExecutor(
+                pipeline=self.pipeline, context=context, on_event=lambda e: _emit_to(run.sinks, e)
+            )
+            reader = ResponseReader(executor, run.sinks)
+            try:
+                message = await reader.read(self.model.stream(request))
+            except StreamBroken as broken:
+                executor.discard()
+                results = await settle(executor)
+                if tool_uses(broken.content):
+                    self._commit(broken.content, results, unanswered=NOT_STARTED)
+                    self.add_user([text_block(STREAM_BROKE_NOTE)])
+                    text = f"The response stream broke after some tool calls ({broken.reason})."
+                    _emit_to(run.sinks, Notice("stream", text))
+                    return None, True
+                if attempt > self.settings.stream_retries:
+                    raise ModelError(
+                        f"The response stream broke {attempt} times; giving up: {broken.reason}"
+                    ) from broken
+                delay = min(30.0, self.settings.retry_backoff_s * 2 ** (attempt - 1))
+                note = f"The response stream broke ({broken.reason}); retrying in {delay:g} s."
+                _emit_to(run.sinks, Notice("retry", note))
+                await asyncio.sleep(delay)
+                continue
+            except asyncio.CancelledError:
+                executor.interrupt()
+                self._commit(reader.blocks, await settle(executor), unanswered=NOT_STARTED)
+                raise
+            except BaseException:
+                executor.discard()
+                self._commit(reader.blocks, await settle(executor), unanswered=NOT_STARTED)
+                raise
+            return await self._finish(run, executor, reader, message)
+
+    async def _finish(
+        self,
+        run: _Run,
+        executor: StreamingToolExecutor,
+        reader: ResponseReader,
+        message: AssistantMessage,
+    ) -> tuple[str | None, bool]:
+        self._account(run, message)
+        try:
+            results = await executor.results()
+        except asyncio.CancelledError as exc:
+            results = interrupted_results(exc) or executor.completed_results()
+            self._commit(message.content, results, unanswered=NOT_STARTED)
+            raise
+        unanswered = CUT_BY_MAX_TOKENS if reader.cut is not None else NOT_STARTED
+        kept = self._commit(message.content, results, unanswered=unanswered)
+        run.text = text_of(kept)
+        stop = message.stop_reason
+        if stop == "max_tokens":
+            _emit_to(run.sinks, Notice("max_tokens", _max_tokens_notice(reader.cut is not None)))
+            return stop, False
+        if stop == "refusal":
+            _emit_to(run.sinks, Notice("refusal", "The model declined to continue."))
+            return stop, False
+        if tool_uses(kept) or stop == "pause_turn":
+            return stop, True
+        return stop, False
+
+    def _message_context(self, abort: AbortSignal) -> ToolUseContext:
+        """The session's context with the run's abort signal (an interrupt of one message
+        never leaves the session's own signal aborted)."""
+        return replace(self.context, abort=abort)
+
+    # ── compaction ──────────────────────────────────────────────────────────────────────
+
+    async def compact(
+        self, *, trigger: CompactTrigger = "manual", run: _Run | None = None
+    ) -> CompactBoundary | None:
+        """Replace the conversation by a summary the model writes; None if there is nothing.
+
+        Inside a run (`run` given) the summary's usage counts toward the run too."""
+        sinks = self.sinks if run is None else run.sinks
+        if len(self.messages) < 2:
+            return None
+        request = self.request(
+            summary_messages(self.messages),
+            tool_choice={"type": "none"},
+            max_tokens=self.settings.compact_max_tokens,
+        )
+        summary, usage, model = await summarise(self.model, request)
+        self.usage += usage
+        self.cost_usd = _add_cost(self.cost_usd, model, usage)
+        if run is not None:
+            run.usage += usage
+            run.cost_usd = _add_cost(run.cost_usd, model, usage)
+        known = {n for b in self.compact_boundaries for n in b.pre_compact_discovered_tools}
+        boundary = CompactBoundary(
+            trigger=trigger,
+            pre_tokens=self.last_context_tokens,
+            messages_summarised=len(self.messages),
+            pre_compact_discovered_tools=tuple(
+                sorted(known | discovered_tool_names(self.messages))
+            ),
+            summary=summary,
+        )
+        self.messages = compacted_conversation(summary, continuing=trigger == "auto")
+        self.compact_boundaries.append(boundary)
+        self.last_context_tokens = 0
+        if self.transcript is not None:
+            self.transcript.usage(model, usage)
+            self.transcript.append(boundary.to_record(self.messages))
+        _emit_to(sinks, Compacted(boundary))
+        return boundary
+
+
+def _max_tokens_notice(cut: bool) -> str:
+    text = "The response reached max_tokens and stopped early."
+    if cut:
+        text += " Its last tool call was cut off and was not run."
+    return text

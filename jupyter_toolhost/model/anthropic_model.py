@@ -1,0 +1,150 @@
+"""The Anthropic model: the official async client, streaming, as a `Model`.
+
+This is the only module that imports `anthropic`, and it does so on first use, so importing
+the package stays fast. The client's own environment handling applies (`ANTHROPIC_API_KEY`,
+`ANTHROPIC_BASE_URL`), and so does its retry of 429/529/5xx answers given before a stream
+starts (`max_retries`). What the client does not do is notice a stream that breaks after
+it started: it then hands back a fragment with `stop_reason` None. Here such a fragment, a
+dropped connection or an error event mid-stream all become `StreamBroken`, carrying the
+blocks that did complete, so the loop can resume the turn.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any, cast
+
+from .base import (
+    BlockComplete,
+    BlockStart,
+    ContentBlock,
+    MessageComplete,
+    ModelAPIError,
+    ModelError,
+    ModelEvent,
+    ModelRequest,
+    StreamBroken,
+    TextChunk,
+    Usage,
+    canonical_block,
+)
+
+if TYPE_CHECKING:
+    from anthropic import AsyncAnthropic
+
+DEFAULT_MODEL = "claude-sonnet-4-5"
+"""Used when neither an option nor `JUPYTER_TOOLHOST_MODEL` names a model."""
+MODEL_ENV = "JUPYTER_TOOLHOST_MODEL"
+
+
+def default_model_name(option: str | None = None) -> str:
+    """The model id: the option, then `JUPYTER_TOOLHOST_MODEL`, then `DEFAULT_MODEL`."""
+    return option or os.environ.get(MODEL_ENV) or DEFAULT_MODEL
+
+
+def has_credentials() -> bool:
+    """Whether the client would find a key (or token) in the environment."""
+    return bool(os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN"))
+
+
+class MissingCredentials(ModelError):
+    """No API key: nothing can be sent."""
+
+
+class AnthropicModel:
+    """Streams responses from the Messages API with the official `anthropic` client."""
+
+    def __init__(
+        self,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        max_retries: int = 2,
+        timeout: float = 600.0,
+        client: AsyncAnthropic | None = None,
+    ) -> None:
+        self._api_key = api_key
+        self._base_url = base_url
+        self._max_retries = max_retries
+        self._timeout = timeout
+        self._client = client
+
+    @property
+    def client(self) -> AsyncAnthropic:
+        """The async client, created on first use (this is when `anthropic` is imported)."""
+        if self._client is None:
+            if self._api_key is None and not has_credentials():
+                raise MissingCredentials(
+                    "No Anthropic API key: set ANTHROPIC_API_KEY, or replay a recorded "
+                    "cassette (CassetteModel(path, mode='replay'))."
+                )
+            from anthropic import AsyncAnthropic
+
+            self._client = AsyncAnthropic(
+                api_key=self._api_key,
+                base_url=self._base_url,
+                max_retries=self._max_retries,
+                timeout=self._timeout,
+            )
+        return self._client
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        """Stream one response; see the module docstring for how failures surface."""
+        import anthropic
+        import httpx
+        import httpx2
+
+        transport_errors = (anthropic.APIConnectionError, httpx.TransportError, httpx2.HTTPError)
+        complete: list[ContentBlock] = []
+        started = False
+        try:
+            manager = self.client.messages.stream(**cast(Any, request.to_api()))
+            async with manager as stream:
+                async for event in stream:
+                    started = True
+                    for converted in _convert(event):
+                        if isinstance(converted, BlockComplete):
+                            complete.append(converted.block)
+                        yield converted
+                final = await stream.get_final_message()
+        except transport_errors as exc:
+            raise StreamBroken(_describe(exc), content=complete) from exc
+        except anthropic.APIStatusError as exc:
+            if started:
+                raise StreamBroken(_describe(exc), content=complete) from exc
+            raise ModelAPIError(_describe(exc), status=exc.status_code) from exc
+        if final.stop_reason is None:
+            raise StreamBroken("the stream ended before the message was complete", content=complete)
+        yield MessageComplete(_message(final, complete))
+
+
+def _convert(event: Any) -> list[ModelEvent]:
+    match event.type:
+        case "content_block_start":
+            return [BlockStart(event.index, event.content_block.type)]
+        case "content_block_delta" if event.delta.type == "text_delta":
+            return [TextChunk(event.index, event.delta.text)]
+        case "content_block_stop":
+            return [BlockComplete(event.index, _block(event.content_block))]
+        case _:
+            return []
+
+
+def _block(block: Any) -> ContentBlock:
+    data = block.model_dump(mode="json", exclude_none=True)
+    data.pop("parsed_output", None)
+    return canonical_block(data)
+
+
+def _message(final: Any, complete: list[ContentBlock]) -> Any:
+    from .base import AssistantMessage
+
+    usage = Usage.from_dict(final.usage.model_dump(mode="json") if final.usage else None)
+    content = complete or [_block(block) for block in final.content]
+    return AssistantMessage(content, final.stop_reason, usage, str(final.model or ""))
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

@@ -1,0 +1,172 @@
+"""The seam between the loop and a model client: requests, stream events, errors, usage.
+
+A `Model` turns one `ModelRequest` into an async stream of `ModelEvent`s: `BlockStart`,
+`TextChunk`, `BlockComplete` for each content block as it finishes, then one
+`MessageComplete`. Content blocks are plain dicts in the Messages API's shape, with their keys
+in one canonical order (`canonical_block`), so that a recorded run and its replay produce
+byte-identical conversations. Nothing here imports a client library.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypeAlias
+
+ContentBlock: TypeAlias = dict[str, Any]
+Message: TypeAlias = dict[str, Any]
+
+_KEY_ORDER = ("type", "id", "tool_use_id", "name", "text", "thinking", "signature", "input")
+
+
+def canonical_block(block: Mapping[str, Any]) -> ContentBlock:
+    """A content block with None values dropped and its keys in a fixed order."""
+    present = {key: value for key, value in block.items() if value is not None}
+    ordered = {key: present[key] for key in _KEY_ORDER if key in present}
+    ordered.update({key: present[key] for key in sorted(present) if key not in ordered})
+    return ordered
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Token counts of one response, or a sum of several."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cache_creation_input_tokens + other.cache_creation_input_tokens,
+            self.cache_read_input_tokens + other.cache_read_input_tokens,
+        )
+
+    @property
+    def context_tokens(self) -> int:
+        """Everything the request put in the context window (what compaction watches)."""
+        return self.input_tokens + self.cache_creation_input_tokens + self.cache_read_input_tokens
+
+    def to_dict(self) -> dict[str, int]:
+        return {
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cache_creation_input_tokens": self.cache_creation_input_tokens,
+            "cache_read_input_tokens": self.cache_read_input_tokens,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | None) -> Usage:
+        """Read the API's (or a cassette's) usage object; missing or null counts are 0."""
+        data = data or {}
+        return cls(
+            int(data.get("input_tokens") or 0),
+            int(data.get("output_tokens") or 0),
+            int(data.get("cache_creation_input_tokens") or 0),
+            int(data.get("cache_read_input_tokens") or 0),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ModelRequest:
+    """One Messages API request, as the loop builds it."""
+
+    model: str
+    messages: Sequence[Message]
+    max_tokens: int
+    system: Sequence[ContentBlock] = ()
+    tools: Sequence[Mapping[str, Any]] = ()
+    tool_choice: Mapping[str, Any] | None = None
+    cwd: str | None = None
+    """Not sent: the session's working directory, so wrappers (cassettes) can normalise it."""
+
+    def to_api(self) -> dict[str, Any]:
+        """The request body's fields (without `stream`)."""
+        body: dict[str, Any] = {
+            "model": self.model,
+            "max_tokens": self.max_tokens,
+            "messages": list(self.messages),
+        }
+        if self.system:
+            body["system"] = list(self.system)
+        if self.tools:
+            body["tools"] = list(self.tools)
+        if self.tool_choice is not None:
+            body["tool_choice"] = dict(self.tool_choice)
+        return body
+
+
+@dataclass(frozen=True, slots=True)
+class AssistantMessage:
+    """A complete response: its content blocks, why it stopped, and what it cost."""
+
+    content: list[ContentBlock]
+    stop_reason: str | None
+    usage: Usage = field(default_factory=Usage)
+    model: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class BlockStart:
+    """A content block began (`type` is the API's block type)."""
+
+    index: int
+    type: str
+
+
+@dataclass(frozen=True, slots=True)
+class TextChunk:
+    """A piece of a text block, as it streams."""
+
+    index: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class BlockComplete:
+    """A content block is complete (a tool_use block's input is whole)."""
+
+    index: int
+    block: ContentBlock
+
+
+@dataclass(frozen=True, slots=True)
+class MessageComplete:
+    """The last event of a successful stream."""
+
+    message: AssistantMessage
+
+
+ModelEvent: TypeAlias = BlockStart | TextChunk | BlockComplete | MessageComplete
+
+
+class ModelError(Exception):
+    """A model request failed; the message says what to do about it."""
+
+
+class ModelAPIError(ModelError):
+    """The API answered with an error status (after the client's own retries)."""
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class StreamBroken(ModelError):
+    """The response stopped before the message was complete (a dropped connection, a cut
+    stream, an error event mid-stream). `content` holds the blocks that did complete."""
+
+    def __init__(self, reason: str, *, content: Sequence[ContentBlock] = ()) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.content = list(content)
+
+
+class Model(Protocol):
+    """Anything that can stream one Messages API response per request."""
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        """Yield the response's events; raise `StreamBroken` or `ModelAPIError` on failure."""
+        ...

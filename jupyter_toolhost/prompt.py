@@ -1,0 +1,54 @@
+"""What a request carries besides the conversation: the system prompt and tool definitions.
+
+The system prompt is a short base prompt with the working directory, then each tool's
+`prompt()` text. Tools are sent with `tool.to_api()` (their schema, `strict` where they say
+so). Prompt caching breakpoints (`cache_control: ephemeral`) go on the system prompt's last
+block and on the last tool definition, so everything before the conversation is cached.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from .conversation import Block, text_block
+from .tool import Tool
+
+EPHEMERAL = {"type": "ephemeral"}
+BASE_PROMPT = (
+    "You are an agent working in a Jupyter kernel through jupyter_toolhost. Use the tools "
+    "to inspect and change files; paths are absolute or relative to the working directory. "
+    "Run independent read-only calls together in one message. Be concise.\n\n"
+    "Working directory: {cwd}"
+)
+
+
+def enabled_tools(tools: Sequence[Tool[Any]]) -> list[Tool[Any]]:
+    """The tools whose `is_enabled()` says yes (one that raises is left out)."""
+    kept = []
+    for tool in tools:
+        try:
+            if tool.is_enabled():
+                kept.append(tool)
+        except Exception:
+            continue
+    return kept
+
+
+def system_prompt(tools: Sequence[Tool[Any]], cwd: Path) -> list[Block]:
+    """The system blocks, the last one marked for caching."""
+    blocks = [text_block(BASE_PROMPT.format(cwd=cwd))]
+    guidance = [f"## {t.name}\n{t.prompt().strip()}" for t in tools if t.prompt().strip()]
+    if guidance:
+        blocks.append(text_block("# Tools\n\n" + "\n\n".join(guidance)))
+    blocks[-1] = {**blocks[-1], "cache_control": EPHEMERAL}
+    return blocks
+
+
+def tool_definitions(tools: Sequence[Tool[Any]]) -> list[dict[str, Any]]:
+    """The `tools` array, the last definition marked for caching."""
+    definitions = [tool.to_api() for tool in tools]
+    if definitions:
+        definitions[-1] = {**definitions[-1], "cache_control": EPHEMERAL}
+    return definitions

@@ -1,0 +1,255 @@
+"""`Session`: the public Python API of the agent (no Jupyter in it).
+
+A session holds the conversation (API-format messages), the tool pool, the permission
+state, the model settings and the usage totals; `await session.run(prompt)` drives the
+loop. Its files live in `.toolhost/sessions/<session>/` under the working directory:
+`transcript.jsonl` (appended as the conversation grows; `Session.resume` reads it back)
+and `tool-results/` (results too big to send whole).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from .compaction import CompactBoundary
+from .context import AppState, AppStateStore, ToolUseContext, ToolUseOptions
+from .conversation import Message
+from .events import EventSink, PermissionRequested
+from .loop import AgentLoop, LoopSettings, RunResult
+from .model.anthropic_model import AnthropicModel, default_model_name
+from .model.base import Model, Usage
+from .orchestration.pipeline import Pipeline
+from .permissions.api import (
+    ApprovalDecision,
+    ApprovalRequest,
+    Approver,
+    BasicCanUseTool,
+    CanUseTool,
+)
+from .permissions.hooks import Hooks
+from .results import ResultStore
+from .tool import Tool
+from .transcript import Transcript, load_transcript
+from .types import PermissionMode, ToolPermissionContext
+
+
+def default_tools() -> list[Tool[Any]]:
+    """The built-in tool pool (`jupyter_toolhost.tools.builtin_tools()`), or none yet."""
+    try:
+        from .tools import builtin_tools  # type: ignore[attr-defined]
+    except ImportError:
+        return []
+    return list(builtin_tools())
+
+
+class _ReportingApprover:
+    """Reports each approval request as a `PermissionRequested` event, then asks."""
+
+    def __init__(self, inner: Approver | None, loop: AgentLoop | None = None) -> None:
+        self.inner = inner
+        self.loop = loop
+
+    async def ask(self, request: ApprovalRequest) -> ApprovalDecision:
+        if self.loop is not None:
+            self.loop.emit(PermissionRequested(request))
+        if self.inner is None:
+            return ApprovalDecision("deny", "no one is available to approve this call")
+        return await self.inner.ask(request)
+
+
+class Session:
+    """A conversation with a model and a tool pool. `await session.run(prompt)` returns a
+    `RunResult`: the final text (a `str`) with `.stop_reason`, `.usage` and `.cost_usd`.
+
+    `model` is a model id or a `Model` (an `AnthropicModel`, a `CassetteModel`, ...); the
+    id comes from the option, then `JUPYTER_TOOLHOST_MODEL`, then `DEFAULT_MODEL`. Without
+    `tools`, the built-in pool is used. Permission decisions go through `can_use_tool` when
+    given, else `BasicCanUseTool(approver)`; `permission_mode` is stored in the app state,
+    where a rule engine reads it.
+    """
+
+    def __init__(
+        self,
+        *,
+        tools: Sequence[Tool[Any]] | None = None,
+        model: str | Model | None = None,
+        model_id: str | None = None,
+        permission_mode: PermissionMode = "default",
+        cwd: str | os.PathLike[str] | None = None,
+        approver: Approver | None = None,
+        can_use_tool: CanUseTool | None = None,
+        hooks: Hooks | None = None,
+        session_id: str | None = None,
+        on_event: EventSink | None = None,
+        max_turns: int = 100,
+        max_tokens: int = 8192,
+        time_budget_s: float | None = None,
+        compact_threshold_tokens: int | None = 150_000,
+        stream_retries: int = 3,
+        retry_backoff_s: float = 1.0,
+        write_transcript: bool = True,
+    ) -> None:
+        if isinstance(model, str) or model is None:
+            model_id = default_model_name(model)
+            model = AnthropicModel()
+        else:
+            model_id = default_model_name(model_id)
+        pool = list(default_tools() if tools is None else tools)
+        names = [t.name for t in pool]
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise ValueError(f"tool names must be unique; repeated: {', '.join(duplicates)}")
+        permissions = ToolPermissionContext(mode=permission_mode)
+        context = ToolUseContext(
+            options=ToolUseOptions(tools=tuple(pool), main_loop_model=model_id),
+            app_state=AppStateStore(AppState(tool_permission_context=permissions)),
+            cwd=Path(cwd if cwd is not None else os.getcwd()).resolve(),
+        )
+        if session_id is not None:
+            context.session_id = session_id
+        reporter = _ReportingApprover(approver)
+        pipeline = Pipeline(
+            results=ResultStore(context.session_dir() / "tool-results"),
+            can_use_tool=can_use_tool or BasicCanUseTool(reporter),
+            hooks=hooks or Hooks(),
+        )
+        settings = LoopSettings(
+            max_turns=max_turns,
+            max_tokens=max_tokens,
+            time_budget_s=time_budget_s,
+            stream_retries=stream_retries,
+            retry_backoff_s=retry_backoff_s,
+            compact_threshold_tokens=compact_threshold_tokens,
+        )
+        transcript = Transcript(self.transcript_path_for(context)) if write_transcript else None
+        self._loop = AgentLoop(
+            model=model,
+            model_id=model_id,
+            tools=pool,
+            pipeline=pipeline,
+            context=context,
+            settings=settings,
+            transcript=transcript,
+        )
+        reporter.loop = self._loop
+        if on_event is not None:
+            self._loop.sinks.append(on_event)
+        self.last_result: RunResult | None = None
+        self._task: asyncio.Task[Any] | None = None
+
+    @staticmethod
+    def transcript_path_for(context: ToolUseContext) -> Path:
+        return context.session_dir() / "transcript.jsonl"
+
+    @classmethod
+    def resume(cls, session_id: str, **options: Any) -> Session:
+        """A session continuing the transcript of `session_id` (same `cwd` as before)."""
+        session = cls(session_id=session_id, **options)
+        path = session.transcript_path
+        if not path.exists():
+            raise FileNotFoundError(f"no transcript for session {session_id!r} at {path}")
+        loaded = load_transcript(path)
+        loop = session._loop
+        loop.messages = loaded.messages
+        loop.compact_boundaries = [
+            CompactBoundary.from_record(r) for r in loaded.compact_boundaries
+        ]
+        for model, usage in loaded.usage:
+            loop.usage += usage
+            loop.cost_usd = _add(loop.cost_usd, model, usage)
+        return session
+
+    # ── running ─────────────────────────────────────────────────────────────────────────
+
+    async def run(self, prompt: str, *, on_event: EventSink | None = None) -> RunResult:
+        """Send `prompt` and run tools until the model stops; returns the final text.
+
+        An empty prompt continues the conversation as it stands (e.g. after an interrupt).
+        """
+        self._task = asyncio.current_task()
+        try:
+            result = await self._loop.run(prompt, on_event=on_event)
+        finally:
+            self._task = None
+        self.last_result = result
+        return result
+
+    def interrupt(self) -> bool:
+        """Cancel the running prompt (as a kernel interrupt would); False if none runs."""
+        if self._task is None or self._task.done():
+            return False
+        self._task.cancel()
+        return True
+
+    async def compact(self) -> CompactBoundary | None:
+        """Summarise the conversation now; returns the boundary (None if too short)."""
+        return await self._loop.compact(trigger="manual")
+
+    def add_event_sink(self, sink: EventSink) -> None:
+        """Report every run's events to `sink` too."""
+        self._loop.sinks.append(sink)
+
+    # ── state ───────────────────────────────────────────────────────────────────────────
+
+    @property
+    def messages(self) -> list[Message]:
+        """The conversation in the Messages API's format (valid to send as it is)."""
+        return self._loop.messages
+
+    @property
+    def compact_boundaries(self) -> list[CompactBoundary]:
+        return self._loop.compact_boundaries
+
+    @property
+    def last_stop_reason(self) -> str | None:
+        return self.last_result.stop_reason if self.last_result else None
+
+    @property
+    def usage(self) -> Usage:
+        """Tokens used by every request of this session."""
+        return self._loop.usage
+
+    @property
+    def cost_usd(self) -> float | None:
+        """Estimated cost of the session in USD (None for a model not in the price table)."""
+        return self._loop.cost_usd
+
+    @property
+    def model_id(self) -> str:
+        return self._loop.model_id
+
+    @property
+    def tools(self) -> list[Tool[Any]]:
+        return self._loop.tools
+
+    @property
+    def context(self) -> ToolUseContext:
+        return self._loop.context
+
+    @property
+    def session_id(self) -> str:
+        return self._loop.context.session_id
+
+    @property
+    def session_dir(self) -> Path:
+        return self._loop.context.session_dir()
+
+    @property
+    def transcript_path(self) -> Path:
+        return self.transcript_path_for(self._loop.context)
+
+    @property
+    def settings(self) -> LoopSettings:
+        """The loop's limits; change them between runs."""
+        return self._loop.settings
+
+
+def _add(total: float | None, model: str, usage: Usage) -> float | None:
+    from .model.pricing import estimate_cost
+
+    cost = estimate_cost(model, usage)
+    return None if total is None or cost is None else total + cost

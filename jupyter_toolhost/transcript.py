@@ -1,0 +1,77 @@
+"""The session transcript: one JSON record per line, appended as the conversation grows.
+
+`.toolhost/sessions/<session>/transcript.jsonl` holds `message` records (each message or
+part of a message as it was committed), `usage` records (one per model response) and
+`compact_boundary` records (which carry the conversation as it stood after compaction).
+`load_transcript` reads it back into a valid conversation, so a session can be resumed
+after a kernel restart, even one that died in the middle of a tool call.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .conversation import Message, add_assistant, add_user, blocks_of, repair
+from .model.base import Usage
+
+_log = logging.getLogger(__name__)
+
+
+class Transcript:
+    """Appends records to one session's `transcript.jsonl`."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def append(self, record: Mapping[str, Any]) -> None:
+        """Write one record as a line and flush it (a crash loses at most that line)."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        line = json.dumps(record, ensure_ascii=False, default=str)
+        with self.path.open("a", encoding="utf-8") as handle:
+            handle.write(line + "\n")
+
+    def message(self, role: str, content: list[dict[str, Any]]) -> None:
+        self.append({"type": "message", "message": {"role": role, "content": content}})
+
+    def usage(self, model: str, usage: Usage) -> None:
+        self.append({"type": "usage", "model": model, "usage": usage.to_dict()})
+
+
+@dataclass
+class LoadedTranscript:
+    """What a transcript holds: the conversation, compaction records and usage."""
+
+    messages: list[Message] = field(default_factory=list)
+    compact_boundaries: list[dict[str, Any]] = field(default_factory=list)
+    usage: list[tuple[str, Usage]] = field(default_factory=list)
+
+
+def load_transcript(path: Path) -> LoadedTranscript:
+    """Read a transcript back; unreadable lines are skipped with a warning."""
+    loaded = LoadedTranscript()
+    messages: list[Message] = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError:
+            _log.warning("%s:%d is not JSON; skipped", path, number)
+            continue
+        kind = record.get("type") if isinstance(record, dict) else None
+        if kind == "message":
+            message = record.get("message") or {}
+            add = add_user if message.get("role") == "user" else add_assistant
+            add(messages, blocks_of(message))
+        elif kind == "compact_boundary":
+            loaded.compact_boundaries.append(record)
+            messages = [dict(m) for m in record.get("messages", [])]
+        elif kind == "usage":
+            loaded.usage.append((str(record.get("model", "")), Usage.from_dict(record["usage"])))
+    loaded.messages = repair(messages)
+    return loaded

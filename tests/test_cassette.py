@@ -1,0 +1,191 @@
+"""Record/replay cassettes: recorded from the real client against the loopback server,
+replayed with no network, byte-for-byte."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+from jupyter_toolhost import Session, build_tool
+from jupyter_toolhost.context import ToolUseContext
+from jupyter_toolhost.model.anthropic_model import AnthropicModel
+from jupyter_toolhost.model.base import ModelRequest
+from jupyter_toolhost.model.cassette import (
+    CassetteError,
+    CassetteMismatch,
+    CassetteModel,
+    normalise_text,
+)
+from jupyter_toolhost.testing import MessagesServer, Turn, text, tool_use
+from jupyter_toolhost.tool import Tool
+
+MODEL = "claude-sonnet-4-5"
+
+
+class LookInput(BaseModel):
+    name: str
+
+
+def look_tool(answers: dict[str, str]) -> Tool[LookInput]:
+    """Reads a file under the cwd and reports its absolute path (a temp path in tests)."""
+
+    def look(input: LookInput, context: ToolUseContext) -> str:
+        path = context.resolve_path(input.name)
+        return f"{path}: {answers.get(input.name, path.read_text())}"
+
+    return build_tool(
+        name="Look", input_model=LookInput, call=look, description="Look.", concurrency_safe=True
+    )
+
+
+SCRIPT = [
+    Turn(
+        [
+            text("Looking at both."),
+            tool_use("Look", {"name": "a.txt"}, id="toolu_01Abc9"),
+            tool_use("Look", {"name": "b.txt"}, id="toolu_01Xyz7"),
+        ],
+        block_delay=0.01,
+    ),
+    Turn([text("A is alpha"), text(" and B is beta.")]),
+]
+
+
+def session_with(model: Any, cwd: Path, **answers: str) -> Session:
+    return Session(
+        tools=[look_tool(answers)], model=model, model_id=MODEL, cwd=cwd, retry_backoff_s=0.01
+    )
+
+
+def sample(cwd: Path) -> Path:
+    cwd.mkdir(parents=True, exist_ok=True)
+    (cwd / "a.txt").write_text("alpha")
+    (cwd / "b.txt").write_text("beta")
+    return cwd
+
+
+async def record(
+    path: Path, cwd: Path, script: list[Turn] = SCRIPT
+) -> tuple[Session, MessagesServer]:
+    with MessagesServer(list(script)) as server:
+        inner = AnthropicModel(base_url=server.base_url, api_key="test-key")
+        session = session_with(CassetteModel(path, mode="record", inner=inner), cwd)
+        await session.run("What do a.txt and b.txt say?")
+    assert server.errors == []
+    return session, server
+
+
+async def test_record_then_replay_gives_byte_identical_messages(tmp_path: Path) -> None:
+    cwd = sample(tmp_path / "work")
+    cassette = tmp_path / "run.json"
+    recorded, server = await record(cassette, cwd)
+
+    # The inner model's ids went to the server; the session and the file hold stable ids.
+    assert "toolu_01Abc9" in json.dumps(server.requests[-1].body)
+    ids = [b["id"] for b in recorded.messages[1]["content"] if b["type"] == "tool_use"]
+    assert ids == ["toolu_01", "toolu_02"]
+    data = json.loads(cassette.read_text())
+    assert len(data["interactions"]) == 2
+    assert "toolu_01Abc9" not in cassette.read_text()
+    assert str(tmp_path) not in cassette.read_text()  # temp paths are normalised
+    assert cassette.stat().st_size < 4000
+
+    replay = CassetteModel(cassette, mode="replay")
+    replayed = session_with(replay, cwd)
+    result = await replayed.run("What do a.txt and b.txt say?")  # no server: no network
+
+    assert result == "A is alpha and B is beta."
+    assert json.dumps(replayed.messages) == json.dumps(recorded.messages)
+    assert replay.remaining == 0
+    assert replayed.usage == recorded.usage
+
+
+async def test_replay_in_another_folder_matches_after_normalising(tmp_path: Path) -> None:
+    cassette = tmp_path / "run.json"
+    await record(cassette, sample(tmp_path / "first"))
+    replayed = session_with(CassetteModel(cassette, mode="auto"), sample(tmp_path / "second"))
+    assert await replayed.run("What do a.txt and b.txt say?") == "A is alpha and B is beta."
+
+
+async def test_replay_with_a_different_tool_result_fails_with_a_diff(tmp_path: Path) -> None:
+    cwd = sample(tmp_path / "work")
+    cassette = tmp_path / "run.json"
+    await record(cassette, cwd)
+    (cwd / "b.txt").write_text("gamma")
+
+    replayed = session_with(CassetteModel(cassette, mode="replay"), cwd)
+    with pytest.raises(CassetteMismatch) as raised:
+        await replayed.run("What do a.txt and b.txt say?")
+    message = str(raised.value)
+    assert "Request #2" in message and "Re-record" in message
+    assert any(line.startswith("-") and "beta" in line for line in message.splitlines())
+    assert any(line.startswith("+") and "gamma" in line for line in message.splitlines())
+    # The failed request still left a valid conversation behind.
+    assert replayed.messages[-1]["role"] == "user"
+
+
+async def test_replay_past_the_end_says_how_to_fix_it(tmp_path: Path) -> None:
+    cwd = sample(tmp_path / "work")
+    cassette = tmp_path / "run.json"
+    await record(cassette, cwd)
+    replayed = session_with(CassetteModel(cassette, mode="replay"), cwd)
+    await replayed.run("What do a.txt and b.txt say?")
+    with pytest.raises(CassetteError, match="has 2 recorded requests"):
+        await replayed.run("and more?")
+
+
+async def test_a_broken_stream_is_recorded_and_replayed(tmp_path: Path) -> None:
+    cwd = sample(tmp_path / "work")
+    cassette = tmp_path / "run.json"
+    broken = Turn([text("Looking"), tool_use("Look", {"name": "a.txt"})], cut_mid_block=True)
+    recorded, _ = await record(cassette, cwd, [broken, *SCRIPT])
+    data = json.loads(cassette.read_text())
+    assert "broken" in data["interactions"][0]["response"]
+
+    replayed = session_with(CassetteModel(cassette, mode="replay"), cwd)
+    await replayed.run("What do a.txt and b.txt say?")
+    assert json.dumps(replayed.messages) == json.dumps(recorded.messages)
+
+
+async def test_auto_mode_without_file_or_key_says_how_to_record(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
+    model = CassetteModel(tmp_path / "missing.json")
+    with pytest.raises(CassetteError, match="Set ANTHROPIC_API_KEY"):
+        _ = model.mode
+    session = session_with(model, sample(tmp_path / "work"))
+    with pytest.raises(CassetteError):
+        await session.run("hi")
+    with pytest.raises(CassetteError, match="does not exist"):
+        await session_with(CassetteModel(tmp_path / "missing.json", mode="replay"), tmp_path).run(
+            "hi"
+        )
+
+
+def test_auto_mode_records_when_a_key_is_set(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
+    assert CassetteModel(tmp_path / "new.json").mode == "record"
+    (tmp_path / "old.json").write_text('{"version": 1, "interactions": []}')
+    assert CassetteModel(tmp_path / "old.json").mode == "replay"
+
+
+def test_normalise_text_hides_what_differs_between_runs(tmp_path: Path) -> None:
+    cwd = str(tmp_path / "work")
+    text_in = f"{cwd}/a.txt and {cwd}/.toolhost/sessions/4f2a9c/tool-results/toolu_01.txt"
+    assert normalise_text(text_in, cwd=cwd) == (
+        "<cwd>/a.txt and <cwd>/.toolhost/sessions/<session>/tool-results/toolu_01.txt"
+    )
+    request = ModelRequest(model="m", messages=[{"role": "user", "content": "x"}], max_tokens=1)
+    assert request.to_api() == {
+        "model": "m",
+        "max_tokens": 1,
+        "messages": [{"role": "user", "content": "x"}],
+    }
