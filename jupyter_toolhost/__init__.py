@@ -17,21 +17,32 @@ Importing this package stays light (no IPython, no anthropic): ``%load_ext`` mus
 
 from __future__ import annotations
 
+import sys
+import types
 from typing import TYPE_CHECKING, Any
 
-from .context import AbortSignal, ToolUseContext
-from .tool import Tool, ToolOutput, build_tool, registered_tools, tool
-from .types import (
-    PermissionAllow,
-    PermissionAsk,
-    PermissionDeny,
-    PermissionResult,
-    ToolCall,
-    ToolError,
-    ToolResult,
-)
-
 __version__ = "0.1.0"
+
+# Public name -> the module that defines it. Nothing is imported until first use, so
+# `%load_ext jupyter_toolhost` stays fast (pydantic alone costs ~100 ms, anthropic ~1.5 s).
+_LAZY = {
+    "AbortSignal": "context",
+    "ToolUseContext": "context",
+    "Tool": "tool",
+    "ToolOutput": "tool",
+    "build_tool": "tool",
+    "registered_tools": "tool",
+    "tool": "tool",
+    "PermissionAllow": "types",
+    "PermissionAsk": "types",
+    "PermissionDeny": "types",
+    "PermissionResult": "types",
+    "ToolCall": "types",
+    "ToolError": "types",
+    "ToolResult": "types",
+    "Session": "session",
+    "RunResult": "loop",
+}
 
 __all__ = [
     "AbortSignal",
@@ -39,6 +50,8 @@ __all__ = [
     "PermissionAsk",
     "PermissionDeny",
     "PermissionResult",
+    "RunResult",
+    "Session",
     "Tool",
     "ToolCall",
     "ToolError",
@@ -52,19 +65,49 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
+    from .context import AbortSignal as AbortSignal
+    from .context import ToolUseContext as ToolUseContext
+    from .loop import RunResult as RunResult
     from .session import Session as Session
+    from .tool import Tool as Tool
+    from .tool import ToolOutput as ToolOutput
+    from .tool import build_tool as build_tool
+    from .tool import registered_tools as registered_tools
+    from .tool import tool as tool
+    from .types import PermissionAllow as PermissionAllow
+    from .types import PermissionAsk as PermissionAsk
+    from .types import PermissionDeny as PermissionDeny
+    from .types import PermissionResult as PermissionResult
+    from .types import ToolCall as ToolCall
+    from .types import ToolError as ToolError
+    from .types import ToolResult as ToolResult
 
-_LAZY = {"Session": ("session", "Session")}
+
+class _Package(types.ModuleType):
+    """Keeps `jupyter_toolhost.tool` meaning the `@tool` decorator.
+
+    Importing the submodule `jupyter_toolhost.tool` would otherwise replace the attribute
+    with the module; the module stays reachable through `sys.modules` (plain imports)."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in _LAZY and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
 
 
 def __getattr__(name: str) -> Any:
-    """Import heavier parts (the loop and its model client) on first use only."""
-    if name in _LAZY:
-        from importlib import import_module
+    """Import the module behind a public name on first use only."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
 
-        module, attribute = _LAZY[name]
-        return getattr(import_module(f".{module}", __name__), attribute)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
 
 
 def load_ipython_extension(ipython: Any) -> None:
