@@ -123,6 +123,14 @@ class Tool(Generic[InputT]):
     cancels_siblings_on_error: bool = False
     """When a call of this tool fails, cancel the calls running beside it in its batch."""
     is_mcp: bool = False
+    shell_command: Callable[[InputT], str | None] | None = None
+    """The shell command line the call runs, for ``Bash(...)`` permission rules. None for tools
+    that run no shell command."""
+    get_url: Callable[[InputT], str | None] | None = None
+    """The URL the call fetches, for ``WebFetch(domain:...)`` permission rules."""
+    input_schema_override: dict[str, Any] | None = None
+    """A JSON schema sent to the API as is, instead of one derived from `input_model` (MCP
+    tools pass their server's schema through and validate with a permissive model)."""
     extras: dict[str, Any] = field(default_factory=dict)
     _schema: dict[str, Any] | None = field(default=None, init=False, repr=False)
     _schema_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
@@ -137,6 +145,8 @@ class Tool(Generic[InputT]):
     @property
     def input_schema(self) -> dict[str, Any]:
         """The JSON schema of the input, derived from `input_model` once, on first use."""
+        if self.input_schema_override is not None:
+            return self.input_schema_override
         if self._schema is None:
             with self._schema_lock:
                 if self._schema is None:
@@ -233,6 +243,9 @@ def build_tool(
     get_path: Callable[[InputT], str | None] | None = None,
     cancels_siblings_on_error: bool = False,
     is_mcp: bool = False,
+    shell_command: Callable[[InputT], str | None] | None = None,
+    get_url: Callable[[InputT], str | None] | None = None,
+    input_schema_override: dict[str, Any] | None = None,
     extras: dict[str, Any] | None = None,
 ) -> Tool[InputT]:
     """Build a `Tool`, filling in the fail-closed defaults for everything not given.
@@ -268,6 +281,9 @@ def build_tool(
         get_path=get_path,
         cancels_siblings_on_error=cancels_siblings_on_error,
         is_mcp=is_mcp,
+        shell_command=shell_command,
+        get_url=get_url,
+        input_schema_override=input_schema_override,
         extras=dict(extras or {}),
     )
 

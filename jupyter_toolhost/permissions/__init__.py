@@ -1,4 +1,82 @@
 """Deciding whether a call may run: hooks, modes, rules, settings files, the approver seam.
 
+What each module owns:
+
+- ``api``: the seams — `PermissionRequest`, `CanUseTool`, `Approver`, `BasicCanUseTool`.
+- ``hooks``: Python hooks and their combination; ``shell_hooks``: hooks as shell commands.
+- ``rules``: rule strings parsed; ``ruleset``: rules of every source compiled to matchers.
+- ``shell_lex``/``shell``/``shell_rules``/``shell_safety``: shell command lines as rules see them.
+- ``paths``: gitignore-style path patterns, resolution through an injected resolver.
+- ``facts``: what one call touches; ``decision``: the pure `decide()`.
+- ``settings``: settings files of every scope, `save_rule`.
+- ``engine``: `PermissionEngine`, the `CanUseTool` that combines all of it.
+
 The decision function itself does no I/O beyond reading files through an injected resolver.
 """
+
+from __future__ import annotations
+
+from .api import (
+    ApprovalDecision,
+    ApprovalRequest,
+    Approver,
+    BasicCanUseTool,
+    CanUseTool,
+    PermissionRequest,
+    resolve_ask,
+)
+from .decision import PLAN_MODE_MESSAGE, decide
+from .engine import (
+    Classifier,
+    PermissionEngine,
+    add_session_rules,
+    read_denied,
+    tools_denied_whole,
+)
+from .hooks import Hook, HookInput, HookOutput, Hooks
+from .paths import OsResolver, PathResolver, PureResolver
+from .rules import Rule, RuleError, parse_rule
+from .ruleset import CompiledRules, RuleSource, compile_rules
+from .settings import MODE_ENV, Settings, SettingsError, load_settings, save_rule
+from .shell import ShellAnalysis, analyze
+from .shell_hooks import HookSpec, ShellHook, register_shell_hooks
+
+__all__ = [
+    "MODE_ENV",
+    "PLAN_MODE_MESSAGE",
+    "ApprovalDecision",
+    "ApprovalRequest",
+    "Approver",
+    "BasicCanUseTool",
+    "CanUseTool",
+    "Classifier",
+    "CompiledRules",
+    "Hook",
+    "HookInput",
+    "HookOutput",
+    "HookSpec",
+    "Hooks",
+    "OsResolver",
+    "PathResolver",
+    "PermissionEngine",
+    "PermissionRequest",
+    "PureResolver",
+    "Rule",
+    "RuleError",
+    "RuleSource",
+    "Settings",
+    "SettingsError",
+    "ShellAnalysis",
+    "ShellHook",
+    "add_session_rules",
+    "analyze",
+    "compile_rules",
+    "decide",
+    "load_settings",
+    "parse_rule",
+    "read_denied",
+    "register_shell_hooks",
+    "resolve_ask",
+    "save_rule",
+    "tools_denied_whole",
+]

@@ -121,22 +121,32 @@ async def resolve_ask(
     request: PermissionRequest, ask: PermissionAsk, approver: Approver | None
 ) -> PermissionResult:
     """Put an ask to the approver; with none, deny with a message that says how to allow."""
+    result, _decision = await ask_approver(request, ask, approver)
+    return result
+
+
+async def ask_approver(
+    request: PermissionRequest, ask: PermissionAsk, approver: Approver | None
+) -> tuple[PermissionResult, ApprovalDecision | None]:
+    """Like `resolve_ask`, also returning the approver's decision (None without an approver)."""
     if approver is None:
         return PermissionDeny(
             f"Permission to use {request.tool.name} requires approval, and no one is available "
             "to approve it. Add an allow rule or choose a permission mode that allows it.",
             DecisionReason("default", "no approver", None),
-        )
+        ), None
     decision = await approver.ask(approval_request(request, ask))
     match decision.choice:
         case "allow" | "always":
             detail = "approved once" if decision.choice == "allow" else "always allowed"
-            return PermissionAllow(ask.updated_input, DecisionReason("approver", detail))
+            return PermissionAllow(ask.updated_input, DecisionReason("approver", detail)), decision
         case "deny":
             message = f"The user denied this {request.tool.name} call."
             if decision.feedback:
                 message += f" They said: {decision.feedback}"
-            return PermissionDeny(message, DecisionReason("approver", "denied by the user"))
+            return PermissionDeny(
+                message, DecisionReason("approver", "denied by the user")
+            ), decision
 
 
 class BasicCanUseTool:

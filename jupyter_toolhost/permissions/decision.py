@@ -1,0 +1,346 @@
+"""The permission decision for one call: a pure function of the call, the rules and the mode.
+
+Order (first match wins): a hook's deny → deny rules → unverifiable input asks → plan mode
+denies what is not read-only → ask rules → a hook's ask → bypassPermissions → allow rules
+(every sub-command, every path) → a hook's allow → acceptEdits → read-only calls inside the
+working directories → ask. Under dontAsk what would ask is denied. Every result carries a
+`DecisionReason`: which rule from which file, which mode, which hook.
+
+No I/O happens here except through the resolver handed in (symlink resolution).
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..types import (
+    DecisionReason,
+    PermissionAllow,
+    PermissionAsk,
+    PermissionDeny,
+    PermissionMode,
+    PermissionResult,
+)
+from .facts import CallFacts, CommandFacts, PathRef, call_facts
+from .hooks import HookOutput
+from .paths import PathResolver, skeleton
+from .ruleset import BehaviorRules, CompiledRules, SourcedRule
+from .shell_safety import creates_or_moves_files, is_read_only
+
+PLAN_MODE_MESSAGE = (
+    "{tool} was not run: the session is in plan mode, where only read-only tools may run. "
+    "Finish exploring, present your plan to the user, and wait for them to leave plan mode "
+    "before changing anything."
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _Match:
+    rule: SourcedRule
+    what: str
+
+
+def decide(
+    *,
+    tool: Any,
+    input: Any,
+    rules: CompiledRules,
+    mode: PermissionMode,
+    cwd: str,
+    resolver: PathResolver,
+    working_dirs: Sequence[str] = (),
+    hook: HookOutput | None = None,
+) -> PermissionResult:
+    """Decide one call from its tool's flags, the rules and the mode; the reason says why."""
+    facts = call_facts(tool, input, cwd=cwd, resolver=resolver, working_dirs=(cwd, *working_dirs))
+    name = tool.name
+    decision = hook.permission_decision if hook else None
+    if hook and decision == "deny":
+        detail = hook.reason.detail if hook.reason else "a PreToolUse hook"
+        return PermissionDeny(f"{name} was blocked by a hook: {detail}", hook.reason)
+
+    denied = _first(rules.deny, facts)
+    if denied:
+        return PermissionDeny(
+            f"Permission to use {name}{denied.what} was denied by the rule "
+            f"{denied.rule.rule.text} in {denied.rule.label}.",
+            denied.rule.reason(),
+        )
+    if facts.unverifiable:
+        reason = DecisionReason("other", facts.unverifiable, name)
+        return _ask(name, mode, f"{name} needs approval: {facts.unverifiable}", reason, ())
+    if mode == "plan" and not facts.read_only:
+        return PermissionDeny(PLAN_MODE_MESSAGE.format(tool=name), DecisionReason("mode", "plan"))
+
+    asked = _first(rules.ask, facts) or _glob_reaching(rules, facts) or _lookalike(rules, facts)
+    if asked:
+        message = f"{name}{asked.what} needs approval (rule {asked.rule.rule.text})"
+        return _ask(name, mode, message, asked.rule.reason(), ())
+    if hook and decision == "ask":
+        return _ask(name, mode, f"A hook asks for approval of {name}", hook.reason, ())
+    if mode == "bypassPermissions":
+        return PermissionAllow(reason=DecisionReason("mode", "bypassPermissions"))
+
+    reason, suggestions = _allowed(rules.allow, facts, mode)
+    if reason is not None:
+        return PermissionAllow(reason=reason)
+    if hook and decision == "allow":
+        return PermissionAllow(reason=hook.reason or DecisionReason("hook", "allowed by a hook"))
+    detail = _ask_detail(facts)
+    reason = DecisionReason("default", detail, None if mode == "default" else mode)
+    return _ask(name, mode, f"{name} needs approval: {detail}", reason, suggestions)
+
+
+def _ask(
+    name: str,
+    mode: PermissionMode,
+    message: str,
+    reason: DecisionReason | None,
+    suggestions: tuple[str, ...],
+) -> PermissionResult:
+    if mode == "dontAsk":
+        hint = f" (for example {suggestions[0]})" if suggestions else ""
+        return PermissionDeny(
+            f"{message}. The permission mode is dontAsk, so it was denied; an allow rule"
+            f"{hint} would permit it.",
+            reason or DecisionReason("mode", "dontAsk"),
+        )
+    return PermissionAsk(message, reason, tuple(dict.fromkeys(suggestions)))
+
+
+# ── deny and ask: any part of the call matching is enough ────────────────────────────
+
+
+def _first(rules: BehaviorRules, facts: CallFacts) -> _Match | None:
+    if rules.empty:
+        return None
+    whole = _whole(rules, facts)
+    if whole:
+        return _Match(whole, "")
+    if facts.path is not None:
+        ref = facts.path
+        hit = rules.read.match(ref.candidates)
+        if ref.write:
+            hit = rules.edit.match(ref.candidates) or hit
+        if hit:
+            return _Match(hit, f" on {ref.written}")
+    if facts.shell is not None:
+        found = _shell_first(rules, facts)
+        if found:
+            return found
+    if facts.host is not None:
+        hit = rules.domain(facts.host, subdomains=True)
+        if hit:
+            return _Match(hit, f" for {facts.host}")
+    return None
+
+
+def _whole(rules: BehaviorRules, facts: CallFacts) -> SourcedRule | None:
+    hit = rules.tools.get(facts.tool_name)
+    if hit is None and facts.server is not None:
+        hit = rules.servers.get(facts.server)
+    if hit is None and rules.classes:
+        classes = rules.classes
+        if facts.is_shell:
+            hit = classes.get("shell")
+        if hit is None and facts.path is not None:
+            hit = classes.get("edit" if facts.path.write else "read")
+        if hit is None and facts.url is not None:
+            hit = classes.get("web")
+    return hit
+
+
+def _shell_first(rules: BehaviorRules, facts: CallFacts) -> _Match | None:
+    if facts.shell_text is not None and rules.shell:
+        hit = rules.shell.match((facts.shell_text,))
+        if hit:
+            return _Match(hit, f" for `{facts.shell_text}`")
+    for item in facts.commands:
+        command = item.command
+        if rules.shell:
+            hit = rules.shell.match((command.text, command.source_text))
+            if hit:
+                return _Match(hit, f" for `{command.text}`")
+        for ref in (*item.paths, *item.write_targets, *item.read_targets):
+            hit = rules.read.match(ref.candidates) or rules.edit.match(ref.candidates)
+            if hit:
+                return _Match(hit, f" on {ref.written}")
+    return None
+
+
+def _glob_reaching(rules: CompiledRules, facts: CallFacts) -> _Match | None:
+    """A glob operand that may expand to a path a deny or ask rule protects: ask."""
+    for item in facts.commands:
+        for glob in item.globs:
+            for behavior in (rules.deny, rules.ask):
+                hit = behavior.read.reaches_into(glob) or behavior.edit.reaches_into(glob)
+                if hit:
+                    return _Match(hit, f" (the pattern {glob} may expand to a protected path)")
+    return None
+
+
+def _lookalike(rules: CompiledRules, facts: CallFacts) -> _Match | None:
+    """A path or command that only differs from a denied one by look-alike letters: ask."""
+    if facts.ascii:
+        return None
+    texts = [c for ref in _refs(facts) for c in ref.candidates]
+    texts = [skeleton(t) for t in texts if not t.isascii()]
+    if texts:
+        hit = rules.deny.read.match(texts) or rules.deny.edit.match(texts)
+        if hit:
+            return _Match(hit, " (a path that looks like a protected one)")
+    commands = [skeleton(c.command.text) for c in facts.commands if not c.command.text.isascii()]
+    hit = rules.deny.shell.match(commands) if commands else None
+    return _Match(hit, " (a command that looks like a denied one)") if hit else None
+
+
+def _refs(facts: CallFacts) -> list[PathRef]:
+    refs = [facts.path] if facts.path is not None else []
+    for item in facts.commands:
+        refs.extend((*item.paths, *item.write_targets, *item.read_targets))
+    return refs
+
+
+# ── allow: every part of the call must be allowed ────────────────────────────────────
+
+
+def _allowed(
+    rules: BehaviorRules, facts: CallFacts, mode: PermissionMode
+) -> tuple[DecisionReason | None, tuple[str, ...]]:
+    whole = _whole(rules, facts)
+    if whole:
+        return whole.reason(), ()
+    if facts.is_shell:
+        return _shell_allowed(rules, facts, mode)
+    if facts.path is not None:
+        ref = facts.path
+        hit = _all_match(rules, ref, read=not ref.write)
+        if hit:
+            return hit.reason(), ()
+        inside = facts.inside(ref)
+        if ref.write and mode == "acceptEdits" and inside:
+            return DecisionReason("mode", "acceptEdits: an edit inside the working directories"), ()
+        if not ref.write and inside:
+            return DecisionReason("default", "read-only, inside the working directories"), ()
+        kind = "Edit" if ref.write else "Read"
+        return None, (f"{kind}({_rule_path(ref)})",)
+    if facts.url is not None:
+        hit = rules.domain(facts.host, subdomains=False) if facts.host else None
+        if hit:
+            return hit.reason(), ()
+        return None, (f"WebFetch(domain:{facts.host})",) if facts.host else ()
+    if facts.read_only:
+        return DecisionReason("default", "read-only tool"), ()
+    return None, (facts.tool_name,)
+
+
+def _all_match(rules: BehaviorRules, ref: PathRef, *, read: bool) -> SourcedRule | None:
+    first: SourcedRule | None = None
+    for candidate in ref.candidates:
+        hit = rules.edit.match((candidate,))
+        if hit is None and read:
+            hit = rules.read.match((candidate,))
+        if hit is None:
+            return None
+        first = first or hit
+    return first
+
+
+def _shell_allowed(
+    rules: BehaviorRules, facts: CallFacts, mode: PermissionMode
+) -> tuple[DecisionReason | None, tuple[str, ...]]:
+    suggestions: list[str] = []
+    reasons: list[DecisionReason] = []
+    compound = len([c for c in facts.commands if c.command.parts]) > 1
+    for item in facts.commands:
+        command = item.command
+        reason = _command_allowed(rules, facts, item, mode, compound=compound)
+        if reason is None:
+            text = command.source_text if command.risky else command.text
+            suggestions.append(f"Bash({text})")
+        else:
+            reasons.append(reason)
+        for ref in item.write_targets:
+            hit = _all_match(rules, ref, read=False)
+            if hit:
+                reasons.append(hit.reason())
+            elif mode == "acceptEdits" and facts.inside(ref):
+                reasons.append(
+                    DecisionReason("mode", "acceptEdits: a write inside the working dirs")
+                )
+            else:
+                suggestions.append(f"Edit({_rule_path(ref)})")
+        for ref in item.read_targets:
+            if not (facts.inside(ref) or _all_match(rules, ref, read=True)):
+                suggestions.append(f"Read({_rule_path(ref)})")
+        if item.dynamic_target:
+            suggestions.append(f"Bash({command.source_text})")
+    if suggestions or not reasons:
+        return None, tuple(suggestions)
+    for kind in ("rule", "mode"):
+        for reason in reasons:
+            if reason.kind == kind:
+                return reason, ()
+    return reasons[0], ()
+
+
+def _command_allowed(
+    rules: BehaviorRules,
+    facts: CallFacts,
+    item: CommandFacts,
+    mode: PermissionMode,
+    *,
+    compound: bool,
+) -> DecisionReason | None:
+    command = item.command
+    if not command.parts:
+        return DecisionReason("default", "no command")
+    if compound and command.changes_directory:
+        return None
+    if command.risky:
+        hit = rules.shell.match((command.source_text,), exact_only=True)
+    else:
+        hit = rules.shell.match((command.text, command.source_text))
+    if hit:
+        return hit.reason()
+    if item.dynamic or not all(_inside_dir(facts, _glob_dir(g)) for g in item.globs):
+        return None
+    if not all(facts.inside(ref) for ref in item.paths):
+        return None
+    if mode == "acceptEdits" and creates_or_moves_files(command):
+        return DecisionReason("mode", f"acceptEdits: {command.name} inside the working dirs")
+    if is_read_only(command):
+        return DecisionReason("default", "read-only commands inside the working directories")
+    return None
+
+
+def _inside_dir(facts: CallFacts, directory: str) -> bool:
+    return any(
+        d == directory or directory.startswith(d.rstrip("/") + "/") for d in facts.working_dirs
+    )
+
+
+def _glob_dir(glob: str) -> str:
+    literal = glob[: min((glob.index(c) for c in "*?[" if c in glob), default=len(glob))]
+    return posixpath.normpath(literal.rsplit("/", 1)[0] or "/")
+
+
+def _rule_path(ref: PathRef) -> str:
+    path = ref.candidates[-1]
+    escaped = "".join("\\" + c if c in "*?[]\\" else c for c in path)
+    return "/" + escaped
+
+
+def _ask_detail(facts: CallFacts) -> str:
+    if facts.is_shell:
+        return "the command is not allowed by a rule"
+    if facts.path is not None:
+        where = "outside the working directories" if not facts.inside(facts.path) else ""
+        verb = "writes" if facts.path.write else "reads"
+        return f"it {verb} {facts.path.written} {where}".rstrip()
+    if facts.url is not None:
+        return f"it fetches from {facts.host or facts.url}"
+    return "it is not read-only and no rule allows it"

@@ -1,0 +1,248 @@
+"""`PermissionEngine`: the `CanUseTool` the pipeline calls, wrapping the pure `decide()`.
+
+It reads the mode and the rules from the app state's permission context, compiles the rules
+once per change, runs `decide()`, then the tool's own `check_permissions`, then — for what
+is still "ask" — dontAsk's denial, auto mode's classifier, or the approver. "Always allow"
+adds the suggested rules (one per sub-command of a compound command) as session rules, and
+with `save` writes them to the project settings too.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+
+from ..context import AppState
+from ..types import (
+    DecisionReason,
+    PermissionAllow,
+    PermissionAsk,
+    PermissionDeny,
+    PermissionResult,
+    RuleBehavior,
+    ToolPermissionContext,
+)
+from .api import Approver, PermissionRequest, ask_approver, tool_check
+from .decision import PLAN_MODE_MESSAGE, decide
+from .paths import OsResolver, PathResolver, candidates
+from .ruleset import SESSION, CompiledRules, RuleSource, compile_rules
+from .settings import SettingsError, save_rule
+
+if TYPE_CHECKING:
+    from ..context import ToolUseContext
+    from ..tool import Tool
+
+Classifier: TypeAlias = Callable[[PermissionRequest], Awaitable[Literal["allow", "deny"] | None]]
+"""Auto mode's judge of calls that would ask: "allow", "deny", or None to ask after all."""
+
+_FIRM = ("rule", "mode", "hook")
+
+__all__ = [
+    "PLAN_MODE_MESSAGE",
+    "Classifier",
+    "PermissionEngine",
+    "add_session_rules",
+    "decide",
+    "no_classifier",
+    "read_denied",
+    "tools_denied_whole",
+]
+
+
+async def no_classifier(_request: PermissionRequest) -> Literal["allow", "deny"] | None:
+    """The default classifier: never sure, so auto mode falls back to asking."""
+    return None
+
+
+class PermissionEngine:
+    """Rules, modes, hooks, the tool's own check and the approver, combined."""
+
+    def __init__(
+        self,
+        *,
+        approver: Approver | None = None,
+        classifier: Classifier = no_classifier,
+        resolver: PathResolver | None = None,
+        sources: Mapping[str, RuleSource] | None = None,
+        home: str | None = None,
+    ) -> None:
+        self.approver = approver
+        self.classifier = classifier
+        self.resolver: PathResolver = resolver or OsResolver(home=home)
+        self.sources = dict(sources or {})
+        self.problems: list[str] = []
+        """Rules that did not compile and settings that could not be saved."""
+        self._home = home
+        self._cache: tuple[object, str, CompiledRules] | None = None
+
+    def compiled(self, permission: ToolPermissionContext, cwd: str) -> CompiledRules:
+        """The rules of `permission`, compiled once for each new rules mapping."""
+        cached = self._cache
+        if cached is not None and cached[0] is permission.rules and cached[1] == cwd:
+            return cached[2]
+        compiled = compile_rules(
+            permission.rules, cwd=cwd, home=self.resolver.home(), sources=self.sources
+        )
+        self.problems.extend(p for p in compiled.problems if p not in self.problems)
+        self._cache = (permission.rules, cwd, compiled)
+        return compiled
+
+    async def __call__(self, request: PermissionRequest) -> PermissionResult:
+        context = request.context
+        permission = context.get_app_state().tool_permission_context
+        cwd = os.fspath(context.cwd)
+        verdict = decide(
+            tool=request.tool,
+            input=request.input,
+            rules=self.compiled(permission, cwd),
+            mode=permission.mode,
+            cwd=cwd,
+            resolver=self.resolver,
+            working_dirs=permission.additional_working_directories,
+            hook=request.hook,
+        )
+        if isinstance(verdict, PermissionDeny):
+            return verdict
+        checked = await tool_check(request)
+        result = _merge(verdict, checked, request)
+        if not isinstance(result, PermissionAsk):
+            return result
+        if permission.mode == "dontAsk":
+            return PermissionDeny(
+                f"{result.message}. The permission mode is dontAsk, so it was denied.",
+                result.reason or DecisionReason("mode", "dontAsk"),
+            )
+        if permission.mode == "auto" and (result.reason is None or result.reason.kind != "rule"):
+            judged = await self._classify(request)
+            if judged is not None:
+                return judged
+        answer, decision = await ask_approver(request, result, self.approver)
+        if decision is not None and decision.choice == "always":
+            rules = result.suggested_rules or (request.tool.name,)
+            add_session_rules(context, rules)
+            if decision.save:
+                self._save(rules, cwd)
+        return answer
+
+    async def _classify(self, request: PermissionRequest) -> PermissionResult | None:
+        try:
+            judged = await self.classifier(request)
+        except Exception as exc:
+            self.problems.append(f"auto-mode classifier failed: {type(exc).__name__}: {exc}")
+            return None
+        source = getattr(self.classifier, "__name__", type(self.classifier).__name__)
+        if judged == "allow":
+            return PermissionAllow(
+                reason=DecisionReason("classifier", "allowed in auto mode", source)
+            )
+        if judged == "deny":
+            return PermissionDeny(
+                f"The auto-mode classifier did not allow this {request.tool.name} call.",
+                DecisionReason("classifier", "denied in auto mode", source),
+            )
+        return None
+
+    def _save(self, rules: Iterable[str], cwd: str) -> None:
+        for rule in rules:
+            try:
+                save_rule(rule, "allow", scope="project", cwd=cwd, home=self._home)
+            except (SettingsError, OSError, ValueError) as exc:
+                self.problems.append(f"could not save {rule}: {exc}")
+
+    def tools_denied_whole(self, tools: Iterable[Tool[Any]], context: ToolUseContext) -> set[str]:
+        """Names of tools a deny rule removes entirely (see `tools_denied_whole`)."""
+        permission = context.get_app_state().tool_permission_context
+        compiled = self.compiled(permission, os.fspath(context.cwd))
+        return _denied_whole(tools, compiled)
+
+
+def _merge(
+    verdict: PermissionResult, checked: PermissionResult, request: PermissionRequest
+) -> PermissionResult:
+    """Combine `decide()` with the tool's own check: its deny always wins; its ask wins over
+    a default allow, not over a rule, a mode or a hook; its rewritten input is kept."""
+    if isinstance(checked, PermissionDeny):
+        return checked
+    updated = checked.updated_input
+    if isinstance(verdict, PermissionAllow):
+        firm = verdict.reason is not None and verdict.reason.kind in _FIRM
+        if isinstance(checked, PermissionAsk) and not firm:
+            return replace(checked, suggested_rules=checked.suggested_rules or (request.tool.name,))
+        return replace(verdict, updated_input=updated) if updated is not None else verdict
+    if isinstance(verdict, PermissionAsk) and updated is not None:
+        return replace(verdict, updated_input=updated)
+    return verdict
+
+
+def add_session_rules(
+    context: ToolUseContext, rules: Iterable[str], behavior: RuleBehavior = "allow"
+) -> None:
+    """Add rules to the session source of the permission context (atomically)."""
+    new = tuple(rules)
+
+    def update(state: AppState) -> AppState:
+        permission = state.tool_permission_context
+        all_rules = {source: dict(by) for source, by in permission.rules.items()}
+        session = all_rules.setdefault(SESSION, {})
+        current = tuple(session.get(behavior, ()))
+        session[behavior] = current + tuple(r for r in new if r not in current)
+        return replace(state, tool_permission_context=replace(permission, rules=all_rules))
+
+    context.set_app_state(update)
+
+
+def tools_denied_whole(
+    tools: Iterable[Tool[Any]],
+    permission: ToolPermissionContext,
+    *,
+    cwd: str,
+    home: str | None = None,
+) -> set[str]:
+    """Names of tools a deny rule names whole (``Tool``, ``mcp__server``, bare ``Bash`` for
+    every shell tool, bare ``WebFetch`` for every fetching tool): not sent to the model."""
+    compiled = compile_rules(permission.rules, cwd=cwd, home=home or os.path.expanduser("~"))
+    return _denied_whole(tools, compiled)
+
+
+_hidden_cache: list[tuple[object, str, CompiledRules]] = []
+
+
+def read_denied(context: ToolUseContext) -> Callable[[str], bool]:
+    """A predicate for tools that walk trees (Grep, Glob): True for a path a deny rule hides.
+
+    A search over a directory is allowed even when a Read deny protects something inside
+    it; the tool must drop what this predicate flags from what it returns.
+    """
+    permission = context.get_app_state().tool_permission_context
+    cwd = os.fspath(context.cwd)
+    cached = _hidden_cache[0] if _hidden_cache else None
+    if cached is not None and cached[0] is permission.rules and cached[1] == cwd:
+        compiled = cached[2]
+    else:
+        compiled = compile_rules(permission.rules, cwd=cwd, home=os.path.expanduser("~"))
+        _hidden_cache[:] = [(permission.rules, cwd, compiled)]
+    resolver = OsResolver()
+    deny = compiled.deny
+
+    def hidden(path: str) -> bool:
+        found = candidates(path, cwd=cwd, resolver=resolver)
+        return deny.read.match(found) is not None or "read" in deny.classes
+
+    return hidden
+
+
+def _denied_whole(tools: Iterable[Tool[Any]], compiled: CompiledRules) -> set[str]:
+    deny = compiled.deny
+    names: set[str] = set()
+    for tool in tools:
+        server = tool.name[5:].split("__", 1)[0] if tool.name.startswith("mcp__") else None
+        if (
+            tool.name in deny.tools
+            or (server is not None and server in deny.servers)
+            or (tool.shell_command is not None and "shell" in deny.classes)
+            or (tool.get_url is not None and "web" in deny.classes)
+        ):
+            names.add(tool.name)
+    return names

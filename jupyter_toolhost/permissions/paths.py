@@ -1,0 +1,287 @@
+"""Paths for permission rules: gitignore-style patterns, resolution, working-directory checks.
+
+Pattern roots follow Claude Code: ``//abs`` is absolute, ``~/x`` is under the home directory,
+``/x`` is relative to the settings root (the directory that holds the settings file's
+``.toolhost/`` folder: the project for project and local settings, the home directory for
+user settings), ``./x`` or bare ``x`` is relative to the working directory. A pattern without
+a slash matches at any depth below its root. ``*`` stays inside one path segment, ``**``
+crosses segments, and a pattern that matches a directory matches everything beneath it —
+but ``/data/allowed`` never matches ``/data/allowed_evil``.
+
+Resolution of symlinks goes through a `PathResolver`, so the decision function does no I/O of
+its own; `OsResolver` is the real one, `PureResolver` the lexical one for benchmarks.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import re
+import unicodedata
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Generic, Protocol, TypeVar
+
+T = TypeVar("T")
+
+_WILDCARDS = frozenset("*?[")
+
+
+class PathResolver(Protocol):
+    """The only way the decision function touches the file system."""
+
+    def realpath(self, path: str) -> str:
+        """The path with every symlink resolved (as `os.path.realpath`)."""
+        ...
+
+    def home(self) -> str:
+        """The user's home directory."""
+        ...
+
+
+class OsResolver:
+    """The real resolver: `os.path.realpath` and the user's home directory."""
+
+    def __init__(self, *, home: str | None = None) -> None:
+        self._home = home
+
+    def realpath(self, path: str) -> str:
+        return os.path.realpath(path)
+
+    def home(self) -> str:
+        return self._home if self._home is not None else os.path.expanduser("~")
+
+
+class PureResolver:
+    """A resolver that touches nothing: paths are taken as they are (no symlinks)."""
+
+    def __init__(self, *, home: str = "/home/user") -> None:
+        self._home = home
+
+    def realpath(self, path: str) -> str:
+        return path
+
+    def home(self) -> str:
+        return self._home
+
+
+def absolute(path: str, *, cwd: str, home: str) -> str:
+    """A tool input path made absolute (``~`` expanded, relative to `cwd`) and normalised."""
+    return _absolute(path, cwd, home)
+
+
+@lru_cache(maxsize=16384)
+def _absolute(path: str, cwd: str, home: str) -> str:
+    if path == "~" or path.startswith("~/"):
+        path = home + path[1:]
+    joined = path if path.startswith("/") else f"{cwd}/{path}"
+    normal = posixpath.normpath(joined)
+    return "/" + normal.lstrip("/")
+
+
+def candidates(path: str, *, cwd: str, resolver: PathResolver) -> tuple[str, ...]:
+    """The lexical absolute path and its symlink-resolved target (one if they agree)."""
+    lexical = absolute(path, cwd=cwd, home=resolver.home())
+    try:
+        real = resolver.realpath(lexical)
+    except (OSError, ValueError):
+        real = lexical
+    return (lexical,) if real == lexical else (lexical, real)
+
+
+def is_inside(path: str, root: str) -> bool:
+    """Whether `path` is `root` or below it, by whole segments (not by string prefix)."""
+    if root == "/":
+        return path.startswith("/")
+    root = root.rstrip("/")
+    return path == root or path.startswith(root + "/")
+
+
+def inside_any(paths: Iterable[str], roots: Sequence[str]) -> bool:
+    """Whether every one of `paths` is inside at least one of `roots`."""
+    return all(any(is_inside(p, r) for r in roots) for p in paths)
+
+
+def fold(text: str) -> str:
+    """The form deny patterns and paths are compared in: NFKC, case-folded."""
+    return text.lower() if text.isascii() else deny_form(text).casefold()
+
+
+def deny_form(text: str) -> str:
+    """`text` as deny rules see it: NFKC-normalised, invisible format characters removed."""
+    if text.isascii():
+        return text
+    text = unicodedata.normalize("NFKC", text)
+    return "".join(c for c in text if unicodedata.category(c) != "Cf")
+
+
+_LOOKALIKES = str.maketrans(
+    "аеорсухѕіјԁɡһкмтвнАЕОРСУХЅІЈКМТВНοαντικρεΟΑΝΤΙΚΡΕ",
+    "aeopcyxsijdghkmtbhAEOPCYXSIJKMTBHoavtikpeOANTIKPE",
+)
+
+
+def skeleton(text: str) -> str:
+    """`text` with common Cyrillic and Greek look-alikes mapped to the Latin letters they mimic."""
+    return text if text.isascii() else deny_form(text).translate(_LOOKALIKES)
+
+
+def has_invisible(text: str) -> bool:
+    """Whether `text` holds control or format characters a reader would not see."""
+    return (not text.isascii() and any(unicodedata.category(c) in ("Cf", "Cc") for c in text)) or (
+        any(ord(c) < 32 for c in text)
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledPattern:
+    """One path pattern as an anchored regex over absolute paths."""
+
+    regex: str
+    static_prefix: str
+    """The longest directory before the first wildcard: what the pattern can reach."""
+
+
+def compile_pattern(spec: str, *, cwd: str, home: str, settings_root: str) -> CompiledPattern:
+    """Turn a rule's path specifier into a regex over absolute, normalised paths."""
+    spec = spec.strip()
+    if spec.startswith("//"):
+        root, rest = "/", spec[2:]
+    elif spec == "~" or spec.startswith("~/"):
+        root, rest = home, spec[2:]
+    elif spec.startswith("/"):
+        root, rest = settings_root, spec[1:]
+    else:
+        root, rest = cwd, spec.removeprefix("./")
+    rest = rest.rstrip("/")
+    any_depth = "/" not in rest and rest not in ("", "**")
+    while rest.endswith("/**"):
+        rest = rest[:-3]  # "dir/**" covers the directory itself too: a search of it reads all
+    if ".." in rest.split("/") or "." in rest.split("/"):
+        rest = posixpath.normpath(f"{root}/{rest}").lstrip("/")
+        root = "/"
+    base = "/" + root.strip("/") if root.strip("/") else ""
+    if not rest:
+        return CompiledPattern(re.escape(base) + r"(?:/.*)?", base or "/")
+    middle = r"/(?:.*/)?" if any_depth else "/"
+    regex = re.escape(base) + middle + _translate(rest) + r"(?:/.*)?"
+    static = base if any_depth else _static_prefix(base, rest)
+    return CompiledPattern(regex, static or "/")
+
+
+def _static_prefix(base: str, rest: str) -> str:
+    parts: list[str] = []
+    for part in rest.split("/")[:-1]:
+        if _WILDCARDS & set(part):
+            break
+        parts.append(part)
+    else:
+        if not (_WILDCARDS & set(rest.split("/")[-1])):
+            parts = rest.split("/")
+    return "/".join([base, *parts]) if parts else base
+
+
+def _translate(glob: str) -> str:
+    out: list[str] = []
+    i, n = 0, len(glob)
+    while i < n:
+        c = glob[i]
+        if glob.startswith("**/", i):
+            out.append(r"(?:.*/)?")
+            i += 3
+        elif glob.startswith("**", i):
+            out.append(r".*")
+            i += 2
+        elif c == "*":
+            out.append(r"[^/]*")
+            i += 1
+        elif c == "?":
+            out.append(r"[^/]")
+            i += 1
+        elif c == "[" and (close := glob.find("]", i + 2)) > 0:
+            body = glob[i + 1 : close]
+            negate = body[:1] in ("!", "^")
+            body = body[1:] if negate else body
+            out.append("[" + ("^/" if negate else "") + body.replace("\\", "\\\\") + "]")
+            i = close + 1
+        elif c == "\\" and i + 1 < n:
+            out.append(re.escape(glob[i + 1]))
+            i += 2
+        else:
+            out.append(re.escape(c))
+            i += 1
+    return "".join(out)
+
+
+class PathRuleSet(Generic[T]):
+    """Many path patterns matched at once (one combined regex); answers which item matched.
+
+    With `folded`, patterns and paths are compared case-insensitively after NFKC
+    normalisation — used for deny rules, so a look-alike or case variant is still caught.
+    """
+
+    def __init__(self, entries: Sequence[tuple[T, CompiledPattern]], *, folded: bool) -> None:
+        flags = re.DOTALL | (re.IGNORECASE if folded else 0)
+        self._folded = folded
+        self._entries = [(item, c.static_prefix) for item, c in entries]
+        self._by_prefix: dict[str, list[tuple[int, T, re.Pattern[str]]]] = {}
+        for index, (item, c) in enumerate(entries):
+            compiled = re.compile(_fold_regex(c.regex, folded), flags)
+            key = self._key(c.static_prefix.rstrip("/") or "/")
+            self._by_prefix.setdefault(key, []).append((index, item, compiled))
+
+    def _key(self, path: str) -> str:
+        return fold(path) if self._folded else path
+
+    def __bool__(self) -> bool:
+        return bool(self._entries)
+
+    def match(self, paths: Iterable[str]) -> T | None:
+        """The first item whose pattern matches any of `paths`.
+
+        Only patterns whose static prefix is the path or one of its parents are tried.
+        """
+        if not self._by_prefix:
+            return None
+        for path in paths:
+            subject = deny_form(path) if self._folded else path
+            key = self._key(subject)
+            found: list[tuple[int, T, re.Pattern[str]]] = []
+            index = self._by_prefix
+            while key:
+                bucket = index.get(key)
+                if bucket:
+                    found.extend(bucket)
+                key = key[: key.rfind("/")]
+            found.extend(index.get("/", ()))
+            if len(found) > 1:
+                found.sort(key=_first_item)
+            for _index, item, pattern in found:
+                if pattern.fullmatch(subject):
+                    return item
+        return None
+
+    def reaches_into(self, glob: str) -> T | None:
+        """An item whose pattern could match a path the absolute `glob` expands to.
+
+        True when the glob expands inside what a pattern protects, or when the glob could
+        name the protected directory (or a parent of it) itself.
+        """
+        literal = glob[: min((glob.index(c) for c in "*?[" if c in glob), default=len(glob))]
+        base = literal.rsplit("/", 1)[0] or "/"
+        shape = re.compile(compile_pattern("/" + glob, cwd="/", home="/", settings_root="/").regex)
+        for item, prefix in self._entries:
+            if is_inside(base, prefix):
+                return item
+            if is_inside(prefix, base) and shape.fullmatch(prefix):
+                return item
+        return None
+
+
+def _first_item(entry: tuple[int, object, object]) -> int:
+    return entry[0]
+
+
+def _fold_regex(regex: str, folded: bool) -> str:
+    return unicodedata.normalize("NFKC", regex) if folded else regex
