@@ -18,8 +18,10 @@ HERE = Path(__file__).resolve().parent
 
 def main(argv: list[str]) -> int:
     names = argv or sorted(p.stem for p in HERE.glob("bench_*.py"))
-    print(f"# machine: {platform.machine()}, {platform.system()} {platform.release()}, "
-          f"Python {platform.python_version()}, {_cpus()} CPUs")
+    print(
+        f"# machine: {platform.machine()}, {platform.system()} {platform.release()}, "
+        f"Python {platform.python_version()}, {_cpus()} CPUs"
+    )
     failures = []
     for name in names:
         module = name if name.startswith("bench_") else f"bench_{name}"

@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from .compaction import (
@@ -188,15 +189,22 @@ class AgentLoop:
     ) -> ModelRequest:
         """The next request (or one with other `messages`, for compaction)."""
         tools = enabled_tools(self.tools)
+        cwd = self.working_directory()
         return ModelRequest(
             model=self.model_id,
             messages=[dict(m) for m in (self.messages if messages is None else messages)],
             max_tokens=max_tokens or self.settings.max_tokens,
-            system=system_prompt(tools, self.context.cwd),
+            system=system_prompt(tools, cwd),
             tools=tool_definitions(tools),
             tool_choice=tool_choice,
-            cwd=str(self.context.cwd),
+            cwd=str(cwd),
         )
+
+    def working_directory(self) -> Path:
+        """Where the session works now: a tool (EnterWorktree) may move it, through the app
+        state's ``extras["cwd"]``; otherwise the directory the session started in."""
+        moved = self.context.get_app_state().extras.get("cwd")
+        return Path(moved) if moved else self.context.cwd
 
     # ── committing to the conversation ─────────────────────────────────────────────────
 
@@ -358,7 +366,7 @@ class AgentLoop:
     def _message_context(self, abort: AbortSignal) -> ToolUseContext:
         """The session's context with the run's abort signal (an interrupt of one message
         never leaves the session's own signal aborted)."""
-        return replace(self.context, abort=abort)
+        return replace(self.context, abort=abort, cwd=self.working_directory())
 
     # ── compaction ──────────────────────────────────────────────────────────────────────
 

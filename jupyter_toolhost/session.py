@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -23,13 +24,7 @@ from .loop import AgentLoop, LoopSettings, RunResult
 from .model.anthropic_model import AnthropicModel, default_model_name
 from .model.base import Model, Usage
 from .orchestration.pipeline import Pipeline
-from .permissions.api import (
-    ApprovalDecision,
-    ApprovalRequest,
-    Approver,
-    BasicCanUseTool,
-    CanUseTool,
-)
+from .permissions.api import ApprovalDecision, ApprovalRequest, Approver, CanUseTool
 from .permissions.hooks import Hooks
 from .results import ResultStore
 from .tool import Tool
@@ -67,9 +62,16 @@ class Session:
 
     `model` is a model id or a `Model` (an `AnthropicModel`, a `CassetteModel`, ...); the
     id comes from the option, then `JUPYTER_TOOLHOST_MODEL`, then `DEFAULT_MODEL`. Without
-    `tools`, the built-in pool is used. Permission decisions go through `can_use_tool` when
-    given, else `BasicCanUseTool(approver)`; `permission_mode` is stored in the app state,
-    where a rule engine reads it.
+    `tools`, the built-in pool is used.
+
+    Permissions: unless `can_use_tool` is given, the `PermissionEngine` decides, with the
+    rules, default mode and hooks of the settings files (`~/.toolhost/settings.json`,
+    `.toolhost/settings.json`, `.toolhost/settings.local.json` under `cwd`; problems in them
+    are in `settings_problems`, never raised). The mode is `JUPYTER_TOOLHOST_PERMISSION_MODE`
+    (so CI can force `dontAsk`), else `permission_mode`, else the settings' `defaultMode`,
+    else `default`.
+    What is left as "ask" goes to `approver`; with none, it is denied with advice.
+    `load_settings=False` ignores the files (rules then come only from code).
     """
 
     def __init__(
@@ -78,7 +80,7 @@ class Session:
         tools: Sequence[Tool[Any]] | None = None,
         model: str | Model | None = None,
         model_id: str | None = None,
-        permission_mode: PermissionMode = "default",
+        permission_mode: PermissionMode | None = None,
         cwd: str | os.PathLike[str] | None = None,
         approver: Approver | None = None,
         can_use_tool: CanUseTool | None = None,
@@ -92,6 +94,7 @@ class Session:
         stream_retries: int = 3,
         retry_backoff_s: float = 1.0,
         write_transcript: bool = True,
+        load_settings: bool = True,
     ) -> None:
         if isinstance(model, str) or model is None:
             model_id = default_model_name(model)
@@ -103,19 +106,25 @@ class Session:
         duplicates = sorted({n for n in names if names.count(n) > 1})
         if duplicates:
             raise ValueError(f"tool names must be unique; repeated: {', '.join(duplicates)}")
-        permissions = ToolPermissionContext(mode=permission_mode)
+        root = Path(cwd if cwd is not None else os.getcwd()).resolve()
+        hooks = hooks or Hooks()
+        reporter = _ReportingApprover(approver)
+        permissions, can_use_tool = _permissions(
+            root, permission_mode, reporter, can_use_tool, hooks, load_settings
+        )
+        self.settings_problems: list[str] = [str(p) for p in permissions.problems]
+        """What was wrong in the settings files (each with its file and line)."""
         context = ToolUseContext(
             options=ToolUseOptions(tools=tuple(pool), main_loop_model=model_id),
-            app_state=AppStateStore(AppState(tool_permission_context=permissions)),
-            cwd=Path(cwd if cwd is not None else os.getcwd()).resolve(),
+            app_state=AppStateStore(AppState(tool_permission_context=permissions.context)),
+            cwd=root,
         )
         if session_id is not None:
             context.session_id = session_id
-        reporter = _ReportingApprover(approver)
         pipeline = Pipeline(
             results=ResultStore(context.session_dir() / "tool-results"),
-            can_use_tool=can_use_tool or BasicCanUseTool(reporter),
-            hooks=hooks or Hooks(),
+            can_use_tool=can_use_tool,
+            hooks=hooks,
         )
         settings = LoopSettings(
             max_turns=max_turns,
@@ -140,6 +149,11 @@ class Session:
             self._loop.sinks.append(on_event)
         self.last_result: RunResult | None = None
         self._task: asyncio.Task[Any] | None = None
+        self._run_lock: asyncio.Lock | None = None
+        # Tools that organise work reach the session through these (subagents share the
+        # model, pipeline and approver; scheduled prompts queue behind the running one).
+        context.options.extras["agent_loop"] = self._loop
+        context.options.extras["run_prompt"] = self.run
 
     @staticmethod
     def transcript_path_for(context: ToolUseContext) -> Path:
@@ -169,14 +183,26 @@ class Session:
         """Send `prompt` and run tools until the model stops; returns the final text.
 
         An empty prompt continues the conversation as it stands (e.g. after an interrupt).
+        A prompt sent while another runs (a scheduled one, say) waits for it to finish.
         """
-        self._task = asyncio.current_task()
-        try:
-            result = await self._loop.run(prompt, on_event=on_event)
-        finally:
-            self._task = None
+        if self._run_lock is None:
+            self._run_lock = asyncio.Lock()
+        async with self._run_lock:
+            self._task = asyncio.current_task()
+            try:
+                result = await self._loop.run(prompt, on_event=on_event)
+            finally:
+                self._task = None
         self.last_result = result
         return result
+
+    async def close(self) -> None:
+        """Stop what outlives a prompt: background commands and subagents, scheduled jobs."""
+        from .tools.cron import scheduler
+        from .tools.tasks.registry import background_tasks
+
+        scheduler(self.context).clear()
+        await background_tasks(self.context).stop_all()
 
     def interrupt(self) -> bool:
         """Cancel the running prompt (as a kernel interrupt would); False if none runs."""
@@ -188,6 +214,29 @@ class Session:
     async def compact(self) -> CompactBoundary | None:
         """Summarise the conversation now; returns the boundary (None if too short)."""
         return await self._loop.compact(trigger="manual")
+
+    def set_tools(self, tools: Sequence[Tool[Any]]) -> None:
+        """Offer another tool pool from the next request on (names must stay unique)."""
+        pool = list(tools)
+        names = [t.name for t in pool]
+        if len(set(names)) != len(names):
+            raise ValueError("tool names must be unique")
+        self._loop.tools[:] = pool
+        context = self._loop.context
+        context.options = replace(context.options, tools=tuple(pool))
+
+    def set_mode(self, mode: PermissionMode) -> None:
+        """Change the permission mode (it lives in the app state's permission context)."""
+        self.context.set_app_state(
+            lambda state: replace(
+                state,
+                tool_permission_context=replace(state.tool_permission_context, mode=mode),
+            )
+        )
+
+    @property
+    def permission_mode(self) -> PermissionMode:
+        return self.context.get_app_state().tool_permission_context.mode
 
     def add_event_sink(self, sink: EventSink) -> None:
         """Report every run's events to `sink` too."""
@@ -246,6 +295,33 @@ class Session:
     def settings(self) -> LoopSettings:
         """The loop's limits; change them between runs."""
         return self._loop.settings
+
+
+@dataclass(frozen=True, slots=True)
+class _StartingPermissions:
+    context: ToolPermissionContext
+    problems: tuple[object, ...] = ()
+
+
+def _permissions(
+    cwd: Path,
+    mode: PermissionMode | None,
+    approver: Approver,
+    can_use_tool: CanUseTool | None,
+    hooks: Hooks,
+    load: bool,
+) -> tuple[_StartingPermissions, CanUseTool]:
+    """The starting permission context and the decision function of a new session."""
+    from .permissions.engine import PermissionEngine
+    from .permissions.settings import Settings, load_settings
+
+    settings = load_settings(cwd=cwd) if load else Settings()
+    if load:
+        settings.register_hooks(hooks)
+    context = settings.permission_context(mode=mode)  # may note a bad mode variable
+    starting = _StartingPermissions(context, tuple(settings.problems))
+    engine = can_use_tool or PermissionEngine(approver=approver, sources=settings.sources)
+    return starting, engine
 
 
 def _add(total: float | None, model: str, usage: Usage) -> float | None:

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from .context import ToolUseContext
 from .types import (
     ContentBlock,
+    DecisionReason,
     InterruptBehavior,
     PermissionAllow,
     PermissionResult,
@@ -63,6 +64,13 @@ def _block() -> InterruptBehavior:
 
 async def _allow(input: Any, _context: ToolUseContext) -> PermissionResult:
     return PermissionAllow(updated_input=None)
+
+
+async def no_permission_needed(input: Any, _context: ToolUseContext) -> PermissionResult:
+    """`check_permissions` for tools whose effects stay inside the session (a checklist, a
+    sub-agent whose own calls are checked, a message to one): the permission engine lets
+    them run in every mode without asking; deny and ask rules and hooks still apply."""
+    return PermissionAllow(reason=DecisionReason("tool", "changes nothing outside the session"))
 
 
 def default_map_result(output: Any) -> ToolResultContent:

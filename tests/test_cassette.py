@@ -57,7 +57,12 @@ SCRIPT = [
 
 def session_with(model: Any, cwd: Path, **answers: str) -> Session:
     return Session(
-        tools=[look_tool(answers)], model=model, model_id=MODEL, cwd=cwd, retry_backoff_s=0.01
+        tools=[look_tool(answers)],
+        model=model,
+        model_id=MODEL,
+        cwd=cwd,
+        retry_backoff_s=0.01,
+        permission_mode="bypassPermissions",  # about replay, not permissions
     )
 
 

@@ -94,6 +94,8 @@ def session_for(
     server: MessagesServer, tmp_path: Path, tools: list[Tool[Any]], **options: Any
 ) -> Session:
     model = AnthropicModel(base_url=server.base_url, api_key="test-key")
+    # These tests are about the loop, not permissions: every call may run.
+    options.setdefault("permission_mode", "bypassPermissions")
     return Session(
         tools=tools, model=model, model_id=MODEL, cwd=tmp_path, retry_backoff_s=0.01, **options
     )
@@ -204,7 +206,14 @@ async def test_denied_call_reaches_the_model_and_is_reported(tmp_path: Path) -> 
     tool.check_permissions = ask_first
     script = [Turn([tool_use("Echo", {"text": "x"})]), Turn([text("Understood.")])]
     with MessagesServer(script) as server:
-        session = session_for(server, tmp_path, [tool], approver=Denier(), on_event=recorder)
+        session = session_for(
+            server,
+            tmp_path,
+            [tool],
+            approver=Denier(),
+            on_event=recorder,
+            permission_mode="default",
+        )
         result = await session.run("echo x")
 
     assert server.errors == []

@@ -34,6 +34,8 @@ def find_tool() -> Tool[FindInput]:
 
 def session_for(server: MessagesServer, tmp_path: Path, **options: Any) -> Session:
     model = AnthropicModel(base_url=server.base_url, api_key="test-key")
+    # These tests are about the loop, not permissions: every call may run.
+    options.setdefault("permission_mode", "bypassPermissions")
     return Session(tools=[find_tool()], model=model, model_id=MODEL, cwd=tmp_path, **options)
 
 

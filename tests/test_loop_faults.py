@@ -66,6 +66,8 @@ def tools(ran: list[str], *, behavior: str = "cancel") -> list[Tool[Any]]:
 
 def session_for(server: MessagesServer, tmp_path: Path, ran: list[str], **options: Any) -> Session:
     model = AnthropicModel(base_url=server.base_url, api_key="test-key")
+    # These tests are about the loop, not permissions: every call may run.
+    options.setdefault("permission_mode", "bypassPermissions")
     return Session(
         tools=tools(ran),
         model=model,

@@ -1,1 +1,41 @@
-"""The Jupyter front end: magics, approval widgets, renderers, kernel-namespace tools."""
+"""The Jupyter front end: magics, approval widgets, renderers, kernel-namespace tools.
+
+`%load_ext jupyter_toolhost` stays light: it registers the magics and the input
+transformer and reads the `ToolHost` config; the session, the model client (anthropic),
+pydantic-heavy tool modules and ipywidgets are imported on the first `%%agent` cell.
+
+Modules: `transformer` (the `%%agent` cell → one `await`), `magics` (thin), `options`
+(argument parsing), `host` (per-kernel state and the cell's wait/interrupt logic),
+`commands` (`%agent` subcommands), `live` and `render` (what the cell shows), `approval`
+(the widget approver), `kernel_tools` (PythonExec, ListVariables, InspectVariable),
+`timeline` (`%agent history --timeline`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """Register `%agent`/`%%agent`, the input transformer, and the kernel's host."""
+    from . import cell
+    from .config import ToolHost
+    from .host import AgentHost
+    from .magics import ToolHostMagics
+    from .transformer import make_transformer
+
+    unload_ipython_extension(ipython)
+    host = AgentHost(ipython, ToolHost(parent=ipython))
+    cell.set_host(host)
+    ipython.register_magics(ToolHostMagics(ipython, host))
+    ipython.input_transformers_cleanup.append(make_transformer(ipython))
+
+
+def unload_ipython_extension(ipython: Any) -> None:
+    """Remove the input transformer (the magics stay registered, as IPython has no API to
+    remove them; they are replaced on the next load)."""
+    from . import cell
+
+    transforms = ipython.input_transformers_cleanup
+    transforms[:] = [t for t in transforms if not getattr(t, "toolhost", False)]
+    cell.set_host(None)

@@ -103,9 +103,13 @@ class PermissionEngine:
             working_dirs=permission.additional_working_directories,
             hook=request.hook,
         )
-        if isinstance(verdict, PermissionDeny):
+        if isinstance(verdict, PermissionDeny) and not _mode_only(verdict):
             return verdict
         checked = await tool_check(request)
+        if _mode_only(verdict) and _vouched(checked):
+            return checked
+        if isinstance(verdict, PermissionDeny):
+            return verdict
         result = _merge(verdict, checked, request)
         if not isinstance(result, PermissionAsk):
             return result
@@ -156,6 +160,25 @@ class PermissionEngine:
         permission = context.get_app_state().tool_permission_context
         compiled = self.compiled(permission, os.fspath(context.cwd))
         return _denied_whole(tools, compiled)
+
+
+def _mode_only(verdict: PermissionResult) -> bool:
+    """A verdict that comes from the mode alone (no rule or hook named this call)."""
+    reason = verdict.reason
+    return not isinstance(verdict, PermissionAllow) and (
+        reason is None or reason.kind in ("mode", "default")
+    )
+
+
+def _vouched(checked: PermissionResult) -> bool:
+    """The tool's own check allowed the call explicitly (a reason of kind "tool"): a tool that
+    changes nothing outside the session (a checklist, a pause, a sub-agent whose own calls are
+    checked) needs no approval in any mode; rules and hooks still apply."""
+    return (
+        isinstance(checked, PermissionAllow)
+        and checked.reason is not None
+        and checked.reason.kind == "tool"
+    )
 
 
 def _merge(

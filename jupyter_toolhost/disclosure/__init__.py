@@ -1,0 +1,45 @@
+"""Deferred tool disclosure: which tools each request carries, and finding the others.
+
+- `deferral`: deferred vs loaded tools per request, discovered-tool tracking across
+  compaction, the deferred-tools attachment and its delta (`tools_for_request`).
+- `search`: the ToolSearch ranking (exact selection, exact names, BM25F with lexicon
+  expansion and a domain boost); `text` and `lexicon` hold its tokenizer and word groups.
+"""
+
+from __future__ import annotations
+
+from .deferral import (
+    PRE_COMPACT_KEY,
+    SEARCHES_DEFERRED_TOOLS,
+    DisclosureState,
+    DisclosureStyle,
+    RequestTools,
+    compact_metadata,
+    deferred_tools_attachment,
+    extract_discovered_tool_names,
+    is_deferred,
+    is_tool_search_enabled,
+    searches_deferred_tools,
+    tools_for_request,
+)
+from .search import Bm25Ranker, Ranker, SearchResult, parse_select, search_tools
+
+__all__ = [
+    "PRE_COMPACT_KEY",
+    "SEARCHES_DEFERRED_TOOLS",
+    "Bm25Ranker",
+    "DisclosureState",
+    "DisclosureStyle",
+    "Ranker",
+    "RequestTools",
+    "SearchResult",
+    "compact_metadata",
+    "deferred_tools_attachment",
+    "extract_discovered_tool_names",
+    "is_deferred",
+    "is_tool_search_enabled",
+    "parse_select",
+    "search_tools",
+    "searches_deferred_tools",
+    "tools_for_request",
+]

@@ -1,0 +1,251 @@
+"""Which tools go into each request's `tools` array, and what the model is told about the rest.
+
+A tool is deferred when it says `should_defer=True` and not `always_load=True` (which wins).
+Deferred tools stay out of `tools` until the model discovers them: ToolSearch answers with
+`tool_reference` blocks, `extract_discovered_tool_names()` finds those in the history (and in
+compact-boundary metadata, so discoveries survive compaction), and from the next request on
+the discovered tools are loaded. The model learns which deferred tools exist from an
+attachment text; after the first request only changes to that set are announced (an MCP
+server connected or went away). `DisclosureState` remembers what was announced.
+
+Two styles: ``"discovered"`` (the default; sends only loaded tools and works with any
+endpoint) and ``"defer_loading"`` (sends every tool, deferred ones with
+``"defer_loading": true``, and lets the API expand `tool_reference` blocks; optionally with
+the API's own server-side tool search instead of ToolSearch).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ..tool import Tool
+
+DisclosureStyle = Literal["discovered", "defer_loading"]
+ServerSearch = Literal["bm25", "regex"]
+
+SEARCHES_DEFERRED_TOOLS = "searches_deferred_tools"
+"""The `Tool.extras` flag of a tool that finds deferred tools (ToolSearch). Such a tool is
+sent only while at least one deferred tool exists."""
+
+SERVER_SEARCH_TOOLS: dict[str, dict[str, str]] = {
+    "bm25": {"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"},
+    "regex": {"type": "tool_search_tool_regex_20251119", "name": "tool_search_tool_regex"},
+}
+
+PRE_COMPACT_KEY = "pre_compact_discovered_tools"
+
+
+def _enabled(tool: Tool[Any]) -> bool:
+    try:
+        return bool(tool.is_enabled())
+    except Exception:
+        return False
+
+
+def is_deferred(tool: Tool[Any]) -> bool:
+    """Whether the tool stays out of `tools` until discovered (`always_load` wins)."""
+    return tool.should_defer and not tool.always_load
+
+
+def searches_deferred_tools(tool: Tool[Any]) -> bool:
+    """Whether the tool is a deferred-tool finder such as ToolSearch (by its flag)."""
+    return bool(tool.extras.get(SEARCHES_DEFERRED_TOOLS))
+
+
+def is_tool_search_enabled(tools: Iterable[Tool[Any]]) -> bool:
+    """ToolSearch is offered only while at least one enabled deferred tool exists."""
+    return any(is_deferred(tool) and _enabled(tool) for tool in tools)
+
+
+# ── discovered tools ─────────────────────────────────────────────────────────────────────
+
+
+def _tool_references(content: Any) -> Iterable[str]:
+    if not isinstance(content, list):
+        return
+    for block in content:
+        if not isinstance(block, Mapping):
+            continue
+        if block.get("type") == "tool_reference" and isinstance(block.get("tool_name"), str):
+            yield block["tool_name"]
+        elif block.get("type") == "tool_result":
+            yield from _tool_references(block.get("content"))
+
+
+def _carried(boundary: Any) -> Iterable[str]:
+    """Tool names a compact boundary carries, from a mapping or an object, either spelling."""
+    if isinstance(boundary, Mapping):
+        for key in ("compact_metadata", "compactMetadata"):
+            if isinstance(boundary.get(key), Mapping):
+                yield from _carried(boundary[key])
+        names = boundary.get(PRE_COMPACT_KEY, boundary.get("preCompactDiscoveredTools"))
+    else:
+        names = getattr(boundary, PRE_COMPACT_KEY, None)
+    if isinstance(names, Iterable) and not isinstance(names, str | bytes):
+        yield from (name for name in names if isinstance(name, str))
+
+
+def _is_boundary(message: Mapping[str, Any]) -> bool:
+    return "compact_boundary" in (message.get("type"), message.get("subtype"))
+
+
+def extract_discovered_tool_names(
+    messages: Iterable[Mapping[str, Any]], compact_boundaries: Iterable[Any] = ()
+) -> set[str]:
+    """Names of tools the conversation has discovered: every `tool_reference` block inside a
+    tool_result, plus the names compact boundaries carried over from before a compaction."""
+    found: set[str] = set()
+    for boundary in compact_boundaries:
+        found.update(_carried(boundary))
+    for message in messages:
+        if _is_boundary(message):
+            found.update(_carried(message))
+            continue
+        found.update(_tool_references(message.get("content")))
+    return found
+
+
+def compact_metadata(
+    messages: Iterable[Mapping[str, Any]], compact_boundaries: Iterable[Any] = ()
+) -> dict[str, list[str]]:
+    """What a compaction must store on its boundary so discovered tools stay loaded."""
+    return {PRE_COMPACT_KEY: sorted(extract_discovered_tool_names(messages, compact_boundaries))}
+
+
+# ── the attachment ───────────────────────────────────────────────────────────────────────
+
+
+def deferred_tools_attachment(
+    added: Sequence[str], removed: Sequence[str] = (), *, search_tool: str = "ToolSearch"
+) -> str | None:
+    """The text that tells the model which deferred tools appeared or went away; None if none."""
+    if not added and not removed:
+        return None
+    parts = ["<system-reminder>"]
+    if added:
+        parts.append(
+            "The following deferred tools are available. Their definitions are not loaded "
+            f"yet: call {search_tool} with keywords, or with select:<name>, to load one "
+            "before calling it."
+        )
+        parts.extend(added)
+    if removed:
+        parts.append(
+            "The following deferred tools are no longer available; do not search for or call them."
+        )
+        parts.extend(removed)
+    parts.append("</system-reminder>")
+    return "\n".join(parts)
+
+
+@dataclass
+class DisclosureState:
+    """What a session has told the model so far; one per conversation, kept by the session.
+
+    `announced` holds the deferred tool names the attachments have listed. `definitions`
+    keeps the last API definition of each discovered tool, so a tool that vanished from the
+    pool (its server went away) is still defined while references to it remain in the
+    history — the API rejects a `tool_reference` to an undefined tool.
+    """
+
+    announced: set[str] = field(default_factory=set)
+    definitions: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def reset(self) -> None:
+        """Forget what was announced (after a compaction dropped the attachments)."""
+        self.announced.clear()
+
+
+@dataclass(frozen=True, slots=True)
+class RequestTools:
+    """What one request sends: the `tools` array, and the attachment for its user message."""
+
+    api_tools: list[dict[str, Any]]
+    loaded: list[Tool[Any]]
+    """The pool's tools whose definitions are in `api_tools` without `defer_loading`."""
+    deferred_names: tuple[str, ...]
+    """Deferred tools whose definitions the model has not been given."""
+    attachment: str | None
+    """Text to add to this request's user message (and keep in the history), or None."""
+
+
+def _definition(tool: Tool[Any]) -> dict[str, Any] | None:
+    try:
+        return tool.to_api()
+    except Exception:
+        return None
+
+
+def tools_for_request(
+    all_tools: Sequence[Tool[Any]],
+    messages: Iterable[Mapping[str, Any]],
+    *,
+    state: DisclosureState | None = None,
+    style: DisclosureStyle = "discovered",
+    compact_boundaries: Iterable[Any] = (),
+    server_search: ServerSearch | None = None,
+) -> RequestTools:
+    """Build one request's `tools` array from the pool, in a stable order.
+
+    Non-deferred tools come first in pool order, then the loaded deferred ones in pool
+    order, so two requests with the same pool and discoveries send identical bytes.
+    `server_search` (only with ``style="defer_loading"``) swaps ToolSearch for the API's
+    server-side tool search. Updates `state` with what the attachment announces.
+    """
+    if server_search is not None and style != "defer_loading":
+        raise ValueError("server_search needs style='defer_loading'")
+    state = state if state is not None else DisclosureState()
+    pool = [tool for tool in all_tools if _enabled(tool)]
+    deferred = [tool for tool in pool if is_deferred(tool)]
+    discovered = extract_discovered_tool_names(messages, compact_boundaries)
+
+    keep_searcher = bool(deferred) and server_search is None
+    base = [
+        tool
+        for tool in pool
+        if not is_deferred(tool) and (keep_searcher or not searches_deferred_tools(tool))
+    ]
+    api_tools: list[dict[str, Any]] = []
+    loaded: list[Tool[Any]] = []
+    for tool in base:
+        definition = _definition(tool)
+        if definition is not None:
+            api_tools.append(definition)
+            loaded.append(tool)
+
+    not_loaded: list[str] = []
+    for tool in deferred:
+        definition = _definition(tool)
+        if definition is None:
+            continue
+        if tool.name in discovered:
+            state.definitions[tool.name] = definition
+        if style == "defer_loading":
+            api_tools.append({**definition, "defer_loading": True})
+            not_loaded.append(tool.name)
+        elif tool.name in discovered:
+            api_tools.append(definition)
+            loaded.append(tool)
+        else:
+            not_loaded.append(tool.name)
+
+    present = {definition["name"] for definition in api_tools}
+    for name in sorted(discovered - present):
+        if name in state.definitions:
+            api_tools.append(state.definitions[name])
+    if server_search is not None:
+        api_tools.append(dict(SERVER_SEARCH_TOOLS[server_search]))
+
+    names = [tool.name for tool in deferred]
+    added = [name for name in names if name not in state.announced]
+    removed = sorted(state.announced - set(names))
+    search_name = (
+        SERVER_SEARCH_TOOLS[server_search]["name"]
+        if server_search is not None
+        else next((t.name for t in base if searches_deferred_tools(t)), "ToolSearch")
+    )
+    attachment = deferred_tools_attachment(added, removed, search_tool=search_name)
+    state.announced = set(names)
+    return RequestTools(api_tools, loaded, tuple(not_loaded), attachment)

@@ -1,0 +1,100 @@
+"""The seam between the notebook host and `Session`: making, updating and running one.
+
+Everything the Jupyter side needs from the session goes through these few functions, so
+the rest of `jupyter/` does not depend on the session's internals.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..session import Session
+    from ..tool import Tool
+    from .host import AgentHost
+    from .live import LiveView
+
+DEFAULT_MAX_TURNS = 100
+
+
+def make_model(host: AgentHost) -> Any:
+    """The model the session talks to: a cassette when one is set, else the API client."""
+    if host.cassette:
+        from ..model.cassette import CassetteModel
+
+        return CassetteModel(host.cassette)
+    return host.model
+
+
+def new_session(host: AgentHost, *, tools: list[Tool[Any]]) -> Session:
+    """A fresh session for the kernel (its working directory is the kernel's)."""
+    from ..session import Session
+
+    return _configured(host, Session, tools=tools)
+
+
+def resume_session(host: AgentHost, session_id: str, *, tools: list[Tool[Any]]) -> Session:
+    """The session `session_id`, read back from its transcript."""
+    from ..session import Session
+
+    return _configured(host, Session.resume, tools=tools, session_id=session_id)
+
+
+def _configured(host: AgentHost, make: Callable[..., Session], **options: Any) -> Session:
+    """A session with the settings files' rules, mode and hooks (Session loads them)."""
+    model = make_model(host)
+    session = make(
+        model=model,
+        model_id=host.model if not isinstance(model, str | None) else None,
+        cwd=host.cwd,
+        approver=host.approver(),
+        permission_mode=host.mode or None,
+        **options,
+    )
+    host.settings_problems = list(session.settings_problems)
+    return session
+
+
+def update_session(session: Session, host: AgentHost, *, tools: list[Tool[Any]]) -> None:
+    """Carry the host's current tools and mode into an existing session."""
+    session.set_tools(tools)
+    if host.mode:
+        set_mode(session, host.mode)
+
+
+def set_mode(session: Session, mode: str) -> None:
+    """Change the session's permission mode (it lives in the app state)."""
+    session.set_mode(mode)  # type: ignore[arg-type]
+
+
+def session_tools(session: Session) -> list[Tool[Any]]:
+    return list(session.tools)
+
+
+async def run_session(
+    session: Session, prompt: str, *, view: LiveView, max_turns: int | None
+) -> Any:
+    """Run one prompt, rendering its events into `view`."""
+    from ..events import Compacted, Notice, TextDelta, TurnEnd, UsageReported
+
+    session.settings.max_turns = max_turns or DEFAULT_MAX_TURNS
+
+    def sink(event: Any) -> None:
+        match event:
+            case TextDelta(text=text):
+                view.text(text)
+            case UsageReported(run_usage=usage, run_cost_usd=cost):
+                view.summary.usage = usage.to_dict()
+                view.summary.cost_usd = cost
+            case TurnEnd(stop_reason=stop_reason):
+                view.summary.model_requests += 1
+                view.summary.stop_reason = stop_reason
+            case Notice(text=text):
+                view.notice(text, level="warning")
+            case Compacted():
+                view.notice("Older turns were summarised (compacted).")
+            case _:
+                view.on_tool_event(event)
+
+    return await session.run(prompt, on_event=sink)

@@ -1,0 +1,216 @@
+"""Approval prompts in the cell: an ipywidgets `Approver` with Allow / Always allow / Deny.
+
+The cell that runs the agent is an awaiting async cell; ipykernel (>= 7.4) dispatches widget
+comm messages while it waits, so a click resolves a future here. Button callbacks only
+resolve that future: anything printed inside a callback would be attributed to the click
+message, not to the cell, so the waiting coroutine (which runs in the cell's context) writes
+the record ("Allowed Bash: ls -la (once)") and disables the buttons.
+
+With no front end (nbclient, nbval, CI) nobody clicks: a configurable timeout turns the
+prompt into a deny with a message that says how to run unattended. ipywidgets is imported
+when the first prompt is built, never at `%load_ext`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import json
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..permissions.api import ApprovalChoice, ApprovalDecision, ApprovalRequest
+
+BUTTON_LABELS: dict[ApprovalChoice, str] = {
+    "allow": "Allow",
+    "always": "Always allow",
+    "deny": "Deny",
+}
+SEND_LABEL = "Send"
+FEEDBACK_PLACEHOLDER = "tell the model what to do instead"
+TIMEOUT_ENV = "JUPYTER_TOOLHOST_APPROVAL_TIMEOUT"
+_FOLD_CHARS = 300
+_FOLD_LINES = 8
+
+
+def approval_timeout_from_env() -> float | None:
+    """`JUPYTER_TOOLHOST_APPROVAL_TIMEOUT` in seconds, or None (wait for a click)."""
+    raw = os.environ.get(TIMEOUT_ENV, "").strip()
+    if not raw:
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        return None
+    return value if value > 0 else None
+
+
+def record_text(request: ApprovalRequest, decision: ApprovalDecision, *, note: str = "") -> str:
+    """The plain line that stays in the output after a decision."""
+    what = f"{request.display_name}: {request.summary}" if request.summary else request.display_name
+    match decision.choice:
+        case "allow":
+            text = f"Allowed {what} (once)"
+        case "always":
+            text = f"Allowed {what} (always)"
+        case "deny":
+            text = f"Denied {what}"
+            if decision.feedback:
+                text += f" — {decision.feedback}"
+    return f"{text} {note}".rstrip()
+
+
+def timeout_decision(request: ApprovalRequest, timeout: float) -> ApprovalDecision:
+    """The deny a headless run gets when nobody answers."""
+    return ApprovalDecision(
+        "deny",
+        feedback=(
+            f"No one answered the approval prompt for {request.display_name} within "
+            f"{timeout:g} s (no front end?). For unattended runs use permission mode "
+            "'dontAsk' with allow rules, e.g. %%agent --mode dontAsk."
+        ),
+    )
+
+
+def input_html(values: Mapping[str, Any]) -> str:
+    """The call's input, pretty: one row per field, long values folded."""
+    rows = []
+    for key, value in values.items():
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, indent=2)
+        escaped = html.escape(text)
+        if len(text) > _FOLD_CHARS or text.count("\n") >= _FOLD_LINES:
+            first = html.escape(" ".join(text[:80].split()))
+            cell = (
+                f"<details><summary><code>{first}…</code> ({len(text):,} characters)</summary>"
+                f"<pre style='margin:0'>{escaped}</pre></details>"
+            )
+        else:
+            cell = f"<pre style='margin:0;white-space:pre-wrap'>{escaped}</pre>"
+        rows.append(
+            f"<tr><td style='vertical-align:top;text-align:left'><b>{html.escape(key)}</b></td>"
+            f"<td style='text-align:left'>{cell}</td></tr>"
+        )
+    return f"<table>{''.join(rows)}</table>"
+
+
+def prompt_html(request: ApprovalRequest) -> str:
+    """The header of an approval prompt: who asks, what, and why."""
+    reason = html.escape(str(request.reason)) if request.reason else ""
+    lines = [
+        f"<b>{html.escape(request.display_name)}</b> wants to run "
+        f"<code>{html.escape(request.summary)}</code>",
+        f"<div style='color:#555'>{html.escape(request.message)}"
+        + (f" <i>({reason})</i>" if reason else "")
+        + "</div>",
+        input_html(request.input),
+    ]
+    if request.suggested_rules:
+        rules = ", ".join(f"<code>{html.escape(r)}</code>" for r in request.suggested_rules)
+        lines.append(f"<div style='color:#888'>Always allow adds: {rules}</div>")
+    if request.agent_id:
+        lines.append(
+            f"<div style='color:#888'>asked by sub-agent {html.escape(request.agent_id)}</div>"
+        )
+    return "".join(lines)
+
+
+@dataclass
+class _Prompt:
+    """The widgets of one pending prompt."""
+
+    box: Any
+    buttons: list[Any]
+    feedback: Any
+    feedback_row: Any
+
+
+class WidgetApprover:
+    """An `Approver` that shows buttons in the running cell and waits for a click.
+
+    `timeout` (seconds) ends an unanswered prompt with a deny; None waits until a click or
+    an interrupt. `emit` writes the record line (defaults to `print`, i.e. the cell's stdout).
+    """
+
+    def __init__(
+        self, *, timeout: float | None = None, emit: Callable[[str], None] | None = None
+    ) -> None:
+        self.timeout = timeout
+        self.emit = emit or (lambda text: print(text, flush=True))
+        self.decisions: list[tuple[ApprovalRequest, ApprovalDecision]] = []
+
+    async def ask(self, request: ApprovalRequest) -> ApprovalDecision:
+        """Show a prompt for `request` and wait for its decision."""
+        loop = asyncio.get_running_loop()
+        answer: asyncio.Future[ApprovalDecision] = loop.create_future()
+        prompt = _build_prompt(request, answer)
+        from IPython.display import display
+
+        display(prompt.box)
+        try:
+            done, _ = await asyncio.wait({answer}, timeout=self.timeout)
+            decision = answer.result() if done else timeout_decision(request, self.timeout or 0)
+            note = "" if done else f"(no answer within {self.timeout:g} s)"
+        except asyncio.CancelledError:
+            self.emit(
+                f"Approval prompt closed (interrupted): {request.display_name}: {request.summary}"
+            )
+            raise
+        finally:
+            answer.cancel()
+            _close(prompt)
+        self.decisions.append((request, decision))
+        self.emit(record_text(request, decision, note=note))
+        return decision
+
+
+def _build_prompt(request: ApprovalRequest, answer: asyncio.Future[ApprovalDecision]) -> _Prompt:
+    import ipywidgets as widgets  # pyright: ignore[reportMissingImports]
+
+    def resolve(decision: ApprovalDecision) -> None:
+        if not answer.done():
+            answer.set_result(decision)
+
+    buttons = {
+        choice: widgets.Button(
+            description=label,
+            button_style={"allow": "success", "always": "info", "deny": "danger"}[choice],
+            tooltip=f"{label}: {request.display_name}",
+        )
+        for choice, label in BUTTON_LABELS.items()
+    }
+    feedback = widgets.Text(placeholder=FEEDBACK_PLACEHOLDER, layout=widgets.Layout(width="60%"))
+    send = widgets.Button(description=SEND_LABEL, button_style="danger")
+    feedback_row = widgets.HBox([feedback, send], layout=widgets.Layout(display="none"))
+
+    def on_allow(_button: Any) -> None:
+        resolve(ApprovalDecision("allow"))
+
+    def on_always(_button: Any) -> None:
+        resolve(ApprovalDecision("always"))
+
+    def on_deny(_button: Any) -> None:
+        feedback_row.layout.display = "flex"
+
+    def on_send(_button: Any) -> None:
+        text = str(feedback.value or "").strip()
+        resolve(ApprovalDecision("deny", feedback=text or None))
+
+    buttons["allow"].on_click(on_allow)
+    buttons["always"].on_click(on_always)
+    buttons["deny"].on_click(on_deny)
+    send.on_click(on_send)
+    header = widgets.HTML(value=prompt_html(request))
+    box = widgets.VBox(
+        [header, widgets.HBox(list(buttons.values())), feedback_row],
+        layout=widgets.Layout(border="1px solid #e0a800", padding="4px", margin="4px 0"),
+    )
+    return _Prompt(box, [*buttons.values(), send], feedback, feedback_row)
+
+
+def _close(prompt: _Prompt) -> None:
+    for button in prompt.buttons:
+        button.disabled = True
+    prompt.feedback.disabled = True
+    prompt.feedback_row.layout.display = "none"

@@ -1,0 +1,185 @@
+"""The `%agent` subcommands: each returns something to display (or None).
+
+status, reset, mode, allow/ask/deny, rules, tools, history [--timeline], cost, compact,
+resume, help. Rules go to the session's permission state; `--save` writes them to the
+project settings file (`.toolhost/settings.json`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from ..context import toolhost_home
+from .options import Command, UsageError, parse_command
+from .render import Rendered, notice_display, table_display
+
+if TYPE_CHECKING:
+    from .host import AgentHost
+
+
+def run_command(host: AgentHost, line: str) -> Rendered | None:
+    """Parse and run one `%agent` line."""
+    command = parse_command(line)
+    handler = _HANDLERS[command.name]
+    return handler(host, command)
+
+
+def _status(host: AgentHost, command: Command) -> Rendered:
+    session = host.session
+    rows: list[tuple[str, Any]] = [
+        ("model", host.model or "(default)"),
+        ("mode", host.mode or "default"),
+        ("cassette", host.cassette or ""),
+        ("session", session.session_id if session else "(none yet)"),
+        ("messages", len(session.messages) if session else 0),
+        ("tool calls", len(host.history)),
+        ("approval timeout", host.approver().timeout or "off"),
+    ]
+    return table_display("status", ("setting", "value"), rows, title="jupyter_toolhost")
+
+
+def _reset(host: AgentHost, command: Command) -> Rendered:
+    host.reset()
+    return notice_display("Conversation reset: the next %%agent cell starts a new one.")
+
+
+def _mode(host: AgentHost, command: Command) -> Rendered:
+    if command.argument is None:
+        return notice_display(f"Permission mode: {host.mode or 'default'}")
+    host.mode = command.argument
+    if host.session is not None:
+        from .agent import set_mode
+
+        set_mode(host.session, command.argument)
+    return notice_display(f"Permission mode set to {command.argument}.")
+
+
+def _rule(host: AgentHost, command: Command) -> Rendered:
+    from ..permissions.engine import add_session_rules
+    from ..permissions.rules import RuleError, parse_rule
+    from ..permissions.settings import SettingsError, save_rule
+
+    rule = command.argument or ""
+    behavior = command.name
+    assert behavior in ("allow", "ask", "deny")
+    try:
+        parse_rule(rule)
+    except RuleError as exc:
+        raise UsageError(f"Not a valid rule: {exc}") from None
+    if host.session is None:
+        raise UsageError("No session yet: run a %%agent cell first, then add rules.")
+    add_session_rules(host.session.context, (rule,), behavior)
+    saved = ""
+    if "--save" in command.flags:
+        try:
+            path = save_rule(rule, behavior, scope="project", cwd=host.cwd)
+        except SettingsError as exc:
+            raise UsageError(str(exc)) from None
+        saved = f" and saved to {path}"
+    return notice_display(f"Added {behavior} rule {rule}{saved}.")
+
+
+def _rules(host: AgentHost, command: Command) -> Rendered:
+    rows = []
+    if host.session is not None:
+        rules = host.session.context.permission_context.rules
+        for source, by_behavior in rules.items():
+            for behavior, listed in by_behavior.items():
+                rows.extend((behavior, rule, source) for rule in listed)
+    return table_display("rules", ("behavior", "rule", "source"), rows, title="permission rules")
+
+
+def _flag(tool: Any, predicate: Callable[[Any], bool]) -> str:
+    try:
+        return "yes" if predicate(None) else "no"
+    except Exception:
+        return "depends"
+
+
+def _tools(host: AgentHost, command: Command) -> Rendered:
+    rows = []
+    for tool in host.tool_pool():
+        try:
+            enabled = bool(tool.is_enabled())
+        except Exception:
+            enabled = False
+        rows.append(
+            (
+                tool.name,
+                _flag(tool, tool.is_read_only),
+                _flag(tool, tool.is_concurrency_safe),
+                tool.should_defer,
+                enabled,
+            )
+        )
+    columns = ("name", "read-only", "concurrency-safe", "deferred", "enabled")
+    return table_display("tools", columns, rows, title="tools offered to the model")
+
+
+def _history(host: AgentHost, command: Command) -> Rendered:
+    if "--timeline" in command.flags:
+        from .timeline import timeline_display
+
+        return timeline_display(host.history)
+    rows = [
+        (card.batch, card.name, card.summary, card.status, f"{card.duration or 0:.3f}s")
+        for card in host.history
+    ]
+    return table_display(
+        "history", ("batch", "tool", "input", "status", "duration"), rows, title="tool calls"
+    )
+
+
+def _cost(host: AgentHost, command: Command) -> Rendered:
+    session = host.session
+    if session is None:
+        return notice_display("No session yet.")
+    usage = session.usage.to_dict()
+    cost = session.cost_usd
+    rows = [*usage.items(), ("estimated cost (USD)", "unknown" if cost is None else f"{cost:.4f}")]
+    return table_display("cost", ("measure", "value"), rows, title=f"session {session.session_id}")
+
+
+def _compact(host: AgentHost, command: Command) -> Rendered:
+    raise UsageError("%agent compact runs as a cell of its own (it awaits the model).")
+
+
+def _resume(host: AgentHost, command: Command) -> Rendered:
+    sessions = toolhost_home(host.cwd) / "sessions"
+    if command.argument is None:
+        found = sorted(
+            (p.parent for p in sessions.glob("*/transcript.jsonl")),
+            key=lambda p: p.stat().st_mtime,
+            reverse=True,
+        )
+        rows = [(p.name, (p / "transcript.jsonl").stat().st_size) for p in found]
+        return table_display("sessions", ("session", "transcript bytes"), rows, title="sessions")
+    from .agent import resume_session
+
+    host.session = resume_session(host, command.argument, tools=host.tool_pool())
+    count = len(host.session.messages)
+    return notice_display(f"Resumed session {command.argument} ({count} messages).")
+
+
+def _help(host: AgentHost, command: Command) -> Rendered:
+    from .magics import HELP
+
+    return notice_display(HELP)
+
+
+_HANDLERS: dict[str, Callable[[AgentHost, Command], Rendered | None]] = {
+    "status": _status,
+    "reset": _reset,
+    "mode": _mode,
+    "allow": _rule,
+    "ask": _rule,
+    "deny": _rule,
+    "rules": _rules,
+    "tools": _tools,
+    "history": _history,
+    "cost": _cost,
+    "compact": _compact,
+    "resume": _resume,
+    "help": _help,
+}

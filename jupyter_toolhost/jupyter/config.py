@@ -1,0 +1,57 @@
+"""`ToolHost`: the traitlets-configurable defaults of the `%%agent` magic.
+
+Set them where Jupyter users set kernel options, e.g. in `ipython_config.py` or
+`ipython_kernel_config.py`: ``c.ToolHost.model = "claude-sonnet-4-5"``,
+``c.ToolHost.permission_mode = "dontAsk"``, ``c.ToolHost.approval_timeout = 60``.
+Options given on a `%%agent` line win over these.
+"""
+
+from __future__ import annotations
+
+from traitlets import Bool, Float, Integer, List, TraitError, Unicode, validate
+from traitlets.config import Configurable
+
+from ..types import PERMISSION_MODES
+
+
+class ToolHost(Configurable):
+    """Defaults for `%%agent` cells in this kernel."""
+
+    model = Unicode(
+        None, allow_none=True, help="Model name (else JUPYTER_TOOLHOST_MODEL, else a default)."
+    ).tag(config=True)
+    permission_mode = Unicode(
+        None,
+        allow_none=True,
+        help="Permission mode: default, acceptEdits, bypassPermissions, dontAsk, plan, auto.",
+    ).tag(config=True)
+    max_turns = Integer(None, allow_none=True, help="Model requests per cell at most.").tag(
+        config=True
+    )
+    cassette = Unicode(
+        None, allow_none=True, help="Replay/record model answers from this cassette file."
+    ).tag(config=True)
+    tools = List(
+        Unicode(), default_value=None, allow_none=True, help="Only offer these tools (names)."
+    ).tag(config=True)
+    kernel_tools = Bool(
+        True, help="Offer PythonExec, ListVariables and InspectVariable to the model."
+    ).tag(config=True)
+    approval_timeout = Float(
+        None,
+        allow_none=True,
+        help=(
+            "Seconds an approval prompt waits for a click before it denies (for headless "
+            "runs); None waits until a click or an interrupt. Env: "
+            "JUPYTER_TOOLHOST_APPROVAL_TIMEOUT."
+        ),
+    ).tag(config=True)
+
+    @validate("permission_mode")
+    def _check_mode(self, proposal: dict) -> str | None:
+        value = proposal["value"]
+        if value is not None and value not in PERMISSION_MODES:
+            raise TraitError(
+                f"permission_mode {value!r} is not one of: {', '.join(PERMISSION_MODES)}"
+            )
+        return value

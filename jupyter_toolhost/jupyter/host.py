@@ -1,0 +1,294 @@
+"""`AgentHost`: one kernel's agent state, and how a `%%agent` cell runs and waits.
+
+The cell awaits the agent's task in 0.1 s slices (`asyncio.wait(..., timeout=0.1)`): that
+keeps the event loop waking up, so a kernel interrupt (which ipykernel turns into a
+`CancelledError` of the cell's coroutine) lands within a fraction of a second. On an
+interrupt the agent's task is cancelled: the session cancels what can be cancelled, lets
+blocking calls finish, answers every tool_use, and the cell ends with `AgentInterrupted`
+(a `KeyboardInterrupt`) after showing what was done. The next cell continues the same
+conversation.
+
+The session, the model client and the tool modules are imported here on first use only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .options import CellOptions, UsageError, parse_cell_line
+
+if TYPE_CHECKING:
+    from ..tool import Tool
+    from .approval import WidgetApprover
+    from .config import ToolHost
+    from .live import LiveView
+    from .render import CallCard
+
+WAIT_SLICE = 0.1
+"""Seconds between wake-ups while the cell waits (how fast an interrupt lands)."""
+STOP_GRACE = 60.0
+"""How long an interrupt waits for calls that block (do not cancel) before giving up."""
+
+
+class AgentHost:
+    """Everything `%%agent` remembers in one kernel: the session, options, call history."""
+
+    def __init__(self, shell: Any, config: ToolHost) -> None:
+        self.shell = shell
+        self.config = config
+        self.model: str | None = config.model
+        self.mode: str | None = config.permission_mode
+        self.cassette: str | None = config.cassette
+        self.session: Any = None
+        self.history: list[CallCard] = []
+        self.batch_offset = 0
+        self.settings_problems: list[str] = []
+        self._approver: WidgetApprover | None = None
+        self._view: LiveView | None = None
+        self._kernel_tools: list[Tool[Any]] | None = None
+
+    # ── pieces made on first use ───────────────────────────────────────────────────────
+
+    def approver(self) -> WidgetApprover:
+        """The widget approver of this kernel (timeout from config, else the environment)."""
+        if self._approver is None:
+            from .approval import WidgetApprover, approval_timeout_from_env
+
+            timeout = self.config.approval_timeout
+            if timeout is None:
+                timeout = approval_timeout_from_env()
+            self._approver = WidgetApprover(timeout=timeout, emit=self._emit_line)
+        return self._approver
+
+    def _emit_line(self, text: str) -> None:
+        if self._view is not None:
+            self._view.line(text)
+        else:
+            print(text, flush=True)
+
+    def kernel_tools(self) -> list[Tool[Any]]:
+        if self._kernel_tools is None:
+            from .kernel_tools import kernel_tools
+
+            self._kernel_tools = kernel_tools(self.shell)
+        return self._kernel_tools
+
+    def tool_pool(self, only: tuple[str, ...] | None = None) -> list[Tool[Any]]:
+        """Built-in tools, kernel tools and `@tool` functions of the notebook (newest wins)."""
+        from ..tool import registered_tools
+        from ..tools import builtin_tools
+
+        pool: dict[str, Tool[Any]] = {t.name: t for t in builtin_tools()}
+        if self.config.kernel_tools:
+            pool.update({t.name: t for t in self.kernel_tools()})
+        pool.update({t.name: t for t in registered_tools()})
+        wanted = only if only is not None else self.config.tools
+        if wanted:
+            missing = [name for name in wanted if name not in pool]
+            if missing:
+                raise UsageError(
+                    f"Unknown tool(s): {', '.join(missing)}. Available: {', '.join(sorted(pool))}"
+                )
+            return [pool[name] for name in wanted]
+        return list(pool.values())
+
+    def describe_call(self, tool_name: str, raw_input: Any) -> tuple[str, str]:
+        """(display name, one-line summary) of a call, for cards."""
+        tools = {t.name: t for t in (self.session_tools() or [])}
+        found = tools.get(tool_name)
+        if found is not None and isinstance(raw_input, dict):
+            try:
+                parsed = found.input_model.model_validate(raw_input)
+                return found.display_name(parsed), found.summarize(parsed)
+            except Exception:
+                pass
+        text = json.dumps(raw_input, ensure_ascii=False, default=str) if raw_input else ""
+        return tool_name, text if len(text) <= 120 else text[:119] + "…"
+
+    def session_tools(self) -> list[Tool[Any]] | None:
+        if self.session is None:
+            return None
+        from .agent import session_tools
+
+        return session_tools(self.session)
+
+    # ── a %%agent cell ─────────────────────────────────────────────────────────────────
+
+    async def run_cell(self, line: str, body: str) -> None:
+        """Run one `%%agent` cell: the cell stays busy (and clickable) until the agent ends."""
+        from IPython.core.error import UsageError as IPythonUsageError
+
+        try:
+            options = parse_cell_line(line)
+            prompt = body.strip()
+            if not prompt:
+                raise UsageError("The cell has no prompt: write it below the %%agent line.")
+            session = self._prepare(options)
+        except UsageError as exc:
+            raise IPythonUsageError(str(exc)) from None
+
+        from .agent import run_session
+        from .live import LiveView
+
+        view = LiveView(describe=self.describe_call)
+        view.start()
+        self._view = view
+        task = asyncio.ensure_future(
+            run_session(
+                session, prompt, view=view, max_turns=options.max_turns or self.config.max_turns
+            )
+        )
+        try:
+            await wait_in_slices(task)
+        except asyncio.CancelledError:
+            await stop_task(task, grace=STOP_GRACE)
+            view.finish(footer=False)
+            self._remember(view)
+            view.notice(_interrupt_summary(view), level="warning")
+            raise AgentInterrupted("the agent was interrupted") from None
+        finally:
+            self._view = None
+        view.finish()
+        self._remember(view)
+        error = task.exception()
+        if error is not None:
+            view.notice(f"The agent stopped: {type(error).__name__}: {error}", level="error")
+            raise error
+
+    def run_cell_blocking(self, line: str, body: str) -> None:
+        """The cell-magic fallback: run the cell on a private loop in a worker thread.
+
+        Used only when a front end calls `run_cell_magic` directly (or with
+        `%autoawait off`); the kernel cannot take widget clicks meanwhile, so approvals
+        are denied after the approval timeout (or at once without one).
+        """
+        from .approval import WidgetApprover, approval_timeout_from_env
+
+        if self.config.approval_timeout is None and approval_timeout_from_env() is None:
+            self._approver = WidgetApprover(timeout=0.01, emit=self._emit_line)
+        outcome: dict[str, BaseException] = {}
+
+        def work() -> None:
+            try:
+                asyncio.run(self.run_cell(line, body))
+            except BaseException as exc:
+                outcome["error"] = exc
+
+        worker = threading.Thread(target=work, name="toolhost-cell", daemon=True)
+        worker.start()
+        worker.join()
+        if "error" in outcome:
+            raise outcome["error"]
+
+    def _prepare(self, options: CellOptions) -> Any:
+        """Apply a cell's options; a new conversation starts from the configured defaults."""
+        starting = options.new or self.session is None
+        if starting:
+            self.model = self.config.model
+            self.mode = self.config.permission_mode
+            self.cassette = self.config.cassette
+        self.model = options.model or self.model
+        self.mode = options.mode or self.mode
+        self.cassette = options.cassette or self.cassette
+        tools = self.tool_pool(options.tools)
+        if starting:
+            from .agent import new_session
+
+            self.session = new_session(self, tools=tools)
+        else:
+            from .agent import update_session
+
+            update_session(self.session, self, tools=tools)  # pyright: ignore[reportArgumentType]
+        return self.session
+
+    def _remember(self, view: LiveView) -> None:
+        cards = view.all_cards()
+        for card in cards:
+            if card.batch >= 0:
+                card.batch += self.batch_offset
+        self.history.extend(cards)
+        batches = [c.batch for c in cards if c.batch >= 0]
+        if batches:
+            self.batch_offset = max(batches) + 1
+
+    def reset(self) -> None:
+        """Forget the conversation (the next cell starts a new one)."""
+        self.session = None
+
+    # ── %agent subcommands ─────────────────────────────────────────────────────────────
+
+    def command(self, line: str) -> Any:
+        from IPython.core.error import UsageError as IPythonUsageError
+
+        from .commands import run_command
+
+        try:
+            return run_command(self, line)
+        except UsageError as exc:
+            raise IPythonUsageError(str(exc)) from None
+
+    async def run_command_async(self, line: str) -> None:
+        """`%agent compact`: summarise the conversation now."""
+        from IPython.core.error import UsageError as IPythonUsageError
+        from IPython.display import display
+
+        from .render import notice_display
+
+        if line.strip() != "compact":
+            raise IPythonUsageError(f"%agent {line} is not an awaiting subcommand.")
+        if self.session is None:
+            display(notice_display("No session yet: nothing to compact."))
+            return
+        task = asyncio.ensure_future(self.session.compact())
+        try:
+            await wait_in_slices(task)
+        except asyncio.CancelledError:
+            await stop_task(task, grace=STOP_GRACE)
+            raise AgentInterrupted("compaction was interrupted") from None
+        boundary = task.result()
+        text = "Nothing to compact yet." if boundary is None else "Conversation compacted."
+        display(notice_display(text))
+
+    @property
+    def cwd(self) -> Path:
+        return Path(os.getcwd())
+
+
+class AgentInterrupted(KeyboardInterrupt):
+    """The cell's error after an interrupt: shown as one line, without a traceback."""
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"{type(self).__name__}: {self}"]
+
+
+async def wait_in_slices(task: asyncio.Future[Any]) -> None:
+    """Wait for `task`, waking every `WAIT_SLICE` seconds so interrupts land quickly."""
+    while not task.done():
+        await asyncio.wait({task}, timeout=WAIT_SLICE)
+
+
+async def stop_task(task: asyncio.Future[Any], *, grace: float) -> None:
+    """Cancel `task` and wait (in slices, up to `grace` s) for it to wind down."""
+    task.cancel()
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + grace
+    while not task.done() and loop.time() < deadline:
+        try:
+            await asyncio.wait({task}, timeout=WAIT_SLICE)
+        except asyncio.CancelledError:
+            continue
+    if task.done() and not task.cancelled():
+        task.exception()  # retrieved: an error while stopping is not reported twice
+
+
+def _interrupt_summary(view: LiveView) -> str:
+    cards = view.all_cards()
+    done = sum(card.status == "done" for card in cards)
+    stopped = sum(card.status in ("cancelled", "error", "denied") for card in cards)
+    calls = f"{done} tool call(s) completed, {stopped} stopped" if cards else "no tool calls ran"
+    return f"Interrupted: {calls}. The conversation is kept; the next %%agent cell continues it."

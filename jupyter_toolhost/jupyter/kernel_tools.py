@@ -1,0 +1,358 @@
+"""Tools that only exist in a kernel: PythonExec, ListVariables, InspectVariable.
+
+PythonExec runs code in the user's namespace on the kernel's main thread (its `call` is
+async, so the pipeline runs it on the event loop), through the shell's own input
+transformations (magics and `!cmd` work), capturing stdout, stderr, rich display output and
+the repr of the last expression. It changes state, so it is neither read-only nor
+concurrency-safe, and its own permission check asks.
+
+ListVariables and InspectVariable only read the namespace: read-only and concurrency-safe.
+pandas and numpy are recognised by duck typing, never imported here.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import fnmatch
+import inspect
+import signal
+import sys
+import threading
+import traceback
+import types
+from collections.abc import Iterator
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from ..context import ToolUseContext
+from ..tool import Tool, build_tool
+from ..types import DecisionReason, PermissionAsk, PermissionResult, ToolError
+
+_REPR_CHARS = 2_000
+
+
+class PythonExecInput(BaseModel):
+    code: str = Field(description="Python code to run in the notebook's namespace.")
+
+
+class ListVariablesInput(BaseModel):
+    pattern: str | None = Field(None, description="Only names matching this glob, e.g. 'df*'.")
+    include_callables: bool = Field(False, description="Also list functions and classes.")
+
+
+class InspectVariableInput(BaseModel):
+    name: str = Field(
+        description="A variable name, optionally with attributes: 'df', 'model.coef_'."
+    )
+
+
+PYTHON_EXEC_DESCRIPTION = """Run Python code in the user's Jupyter kernel, in the same namespace as
+their notebook cells: variables you define stay defined, and you can use theirs. Returns what
+the code printed (stdout, stderr), rich display output as text, and the repr of the last
+expression. IPython syntax (magics, !shell) works. Prefer ListVariables / InspectVariable to
+look at data without changing anything."""
+
+LIST_VARIABLES_DESCRIPTION = """List the variables in the user's Jupyter kernel: name, type,
+shape or length, and approximate memory. Read-only."""
+
+INSPECT_VARIABLE_DESCRIPTION = """Describe one variable of the user's Jupyter kernel without
+changing it: for a DataFrame its shape, dtypes, head and describe(); for an array its shape,
+dtype and value range; otherwise its type, length and repr. Read-only."""
+
+
+def kernel_tools(shell: Any) -> list[Tool[Any]]:
+    """The three kernel tools, bound to `shell` (an IPython InteractiveShell)."""
+
+    async def run_python(input: PythonExecInput, context: ToolUseContext) -> str:
+        return await execute(shell, input.code)
+
+    async def python_permissions(
+        input: PythonExecInput, context: ToolUseContext
+    ) -> PermissionResult:
+        return PermissionAsk(
+            "Run Python code in the kernel's namespace",
+            DecisionReason("tool", "PythonExec changes the kernel's state", "PythonExec"),
+        )
+
+    async def list_variables(input: ListVariablesInput, context: ToolUseContext) -> str:
+        return variables_table(shell, pattern=input.pattern, callables=input.include_callables)
+
+    async def inspect_variable(input: InspectVariableInput, context: ToolUseContext) -> str:
+        return describe(lookup(shell, input.name), name=input.name)
+
+    return [
+        build_tool(
+            name="PythonExec",
+            input_model=PythonExecInput,
+            call=run_python,
+            description=PYTHON_EXEC_DESCRIPTION,
+            check_permissions=python_permissions,
+            interrupt_behavior="cancel",
+            render_tool_use=lambda i: " ".join(i.code.split())[:120],
+        ),
+        build_tool(
+            name="ListVariables",
+            input_model=ListVariablesInput,
+            call=list_variables,
+            description=LIST_VARIABLES_DESCRIPTION,
+            read_only=True,
+            concurrency_safe=True,
+            render_tool_use=lambda i: i.pattern or "*",
+        ),
+        build_tool(
+            name="InspectVariable",
+            input_model=InspectVariableInput,
+            call=inspect_variable,
+            description=INSPECT_VARIABLE_DESCRIPTION,
+            read_only=True,
+            concurrency_safe=True,
+            render_tool_use=lambda i: i.name,
+        ),
+    ]
+
+
+# ── PythonExec ───────────────────────────────────────────────────────────────────────────
+
+
+async def execute(shell: Any, code: str) -> str:
+    """Run `code` like a cell (without history or Out[]), returning what it produced."""
+    from IPython.utils.capture import capture_output
+
+    try:
+        source = shell.transform_cell(code)
+        body, last = _split_last_expression(source)
+    except SyntaxError as exc:
+        raise ToolError(f"SyntaxError: {exc.msg} (line {exc.lineno})") from None
+    namespace = shell.user_ns
+    value: Any = None
+    failure: str | None = None
+    with capture_output(display=True) as captured:
+        try:
+            with _interruptible():
+                if body is not None:
+                    await _run(body, namespace)
+                if last is not None:
+                    value = await _run(last, namespace)
+        except KeyboardInterrupt:
+            failure = "KeyboardInterrupt"
+        except Exception as exc:
+            failure = _user_traceback(exc)
+    parts = []
+    if captured.stdout:
+        parts.append(f"[stdout]\n{captured.stdout.rstrip()}")
+    if captured.stderr:
+        parts.append(f"[stderr]\n{captured.stderr.rstrip()}")
+    for output in captured.outputs:
+        text = output.data.get("text/plain")
+        if text:
+            parts.append(f"[display]\n{text}")
+    if value is not None and failure is None:
+        parts.append(f"[result]\n{_repr(value)}")
+    if failure is not None:
+        parts.append(f"[error]\n{failure}")
+        raise ToolError("\n\n".join(parts))
+    return "\n\n".join(parts) if parts else "(no output)"
+
+
+def _split_last_expression(source: str) -> tuple[types.CodeType | None, types.CodeType | None]:
+    flags = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
+    tree = ast.parse(source, filename="<PythonExec>", mode="exec")
+    last: types.CodeType | None = None
+    if tree.body and isinstance(tree.body[-1], ast.Expr):
+        expression = ast.Expression(tree.body.pop().value)  # type: ignore[attr-defined]
+        last = compile(expression, "<PythonExec>", "eval", flags=flags)
+    body = compile(tree, "<PythonExec>", "exec", flags=flags) if tree.body else None
+    return body, last
+
+
+async def _run(code: types.CodeType, namespace: dict[str, Any]) -> Any:
+    result = eval(code, namespace)
+    if code.co_flags & inspect.CO_COROUTINE:
+        result = await result
+    return result
+
+
+@contextlib.contextmanager
+def _interruptible() -> Iterator[None]:
+    """While user code runs synchronously on the main thread, SIGINT raises there (as in a
+    cell); the kernel's own handler is still called so the agent's cell is interrupted too."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.getsignal(signal.SIGINT)
+
+    def handler(signum: int, frame: Any) -> None:
+        if callable(previous):
+            with contextlib.suppress(Exception):
+                previous(signum, frame)
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _user_traceback(exc: BaseException) -> str:
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == "<PythonExec>"]
+    lines = [f"  line {f.lineno}" for f in frames]
+    return "\n".join([*lines, "".join(traceback.format_exception_only(exc)).rstrip()])
+
+
+def _repr(value: Any) -> str:
+    try:
+        text = repr(value)
+    except Exception as exc:
+        text = f"<repr failed: {type(exc).__name__}>"
+    return text if len(text) <= _REPR_CHARS else text[:_REPR_CHARS] + f"… ({len(text):,} chars)"
+
+
+# ── ListVariables / InspectVariable ──────────────────────────────────────────────────────
+
+
+def user_variables(shell: Any, *, callables: bool = False) -> dict[str, Any]:
+    """The user's own names: no IPython internals, no modules, no `_` names."""
+    hidden = getattr(shell, "user_ns_hidden", {})
+    found = {}
+    for name, value in shell.user_ns.items():
+        if name.startswith("_") or (name in hidden and hidden[name] is value):
+            continue
+        if isinstance(value, types.ModuleType):
+            continue
+        if not callables and (inspect.isroutine(value) or inspect.isclass(value)):
+            continue
+        found[name] = value
+    return found
+
+
+def variables_table(shell: Any, *, pattern: str | None = None, callables: bool = False) -> str:
+    """A plain-text table of the user's variables."""
+    rows = [("name", "type", "shape/len", "memory")]
+    for name, value in sorted(user_variables(shell, callables=callables).items()):
+        if pattern and not fnmatch.fnmatchcase(name, pattern):
+            continue
+        rows.append((name, type(value).__name__, _shape(value), _memory(value)))
+    if len(rows) == 1:
+        return "No variables" + (f" match {pattern!r}." if pattern else " defined yet.")
+    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    return "\n".join(
+        "  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip() for row in rows
+    )
+
+
+def _shape(value: Any) -> str:
+    shape = getattr(value, "shape", None)
+    if isinstance(shape, tuple):
+        return "×".join(str(n) for n in shape) or "scalar"
+    with contextlib.suppress(Exception):
+        if not isinstance(value, str | bytes) and hasattr(value, "__len__"):
+            return f"len {len(value)}"
+        if isinstance(value, str | bytes):
+            return f"len {len(value)}"
+    return ""
+
+
+def _memory(value: Any) -> str:
+    size: int | None = None
+    with contextlib.suppress(Exception):
+        usage: Any = getattr(value, "memory_usage", None)
+        if callable(usage):
+            total: Any = usage(deep=True)
+            size = int(total.sum()) if hasattr(total, "sum") else int(total)
+        elif isinstance(getattr(value, "nbytes", None), int):
+            size = value.nbytes
+        else:
+            size = sys.getsizeof(value)
+    return "" if size is None else _human(size)
+
+
+def _human(size: int) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if size < 1024 or unit == "GB":
+            return f"{size} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024  # type: ignore[assignment]
+    return f"{size} B"
+
+
+def lookup(shell: Any, dotted: str) -> Any:
+    """`name` or `name.attr.attr` in the user namespace; no code is evaluated."""
+    head, *attributes = dotted.strip().split(".")
+    if not head.isidentifier() or not all(a.isidentifier() for a in attributes):
+        raise ToolError(f"{dotted!r} is not a variable name (use 'name' or 'name.attribute').")
+    if head not in shell.user_ns:
+        close = [n for n in user_variables(shell, callables=True) if n.lower() == head.lower()]
+        hint = f" Did you mean {close[0]!r}?" if close else " Use ListVariables to see the names."
+        raise ToolError(f"No variable named {head!r} in the kernel.{hint}")
+    value = shell.user_ns[head]
+    for attribute in attributes:
+        try:
+            value = getattr(value, attribute)
+        except AttributeError:
+            raise ToolError(
+                f"{type(value).__name__} object has no attribute {attribute!r}"
+            ) from None
+    return value
+
+
+def describe(value: Any, *, name: str) -> str:
+    """A read-only description of a value, richer for DataFrames, Series and arrays."""
+    kind = f"{type(value).__module__}.{type(value).__qualname__}".removeprefix("builtins.")
+    lines = [f"{name}: {kind}"]
+    if _is_frame_like(value):
+        lines += _describe_frame(value)
+    elif _is_array_like(value):
+        lines += _describe_array(value)
+    else:
+        shape = _shape(value)
+        if shape:
+            lines.append(shape)
+        if isinstance(value, dict) and value:
+            keys = ", ".join(repr(k) for k in list(value)[:20])
+            lines.append(f"keys: {keys}" + (" …" if len(value) > 20 else ""))
+        lines.append(f"repr: {_repr(value)}")
+        doc = inspect.getdoc(value) if callable(value) else None
+        if doc:
+            lines.append(f"doc: {doc.splitlines()[0]}")
+    return "\n".join(lines)
+
+
+def _is_frame_like(value: Any) -> bool:
+    return (
+        hasattr(value, "dtypes")
+        and callable(getattr(value, "head", None))
+        and callable(getattr(value, "describe", None))
+    )
+
+
+def _is_array_like(value: Any) -> bool:
+    return isinstance(getattr(value, "shape", None), tuple) and hasattr(value, "dtype")
+
+
+def _describe_frame(frame: Any) -> list[str]:
+    lines = [f"shape: {_shape(frame)}", f"memory: {_memory(frame)}"]
+    dtypes = frame.dtypes
+    lines.append(
+        "dtypes:\n" + (dtypes.to_string() if hasattr(dtypes, "to_string") else str(dtypes))
+    )
+    lines.append("head:\n" + _text(frame.head()))
+    with contextlib.suppress(Exception):
+        lines.append("describe:\n" + _text(frame.describe()))
+    return lines
+
+
+def _describe_array(array: Any) -> list[str]:
+    lines = [f"shape: {_shape(array)}", f"dtype: {array.dtype}", f"memory: {_memory(array)}"]
+    with contextlib.suppress(Exception):
+        if array.size:
+            lines.append(f"min: {array.min()!r}  max: {array.max()!r}")
+    lines.append(f"repr: {_repr(array)}")
+    return lines
+
+
+def _text(value: Any) -> str:
+    render: Any = getattr(value, "to_string", None)
+    text = str(render()) if callable(render) else str(value)
+    return text if len(text) <= _REPR_CHARS else text[:_REPR_CHARS] + "…"

@@ -1,0 +1,70 @@
+"""The `%agent` / `%%agent` magics: a thin shell that parses options and calls the host.
+
+A `%%agent` cell normally never reaches the cell magic: the input transformer rewrites it
+into an awaiting async cell (which is what lets approval clicks through while it runs). The
+cell magic is the fallback for front ends that call `run_cell_magic` directly.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from IPython.core.magic import Magics, line_cell_magic, magics_class
+
+from .options import CELL_USAGE, LINE_USAGE
+
+HELP = f"""Run an agent whose tools execute in this kernel.
+
+Usage
+-----
+{CELL_USAGE}
+
+    The cell body is the prompt; the conversation continues across %%agent cells
+    until --new or %agent reset. --mode, --model and --cassette stay in effect for the
+    rest of the conversation; a new one starts from the c.ToolHost defaults.
+
+{LINE_USAGE}
+
+Options
+-------
+--model M        model name (else c.ToolHost.model, JUPYTER_TOOLHOST_MODEL, a default)
+--mode MODE      default | acceptEdits | bypassPermissions | dontAsk | plan | auto
+--new            start a new conversation
+--max-turns N    at most N model requests for this cell
+--cassette PATH  replay (or record) model answers from a cassette file: works offline
+--tools A,B      offer only these tools
+
+Approvals
+---------
+A call that needs approval shows buttons in the cell: Allow, Always allow, Deny (Deny
+opens a field to tell the model what to do instead). Headless runs (nbclient, nbval, CI)
+should use --mode dontAsk with allow rules; c.ToolHost.approval_timeout (or the
+JUPYTER_TOOLHOST_APPROVAL_TIMEOUT environment variable) turns an unanswered prompt into a
+deny after that many seconds.
+
+Configuration
+-------------
+c.ToolHost.model, .permission_mode, .max_turns, .cassette, .tools, .kernel_tools,
+.approval_timeout
+
+The kernel stop button interrupts the agent: cancellable tools stop, the conversation stays
+valid and the next cell continues it.
+"""
+
+
+@magics_class
+class ToolHostMagics(Magics):
+    """Registers `%agent` and `%%agent` for one shell."""
+
+    def __init__(self, shell: Any, host: Any) -> None:
+        super().__init__(shell)
+        self.host = host
+
+    @line_cell_magic
+    def agent(self, line: str, cell: str | None = None) -> Any:
+        if cell is None:
+            return self.host.command(line)
+        return self.host.run_cell_blocking(line, cell)
+
+
+ToolHostMagics.agent.__doc__ = HELP

@@ -1,0 +1,169 @@
+"""Parsing `%%agent` option lines and `%agent` subcommands into plain data.
+
+Pure functions with clear errors (`UsageError` carries the text shown in the cell); no
+IPython here, so the magic and the input transformer share exactly one parser.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass, field
+from typing import Literal, TypeAlias
+
+from ..types import PERMISSION_MODES, PermissionMode
+
+Subcommand: TypeAlias = Literal[
+    "status",
+    "reset",
+    "mode",
+    "allow",
+    "ask",
+    "deny",
+    "rules",
+    "tools",
+    "history",
+    "cost",
+    "compact",
+    "resume",
+    "help",
+]
+SUBCOMMANDS: tuple[Subcommand, ...] = (
+    "status",
+    "reset",
+    "mode",
+    "allow",
+    "ask",
+    "deny",
+    "rules",
+    "tools",
+    "history",
+    "cost",
+    "compact",
+    "resume",
+    "help",
+)
+
+CELL_USAGE = (
+    "%%agent [--model M] [--mode MODE] [--new] [--max-turns N] [--cassette PATH] "
+    "[--tools A,B]\n<prompt lines>"
+)
+LINE_USAGE = (
+    "%agent status | reset | mode [MODE] | allow|ask|deny RULE [--save] | rules | tools | "
+    "history [--timeline] | cost | compact | resume [SESSION] | help"
+)
+
+
+class UsageError(ValueError):
+    """Options that make no sense; the message says what is wrong and what is expected."""
+
+
+@dataclass(frozen=True, slots=True)
+class CellOptions:
+    """The options of one `%%agent` cell (None: use the session's or the config's)."""
+
+    model: str | None = None
+    mode: PermissionMode | None = None
+    new: bool = False
+    max_turns: int | None = None
+    cassette: str | None = None
+    tools: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    """One `%agent` line: a subcommand, its positional argument and its flags."""
+
+    name: Subcommand
+    argument: str | None = None
+    flags: frozenset[str] = field(default_factory=frozenset)
+
+
+def _split(line: str) -> list[str]:
+    try:
+        return shlex.split(line)
+    except ValueError as exc:
+        raise UsageError(f"Could not read the options ({exc}).") from None
+
+
+def parse_mode(value: str) -> PermissionMode:
+    """A permission mode name, checked."""
+    for mode in PERMISSION_MODES:
+        if mode == value:
+            return mode
+    raise UsageError(f"Unknown mode {value!r}; choose one of: {', '.join(PERMISSION_MODES)}.")
+
+
+def parse_cell_line(line: str) -> CellOptions:
+    """The `%%agent ...` line into `CellOptions`."""
+    words = _split(line)
+    values: dict[str, str] = {}
+    new = False
+    index = 0
+    takes_value = ("--model", "--mode", "--max-turns", "--cassette", "--tools")
+    while index < len(words):
+        word = words[index]
+        name, eq, inline = word.partition("=")
+        if word == "--new":
+            new = True
+        elif name in takes_value:
+            if eq:
+                values[name] = inline
+            elif index + 1 < len(words):
+                index += 1
+                values[name] = words[index]
+            else:
+                raise UsageError(f"{name} needs a value.\nUsage: {CELL_USAGE}")
+        else:
+            raise UsageError(f"Unknown option {word!r}.\nUsage: {CELL_USAGE}")
+        index += 1
+    max_turns = None
+    if "--max-turns" in values:
+        try:
+            max_turns = int(values["--max-turns"])
+        except ValueError:
+            raise UsageError("--max-turns needs a whole number, e.g. --max-turns 5.") from None
+        if max_turns < 1:
+            raise UsageError("--max-turns must be at least 1.")
+    tools = None
+    if "--tools" in values:
+        tools = tuple(name.strip() for name in values["--tools"].split(",") if name.strip())
+        if not tools:
+            raise UsageError("--tools needs at least one tool name, e.g. --tools Read,Grep.")
+    return CellOptions(
+        model=values.get("--model") or None,
+        mode=parse_mode(values["--mode"]) if "--mode" in values else None,
+        new=new,
+        max_turns=max_turns,
+        cassette=values.get("--cassette") or None,
+        tools=tools,
+    )
+
+
+def parse_command(line: str) -> Command:
+    """The `%agent ...` line into a `Command` (empty means `status`)."""
+    words = _split(line)
+    if not words:
+        return Command("status")
+    head, rest = words[0], words[1:]
+    name: Subcommand | None = next((s for s in SUBCOMMANDS if s == head), None)
+    if name is None:
+        raise UsageError(f"Unknown subcommand {head!r}.\nUsage: {LINE_USAGE}")
+    flags = frozenset(w for w in rest if w.startswith("--"))
+    positional = [w for w in rest if not w.startswith("--")]
+    allowed_flags = {"allow": {"--save"}, "ask": {"--save"}, "deny": {"--save"}}.get(name, set())
+    if name == "history":
+        allowed_flags = {"--timeline"}
+    unknown = flags - allowed_flags
+    if unknown:
+        raise UsageError(f"%agent {name} does not take {', '.join(sorted(unknown))}.")
+    if name in ("allow", "ask", "deny"):
+        if not positional:
+            raise UsageError(f"%agent {name} needs a rule, e.g. %agent {name} 'Bash(ls *)'.")
+        return Command(name, " ".join(positional), flags)  # a rule may contain spaces
+    if len(positional) > 1 or (positional and name not in ("mode", "resume")):
+        takes = "one argument" if name in ("mode", "resume") else "no argument"
+        raise UsageError(f"%agent {name} takes {takes}.")
+    argument = positional[0] if positional else None
+    if name == "mode" and argument is not None:
+        parse_mode(argument)
+    return Command(name, argument, flags)

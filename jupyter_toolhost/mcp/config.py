@@ -1,0 +1,203 @@
+"""MCP server configuration: the `mcpServers` section of the settings files.
+
+Read from ``~/.toolhost/settings.json`` (user) and ``<cwd>/.toolhost/settings.json``
+(project; a server named in both takes the project's entry). Each entry is either stdio
+(``command``, ``args``, ``env``, optional ``cwd``) or streamable HTTP (``url``, ``headers``;
+``"type": "http"``), with options ``alwaysLoad`` (send its tools in every request instead of
+deferring them), ``timeout`` (seconds to connect) and ``toolTimeout`` (seconds per call).
+``${VAR}`` and ``${VAR:-default}`` in strings take values from the environment. A bad entry
+becomes a clear error for that server; the others still load.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+DEFAULT_CONNECT_TIMEOUT = 30.0
+DEFAULT_TOOL_TIMEOUT = 300.0
+
+_SERVER_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+class McpConfigError(ValueError):
+    """An `mcpServers` entry that cannot be used, with the reason."""
+
+
+@dataclass(frozen=True, slots=True)
+class McpServerConfig:
+    """How to reach one MCP server."""
+
+    name: str
+    transport: Literal["stdio", "http"]
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+    url: str | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+    always_load: bool = False
+    connect_timeout: float = DEFAULT_CONNECT_TIMEOUT
+    tool_timeout: float = DEFAULT_TOOL_TIMEOUT
+    source: str | None = None
+    """The settings file the entry came from (None when added at run time)."""
+
+    @classmethod
+    def stdio(cls, name: str, command: str, *args: str, **options: Any) -> McpServerConfig:
+        """A stdio server, as `%agent mcp add NAME -- COMMAND ARGS` makes one."""
+        check_server_name(name)
+        return cls(name=name, transport="stdio", command=command, args=tuple(args), **options)
+
+
+def check_server_name(name: str) -> str:
+    """A server name becomes part of tool names: letters, digits, '_' and '-' only."""
+    if not _SERVER_NAME.match(name) or "__" in name:
+        raise McpConfigError(
+            f"MCP server name {name!r} must be 1-64 letters, digits, '_' or '-' "
+            "(without '__'), because it becomes part of tool names"
+        )
+    return name
+
+
+def expand_env(value: str, environ: Mapping[str, str] | None = None) -> str:
+    """Replace ``${VAR}`` / ``${VAR:-default}``; an unset variable without default is an error."""
+    env = os.environ if environ is None else environ
+
+    def replace(match: re.Match[str]) -> str:
+        name, default = match.group(1), match.group(2)
+        if name in env:
+            return env[name]
+        if default is not None:
+            return default
+        raise McpConfigError(f"environment variable {name} is not set (used as ${{{name}}})")
+
+    return _ENV_REF.sub(replace, value)
+
+
+def _strings(raw: Any, what: str) -> tuple[str, ...]:
+    if raw is None:
+        return ()
+    if not isinstance(raw, list) or not all(isinstance(item, str) for item in raw):
+        raise McpConfigError(f"{what} must be a list of strings")
+    return tuple(expand_env(item) for item in raw)
+
+
+def _mapping(raw: Any, what: str) -> dict[str, str]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in raw.items()
+    ):
+        raise McpConfigError(f"{what} must be an object of strings")
+    return {key: expand_env(value) for key, value in raw.items()}
+
+
+def _seconds(raw: Any, what: str, default: float) -> float:
+    if raw is None:
+        return default
+    if isinstance(raw, bool) or not isinstance(raw, int | float) or raw <= 0:
+        raise McpConfigError(f"{what} must be a positive number of seconds")
+    return float(raw)
+
+
+def parse_server_config(name: str, raw: Any, *, source: str | None = None) -> McpServerConfig:
+    """One `mcpServers` entry; raises `McpConfigError` saying what is wrong."""
+    check_server_name(name)
+    if not isinstance(raw, dict):
+        raise McpConfigError(f"mcpServers.{name} must be an object")
+    kind = raw.get("type")
+    if kind is None:
+        kind = "http" if "url" in raw else "stdio"
+    if kind in ("http", "streamable-http", "streamableHttp"):
+        url = raw.get("url")
+        if not isinstance(url, str) or not url:
+            raise McpConfigError(f"mcpServers.{name}: an http server needs a 'url'")
+        transport: Literal["stdio", "http"] = "http"
+        command, args, env, cwd = None, (), {}, None
+        url = expand_env(url)
+    elif kind == "stdio":
+        command = raw.get("command")
+        if not isinstance(command, str) or not command:
+            raise McpConfigError(f"mcpServers.{name}: a stdio server needs a 'command'")
+        transport = "stdio"
+        command = expand_env(command)
+        args = _strings(raw.get("args"), f"mcpServers.{name}.args")
+        env = _mapping(raw.get("env"), f"mcpServers.{name}.env")
+        cwd = expand_env(raw["cwd"]) if isinstance(raw.get("cwd"), str) else None
+        url = None
+    else:
+        raise McpConfigError(
+            f"mcpServers.{name}: unknown type {kind!r} (use 'stdio' or 'http'; "
+            "the older SSE transport is not supported)"
+        )
+    return McpServerConfig(
+        name=name,
+        transport=transport,
+        command=command,
+        args=args,
+        env=env,
+        cwd=cwd,
+        url=url,
+        headers=_mapping(raw.get("headers"), f"mcpServers.{name}.headers"),
+        always_load=bool(raw.get("alwaysLoad", False)),
+        connect_timeout=_seconds(
+            raw.get("timeout"), f"mcpServers.{name}.timeout", DEFAULT_CONNECT_TIMEOUT
+        ),
+        tool_timeout=_seconds(
+            raw.get("toolTimeout"), f"mcpServers.{name}.toolTimeout", DEFAULT_TOOL_TIMEOUT
+        ),
+        source=source,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class McpConfigs:
+    """The servers the settings describe, and the entries that could not be used."""
+
+    servers: dict[str, McpServerConfig]
+    errors: dict[str, str]
+    """Server name (or file path for an unreadable file) → what is wrong."""
+
+
+def settings_paths(
+    cwd: str | os.PathLike[str], home: str | os.PathLike[str] | None = None
+) -> list[Path]:
+    """The settings files that may hold `mcpServers`, lowest precedence first."""
+    user_home = Path(home) if home is not None else Path.home()
+    return [user_home / ".toolhost" / "settings.json", Path(cwd) / ".toolhost" / "settings.json"]
+
+
+def load_mcp_configs(
+    cwd: str | os.PathLike[str], *, home: str | os.PathLike[str] | None = None
+) -> McpConfigs:
+    """Read `mcpServers` from the user and project settings files."""
+    servers: dict[str, McpServerConfig] = {}
+    errors: dict[str, str] = {}
+    for path in settings_paths(cwd, home):
+        if not path.is_file():
+            continue
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            errors[str(path)] = f"cannot read {path}: {exc}"
+            continue
+        section = data.get("mcpServers") if isinstance(data, dict) else None
+        if section is None:
+            continue
+        if not isinstance(section, dict):
+            errors[str(path)] = f"{path}: mcpServers must be an object"
+            continue
+        for name, raw in section.items():
+            try:
+                servers[name] = parse_server_config(name, raw, source=str(path))
+                errors.pop(name, None)
+            except McpConfigError as exc:
+                servers.pop(name, None)
+                errors[name] = f"{exc} ({path})"
+    return McpConfigs(servers, errors)

@@ -1,0 +1,141 @@
+"""Turning an MCP server's tools into `Tool`s, and their results into tool_result content.
+
+An MCP tool becomes ``mcp__<server>__<tool>``: its JSON schema goes to the API unchanged
+(`input_schema_override`) and input is checked by a permissive model (the server validates
+for real). It is deferred unless its server says `alwaysLoad`. Annotations map to flags:
+``read_only_hint`` → read-only and concurrency-safe, ``destructive_hint`` → destructive;
+no annotation means neither (fail closed). Results: text stays text, images become image
+blocks, embedded resources become text (or an image, or a note for other binary data),
+resource links a line of text; ``isError`` raises `ToolError` so the pipeline reports it.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from collections.abc import Callable
+from typing import Any
+
+import mcp_types
+from pydantic import BaseModel, ConfigDict
+
+from ..context import ToolUseContext
+from ..tool import Tool, build_tool
+from ..types import ContentBlock, ToolError
+
+MAX_NAME = 128
+IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+
+
+class McpToolInput(BaseModel):
+    """Accepts any JSON object; the MCP server validates against its own schema."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+def mcp_tool_name(server: str, tool: str) -> str:
+    """``mcp__<server>__<tool>``, with characters the API refuses replaced by '_'."""
+    name = f"mcp__{_UNSAFE.sub('_', server)}__{_UNSAFE.sub('_', tool)}"
+    return name[:MAX_NAME]
+
+
+def api_schema(schema: dict[str, Any] | None) -> dict[str, Any]:
+    """The server's input schema as the API wants it: an object schema."""
+    result = dict(schema or {})
+    result.setdefault("type", "object")
+    if result.get("type") == "object":
+        result.setdefault("properties", {})
+    return result
+
+
+def _annotation(tool: mcp_types.Tool, field: str) -> bool:
+    annotations = tool.annotations
+    return bool(annotations is not None and getattr(annotations, field, None) is True)
+
+
+CallFn = Callable[[str, dict[str, Any]], Any]
+"""Sends one call to the server: (MCP tool name, arguments) → `CallToolResult` (awaitable)."""
+
+
+def build_mcp_tool(
+    server: str, tool: mcp_types.Tool, call: CallFn, *, always_load: bool = False
+) -> Tool[McpToolInput]:
+    """A `Tool` that forwards calls to the server's tool through `call`."""
+    read_only = _annotation(tool, "read_only_hint")
+    remote_name = tool.name
+
+    async def run(input: McpToolInput, _context: ToolUseContext) -> list[ContentBlock]:
+        arguments = dict(input.model_extra or {})
+        result = await call(remote_name, arguments)
+        return convert_result(result)
+
+    title = tool.annotations.title if tool.annotations and tool.annotations.title else None
+    description = (tool.description or "").strip() or title or f"{remote_name} ({server})"
+    return build_tool(
+        name=mcp_tool_name(server, tool.name),
+        input_model=McpToolInput,
+        call=run,
+        description=description,
+        read_only=read_only,
+        concurrency_safe=read_only,
+        destructive=_annotation(tool, "destructive_hint"),
+        should_defer=True,
+        always_load=always_load,
+        user_facing_name=f"{server} - {title or remote_name} (MCP)",
+        is_mcp=True,
+        input_schema_override=api_schema(tool.input_schema),
+        extras={"mcp_server": server, "mcp_tool": remote_name},
+    )
+
+
+def _resource_block(resource: Any) -> ContentBlock:
+    uri = str(getattr(resource, "uri", ""))
+    mime = getattr(resource, "mime_type", None) or ""
+    text = getattr(resource, "text", None)
+    if isinstance(text, str):
+        return {"type": "text", "text": f"[resource {uri}]\n{text}"}
+    blob = getattr(resource, "blob", None)
+    if isinstance(blob, str) and mime in IMAGE_TYPES:
+        return _image(blob, mime)
+    size = len(base64.b64decode(blob, validate=False)) if isinstance(blob, str) else 0
+    return {
+        "type": "text",
+        "text": f"[binary resource {uri} ({mime or 'unknown type'}, {size} bytes) not shown]",
+    }
+
+
+def _image(data: str, mime: str) -> ContentBlock:
+    return {"type": "image", "source": {"type": "base64", "media_type": mime, "data": data}}
+
+
+def convert_block(block: Any) -> ContentBlock:
+    """One MCP content block as an API content block."""
+    kind = getattr(block, "type", None)
+    if kind == "text":
+        return {"type": "text", "text": block.text}
+    if kind == "image":
+        if block.mime_type in IMAGE_TYPES:
+            return _image(block.data, block.mime_type)
+        return {"type": "text", "text": f"[image of type {block.mime_type} not shown]"}
+    if kind == "audio":
+        return {"type": "text", "text": f"[audio ({block.mime_type}) not shown]"}
+    if kind == "resource":
+        return _resource_block(block.resource)
+    if kind == "resource_link":
+        described = f": {block.description}" if getattr(block, "description", None) else ""
+        return {"type": "text", "text": f"[resource link {block.uri} ({block.name}){described}]"}
+    return {"type": "text", "text": f"[unsupported MCP content of type {kind!r}]"}
+
+
+def convert_result(result: mcp_types.CallToolResult) -> list[ContentBlock]:
+    """A `CallToolResult` as tool_result content; an `isError` result raises `ToolError`."""
+    blocks = [convert_block(block) for block in result.content]
+    if not blocks and result.structured_content is not None:
+        text = json.dumps(result.structured_content, ensure_ascii=False, indent=2, default=str)
+        blocks = [{"type": "text", "text": text}]
+    if result.is_error:
+        text = "\n".join(b["text"] for b in blocks if b.get("type") == "text")
+        raise ToolError(text or "The MCP tool reported an error without a message.")
+    return blocks

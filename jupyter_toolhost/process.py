@@ -1,0 +1,263 @@
+"""Running subprocesses for tools: each in its own process group, output kept off the heap.
+
+`run_process` sends a child's stdout and stderr straight to files, so output of any size
+never passes through this process's memory; after the child exits, a stream that fits the
+budget is read back (and its file removed), a bigger one stays on disk and only a preview is
+read. On timeout, abort (`context.abort`, through `AbortSignal.add_callback`) or
+cancellation the whole process group is killed. `run_capture` is the small-output variant
+(pipes, bounded read) for helpers like ripgrep; `spawn_detached` starts a background process
+that outlives the call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from .context import AbortSignal
+
+PREVIEW_BYTES = 2_000
+"""How much of a stream that went over the budget is read back as its preview."""
+
+
+@dataclass(frozen=True, slots=True)
+class CapturedStream:
+    """One output stream of a finished process."""
+
+    text: str
+    """The whole output when it fit the budget; else the first `PREVIEW_BYTES` of it."""
+    size: int
+    """Bytes the process wrote."""
+    path: Path | None = None
+    """The file holding the whole output, when it went over the budget."""
+
+    @property
+    def spilled(self) -> bool:
+        return self.path is not None
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessResult:
+    """How a process ended and what it wrote."""
+
+    exit_code: int | None
+    stdout: CapturedStream
+    stderr: CapturedStream
+    elapsed: float
+    timed_out: bool = False
+    aborted: str | None = None
+    """The abort reason when the call was aborted (the process group was killed)."""
+
+
+def kill_group(pid: int, sig: int = signal.SIGKILL) -> None:
+    """Kill the process group led by `pid` (started with `start_new_session`); never raises."""
+    with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
+        os.killpg(pid, sig)
+
+
+async def run_process(
+    argv: Sequence[str],
+    *,
+    cwd: str | os.PathLike[str],
+    output_dir: Path,
+    name: str,
+    budget_bytes: int,
+    stderr_budget_bytes: int | None = None,
+    time_limit: float | None = None,
+    abort: AbortSignal | None = None,
+    env: Mapping[str, str] | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> ProcessResult:
+    """Run `argv` to completion in a new process group, stdout and stderr going to files.
+
+    The files are `<output_dir>/<name>.txt` and `<name>.stderr.txt`; each is removed again
+    when its stream fits its budget (`budget_bytes`; stderr's defaults to the same). After
+    `time_limit` seconds the group is killed. `progress(bytes_written)` is called about once
+    a second while the process runs.
+    """
+    out_path, err_path = _output_paths(output_dir, name)
+    started = time.monotonic()
+    with out_path.open("wb") as out_file, err_path.open("wb") as err_file:
+        process = await asyncio.create_subprocess_exec(
+            *argv,
+            cwd=os.fspath(cwd),
+            env=dict(env) if env is not None else None,
+            stdin=subprocess.DEVNULL,
+            stdout=out_file,
+            stderr=err_file,
+            start_new_session=True,
+        )
+    pid = process.pid
+    reasons: list[str] = []
+
+    def on_abort(reason: str) -> None:
+        reasons.append(reason)
+        kill_group(pid)
+
+    remove = abort.add_callback(on_abort) if abort is not None else (lambda: None)
+    reporter = _start_reporter(out_path, progress) if progress is not None else None
+    timed_out = False
+    try:
+        try:
+            await asyncio.wait_for(process.wait(), time_limit)
+        except TimeoutError:
+            timed_out = True
+            kill_group(pid)
+            await process.wait()
+    except BaseException:
+        kill_group(pid)
+        raise
+    finally:
+        remove()
+        if reporter is not None:
+            reporter.cancel()
+    return ProcessResult(
+        exit_code=process.returncode,
+        stdout=_collect(out_path, budget_bytes),
+        stderr=_collect(err_path, stderr_budget_bytes or budget_bytes),
+        elapsed=time.monotonic() - started,
+        timed_out=timed_out,
+        aborted=reasons[0] if reasons else None,
+    )
+
+
+def _output_paths(output_dir: Path, name: str) -> tuple[Path, Path]:
+    output_dir.mkdir(parents=True, exist_ok=True)
+    return output_dir / f"{name}.txt", output_dir / f"{name}.stderr.txt"
+
+
+def _start_reporter(path: Path, progress: Callable[[int], None]) -> asyncio.Task[None]:
+    async def report() -> None:
+        last = -1
+        while True:
+            await asyncio.sleep(1.0)
+            size = _size(path)
+            if size != last:
+                last = size
+                with contextlib.suppress(Exception):
+                    progress(size)
+
+    return asyncio.ensure_future(report())
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def _collect(path: Path, budget_bytes: int) -> CapturedStream:
+    size = _size(path)
+    if size <= budget_bytes:
+        data = path.read_bytes() if size else b""
+        with contextlib.suppress(OSError):
+            path.unlink()
+        return CapturedStream(text=data.decode("utf-8", errors="replace"), size=size)
+    with open(path, "rb") as handle:
+        head = handle.read(PREVIEW_BYTES)
+    return CapturedStream(text=head.decode("utf-8", errors="ignore"), size=size, path=path)
+
+
+@dataclass(frozen=True, slots=True)
+class CaptureResult:
+    """Output of `run_capture`: bytes read up to the cap."""
+
+    exit_code: int | None
+    stdout: bytes
+    stderr: bytes
+    truncated: bool
+    """The cap was reached and the process was killed."""
+
+
+async def run_capture(
+    argv: Sequence[str],
+    *,
+    cwd: str | os.PathLike[str] | None = None,
+    max_bytes: int,
+    time_limit: float | None = None,
+    abort: AbortSignal | None = None,
+) -> CaptureResult:
+    """Run `argv` with pipes, reading at most `max_bytes` of stdout (then killing it).
+
+    Raises `TimeoutError` after `time_limit` seconds; the process group is killed on every
+    early exit.
+    """
+    process = await asyncio.create_subprocess_exec(
+        *argv,
+        cwd=os.fspath(cwd) if cwd is not None else None,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    pid = process.pid
+    remove = abort.add_callback(lambda _r: kill_group(pid)) if abort is not None else None
+    try:
+        return await asyncio.wait_for(_read_capped(process, max_bytes), time_limit)
+    finally:
+        if remove is not None:
+            remove()
+        if process.returncode is None:
+            kill_group(pid)
+            with contextlib.suppress(Exception):
+                await process.wait()
+
+
+async def _read_capped(process: asyncio.subprocess.Process, max_bytes: int) -> CaptureResult:
+    assert process.stdout is not None and process.stderr is not None
+    stderr_task = asyncio.ensure_future(_drain(process.stderr, 1 << 16))
+    chunks: list[bytes] = []
+    total = 0
+    truncated = False
+    while True:
+        chunk = await process.stdout.read(1 << 20)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        total += len(chunk)
+        if total >= max_bytes:
+            truncated = True
+            kill_group(process.pid)
+            break
+    stderr = await stderr_task
+    await process.wait()
+    data = b"".join(chunks)
+    return CaptureResult(process.returncode, data[:max_bytes], stderr, truncated)
+
+
+async def _drain(stream: asyncio.StreamReader, keep: int) -> bytes:
+    """Read a stream to its end (so the child never blocks on it), keeping the first bytes."""
+    kept = bytearray()
+    while chunk := await stream.read(1 << 16):
+        if len(kept) < keep:
+            kept += chunk[: keep - len(kept)]
+    return bytes(kept)
+
+
+def spawn_detached(
+    argv: Sequence[str],
+    *,
+    cwd: str | os.PathLike[str],
+    output_path: Path,
+    env: Mapping[str, str] | None = None,
+) -> subprocess.Popen[bytes]:
+    """Start a background process in its own session, stdout and stderr appended to a file."""
+    output_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(output_path, "ab") as output:
+        return subprocess.Popen(
+            list(argv),
+            cwd=os.fspath(cwd),
+            env=dict(env) if env is not None else None,
+            stdin=subprocess.DEVNULL,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )

@@ -1,0 +1,265 @@
+"""Subagents: child loops of a session, their registry, mailboxes and runs.
+
+A subagent is an `AgentLoop` of its own (its conversation, its transcript under
+`.toolhost/sessions/<session>/subagents/<id>.jsonl`, a system prompt for its type, a tool
+subset) that shares its parent's model client, pipeline (so its permission asks go to the
+same approver, labelled with its `agent_id`) and app state (permission context, task list,
+background tasks). It is reached through `context.options.extras["agent_loop"]`, the
+parent's loop, which the session provides. Runs of one subagent never overlap; a message
+sent to a running subagent waits in its mailbox and is delivered between two of its turns
+(or as a follow-up run when it was about to stop).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Literal, Protocol, TypeAlias
+
+from ...context import AbortSignal, FileStateCache, ToolUseContext, ToolUseOptions
+from ...conversation import text_block
+from ...events import LoopEvent, TurnEnd
+from ...loop import AgentLoop, LoopSettings
+from ...model.base import Model, ModelRequest
+from ...orchestration.pipeline import Pipeline
+from ...tool import Tool
+from ...transcript import Transcript
+from ...types import ToolError
+from ..tasks.state import shared
+from .agent_types import AgentType
+
+PARENT_LOOP_KEY = "agent_loop"
+"""`context.options.extras[PARENT_LOOP_KEY]`: the session's `AgentLoop` (model, pipeline)."""
+MAIN_ONLY_FLAG = "main_agent_only"
+"""`Tool.extras[MAIN_ONLY_FLAG]`: the tool changes session-wide state (the permission mode,
+the working directory, teams, further agents) and is not given to subagents."""
+REGISTRY_KEY = "subagents"
+MAX_DEPTH = 3
+LEAD = "lead"
+CONTINUING = ("tool_use", "pause_turn")
+"""Stop reasons after which the loop sends another request (mail can join it)."""
+
+AgentStatus: TypeAlias = Literal["running", "idle", "failed", "stopped"]
+
+
+class ParentLoop(Protocol):
+    """What a subagent takes from its parent's loop."""
+
+    model: Model
+    model_id: str
+    pipeline: Pipeline
+    settings: LoopSettings
+
+
+class SubagentLoop(AgentLoop):
+    """An `AgentLoop` whose system prompt starts with its agent type's prompt."""
+
+    def __init__(self, *, type_prompt: str, **options: Any) -> None:
+        super().__init__(**options)
+        self.type_prompt = type_prompt
+
+    def request(self, *args: Any, **kwargs: Any) -> ModelRequest:
+        request = super().request(*args, **kwargs)
+        return replace(request, system=[text_block(self.type_prompt), *request.system])
+
+
+@dataclass(eq=False)
+class Subagent:
+    """One subagent of the session."""
+
+    id: str
+    agent_type: str
+    description: str
+    loop: AgentLoop
+    name: str | None = None
+    team: str | None = None
+    status: AgentStatus = "idle"
+    last_report: str = ""
+    runs: int = 0
+    mailbox: list[tuple[str, str]] = field(default_factory=list)
+    """(sender, text) messages not yet delivered."""
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False)
+    abort: AbortSignal = field(default_factory=AbortSignal, repr=False)
+    """Fired to stop the subagent for good (TaskStop, TeamDelete)."""
+
+    @property
+    def label(self) -> str:
+        return self.name or self.id
+
+    @property
+    def busy(self) -> bool:
+        return self.lock.locked()
+
+    def deliver(self, sender: str, text: str) -> None:
+        self.mailbox.append((sender, text))
+
+
+class Subagents:
+    """The subagents of one session, by id."""
+
+    def __init__(self) -> None:
+        self._agents: dict[str, Subagent] = {}
+        self._ids = itertools.count(1)
+
+    def new_id(self) -> str:
+        return f"agent_{next(self._ids)}_{secrets.token_hex(2)}"
+
+    def add(self, agent: Subagent) -> None:
+        self._agents[agent.id] = agent
+
+    def get(self, agent_id: str) -> Subagent | None:
+        return self._agents.get(agent_id)
+
+    def all(self) -> list[Subagent]:
+        return list(self._agents.values())
+
+    def find(self, target: str, *, team: str | None = None) -> Subagent | None:
+        """An agent by id, else by name (within `team` first)."""
+        if target in self._agents:
+            return self._agents[target]
+        named = [a for a in self._agents.values() if a.name == target]
+        in_team = [a for a in named if team is not None and a.team == team]
+        return (in_team or named or [None])[-1]
+
+    def team_members(self, team: str) -> list[Subagent]:
+        return [a for a in self._agents.values() if a.team == team]
+
+
+def subagents(context: ToolUseContext) -> Subagents:
+    """The session's subagent registry (created on first use)."""
+    return shared(context, REGISTRY_KEY, Subagents)
+
+
+def parent_loop(context: ToolUseContext) -> ParentLoop:
+    loop = context.options.extras.get(PARENT_LOOP_KEY)
+    if loop is None:
+        raise ToolError(
+            "Subagents are not available in this session: it did not provide its loop "
+            f"(context.options.extras[{PARENT_LOOP_KEY!r}])."
+        )
+    return loop
+
+
+def subagent_tools(pool: Sequence[Tool[Any]], agent_type: AgentType) -> list[Tool[Any]]:
+    """The tools a subagent of `agent_type` gets from its parent's pool."""
+    allowed = [t for t in pool if not t.extras.get(MAIN_ONLY_FLAG)]
+    if agent_type.tools:
+        wanted = set(agent_type.tools)
+        allowed = [t for t in pool if t.name in wanted]
+    return allowed
+
+
+def create(
+    context: ToolUseContext,
+    *,
+    agent_type: AgentType,
+    description: str,
+    cwd: Path,
+    name: str | None = None,
+    team: str | None = None,
+    team_prompt: str = "",
+    background: bool = False,
+) -> Subagent:
+    """Make (but do not run) a subagent of the session that `context` belongs to."""
+    if context.query_tracking.depth >= MAX_DEPTH:
+        raise ToolError(f"Subagents may nest at most {MAX_DEPTH} deep.")
+    parent = parent_loop(context)
+    registry = subagents(context)
+    agent_id = registry.new_id()
+    tools = subagent_tools(context.options.tools, agent_type)
+    extras = {**context.options.extras}
+    if team is not None:
+        extras["team_name"] = team
+    child_context = ToolUseContext(
+        options=ToolUseOptions(
+            tools=tuple(tools),
+            main_loop_model=parent.model_id,
+            mcp_clients=context.options.mcp_clients,
+            extras=extras,
+        ),
+        app_state=context.app_state,
+        read_file_state=FileStateCache(),
+        abort=AbortSignal() if background else context.abort.child(),
+        cwd=cwd,
+        session_id=context.session_id,
+        agent_id=agent_id,
+        query_tracking=context.query_tracking.child(),
+    )
+    transcript = Transcript(context.session_dir() / "subagents" / f"{agent_id}.jsonl")
+    prompt = agent_type.system_prompt + (f"\n\n{team_prompt}" if team_prompt else "")
+    loop = SubagentLoop(
+        type_prompt=prompt,
+        model=parent.model,
+        model_id=parent.model_id,
+        tools=tools,
+        pipeline=parent.pipeline,
+        context=child_context,
+        settings=replace(parent.settings),
+        transcript=transcript,
+    )
+    agent = Subagent(
+        id=agent_id,
+        agent_type=agent_type.name,
+        description=description,
+        loop=loop,
+        name=name,
+        team=team,
+    )
+    registry.add(agent)
+    return agent
+
+
+async def run(agent: Subagent, prompt: str, *, abort: AbortSignal | None = None) -> str:
+    """Run `prompt` in the subagent, then any mail that came too late for a turn; returns
+    its last report. `abort` (the calling call's signal) cancels the run when it fires."""
+    async with agent.lock:
+        agent.status = "running"
+        agent.runs += 1
+        task = asyncio.current_task()
+        loop = asyncio.get_running_loop()
+        signals = [s for s in (abort, agent.abort) if s is not None]
+        removers = [s.add_callback(_canceller(loop, task)) for s in signals]
+        try:
+            report = await agent.loop.run(prompt, on_event=_mail_carrier(agent))
+            while agent.mailbox:
+                report = await agent.loop.run(_take_mail(agent), on_event=_mail_carrier(agent))
+        except asyncio.CancelledError:
+            agent.status = "stopped"
+            raise
+        except Exception:
+            agent.status = "failed"
+            raise
+        finally:
+            for remove in removers:
+                remove()
+        agent.status = "idle"
+        agent.last_report = str(report)
+        return agent.last_report
+
+
+def _canceller(loop: asyncio.AbstractEventLoop, task: asyncio.Task[Any] | None) -> Any:
+    def cancel(_reason: str) -> None:
+        if task is not None:
+            loop.call_soon_threadsafe(task.cancel)
+
+    return cancel
+
+
+def _mail_carrier(agent: Subagent) -> Any:
+    """An event sink that hands waiting mail to the loop between two turns."""
+
+    def on_event(event: LoopEvent) -> None:
+        between_turns = isinstance(event, TurnEnd) and event.stop_reason in CONTINUING
+        if between_turns and agent.mailbox:
+            agent.loop.add_user([text_block(_take_mail(agent))])
+
+    return on_event
+
+
+def _take_mail(agent: Subagent) -> str:
+    mail, agent.mailbox = agent.mailbox, []
+    return "\n\n".join(f'<message from="{sender}">\n{text}\n</message>' for sender, text in mail)

@@ -1,0 +1,238 @@
+"""Bash: run a shell command in the session's persistent working directory.
+
+Each call runs `bash -c` in a new process group (`jupyter_toolhost.process`), its output
+written straight to files under ``<session>/tool-results`` so even a 1 GB output never sits
+in this process's memory; output over the budget stays there and the model gets a
+`<persisted-output>` reference with a preview. An EXIT trap writes the shell's final
+directory to a side file, which becomes the next call's working directory (kept in the app
+state under ``extras["bash.cwd"]``). Timeout, cancel and sibling abort kill the whole group.
+A non-zero exit raises, so the result is an error and siblings are cancelled.
+
+Sandbox: with ``options.extras["bash_sandbox"]`` true or ``JUPYTER_TOOLHOST_BASH_SANDBOX=1``
+the command runs under bubblewrap (`bwrap`): the file system read-only except the session's
+working directory, the shell's current directory when it is under it, and /tmp; no network.
+Asked for and `bwrap` missing, the call fails rather than run unsandboxed.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import uuid
+from dataclasses import replace
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ...context import AppState, ToolUseContext
+from ...process import CapturedStream, ProcessResult, run_process
+from ...results import PREVIEW_BYTES, human_size
+from ...tool import Tool, build_tool
+from ...types import ToolError, ToolInputError
+from .background import start_task
+from .prompt import (
+    DEFAULT_TIMEOUT_MS,
+    DESCRIPTION,
+    MAX_TIMEOUT_MS,
+    NAME,
+    STDERR_BUDGET_BYTES,
+    STDOUT_BUDGET_BYTES,
+)
+from .readonly import is_read_only_command
+
+CWD_KEY = "bash.cwd"
+SANDBOX_ENV = "JUPYTER_TOOLHOST_BASH_SANDBOX"
+
+
+class BashInput(BaseModel):
+    """Input of Bash."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    command: str = Field(description="The command to run.")
+    timeout: int | None = Field(
+        default=None,
+        ge=1,
+        le=MAX_TIMEOUT_MS,
+        description=f"Timeout in milliseconds (default {DEFAULT_TIMEOUT_MS}).",
+    )
+    description: str | None = Field(
+        default=None, description="What the command does, in 5-10 words."
+    )
+    run_in_background: bool = Field(
+        default=False, description="Start it and return at once with a task id."
+    )
+
+
+def shell_cwd(context: ToolUseContext) -> Path:
+    """Where the next command runs: the last command's final directory, or the session's."""
+    saved = context.get_app_state().extras.get(CWD_KEY)
+    if saved and Path(saved).is_dir():
+        return Path(saved)
+    return context.cwd
+
+
+def _remember_cwd(context: ToolUseContext, cwd: str) -> None:
+    def update(state: AppState) -> AppState:
+        return replace(state, extras={**state.extras, CWD_KEY: cwd})
+
+    context.set_app_state(update)
+
+
+def _shell() -> str:
+    return shutil.which("bash") or "/bin/sh"
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.update({"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"})
+    return env
+
+
+def sandbox_enabled(context: ToolUseContext) -> bool:
+    """Whether commands run under bubblewrap (a setting; off by default)."""
+    setting = context.options.extras.get("bash_sandbox")
+    if setting is not None:
+        return bool(setting)
+    return os.environ.get(SANDBOX_ENV, "") not in ("", "0", "false", "no")
+
+
+def sandbox_prefix(context: ToolUseContext, cwd: Path) -> list[str]:
+    """The `bwrap` arguments: read-only root, writable working dir and /tmp, no network."""
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        raise ToolError(
+            "The Bash sandbox is enabled but bubblewrap (`bwrap`) is not installed; the "
+            "command was not run. Install bubblewrap or turn the sandbox off."
+        )
+    argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    argv += ["--bind", "/tmp", "/tmp", "--unshare-net", "--die-with-parent"]
+    writable = [context.cwd, context.session_dir()]
+    for path in writable:
+        path.mkdir(parents=True, exist_ok=True)
+        argv += ["--bind", str(path), str(path)]
+    return [*argv, "--chdir", str(cwd), "--"]
+
+
+async def run_bash(input: BashInput, context: ToolUseContext) -> str:
+    """Run one command (or start it in the background) and describe how it went."""
+    if not input.command.strip():
+        raise ToolInputError("The command is empty.")
+    cwd = shell_cwd(context)
+    prefix = sandbox_prefix(context, cwd) if sandbox_enabled(context) else []
+    if input.run_in_background:
+        task = start_task(
+            context,
+            argv=[*prefix, _shell(), "-c", input.command],
+            command=input.command,
+            cwd=cwd,
+            env=_env(),
+            description=input.description,
+        )
+        return (
+            f"Command running in the background with task id {task.id}.\n"
+            f"Its output (stdout and stderr) goes to: {task.output_path}\n"
+            "Read that file to check on it; Sleep to wait."
+        )
+    name = _safe(context.tool_use_id or uuid.uuid4().hex)
+    output_dir = context.session_dir() / "tool-results"
+    output_dir.mkdir(parents=True, exist_ok=True)
+    cwd_file = output_dir / f"{name}.cwd"
+    script = f"trap 'pwd -P >| {shlex.quote(str(cwd_file))}' EXIT\n{input.command}"
+    timeout_ms = input.timeout or DEFAULT_TIMEOUT_MS
+    progress = context.progress
+
+    def report(size: int) -> None:
+        if progress is not None:
+            progress(f"{human_size(size)} of output so far")
+
+    result = await run_process(
+        [*prefix, _shell(), "-c", script],
+        cwd=cwd,
+        output_dir=output_dir,
+        name=f"{name}-bash",
+        budget_bytes=STDOUT_BUDGET_BYTES,
+        stderr_budget_bytes=STDERR_BUDGET_BYTES,
+        time_limit=timeout_ms / 1000,
+        abort=context.abort,
+        env=_env(),
+        progress=report,
+    )
+    _take_cwd(context, cwd_file)
+    text = describe(result)
+    if result.timed_out:
+        raise ToolError(
+            f"Command timed out after {timeout_ms} ms; it was killed with every process it "
+            f"started.\n{text}".rstrip()
+        )
+    if result.exit_code != 0:
+        raise ToolError(f"{text}\nExit code {result.exit_code}".strip())
+    return text or "(no output)"
+
+
+def _take_cwd(context: ToolUseContext, cwd_file: Path) -> None:
+    try:
+        final = cwd_file.read_text(encoding="utf-8").strip()
+        cwd_file.unlink()
+    except OSError:
+        return
+    if final and Path(final).is_dir():
+        _remember_cwd(context, final)
+
+
+def describe(result: ProcessResult) -> str:
+    """stdout, then stderr (each inline, or a persisted-output reference when spilled)."""
+    parts: list[str] = []
+    stdout = _stream_text(result.stdout)
+    if stdout:
+        parts.append(stdout)
+    err_text = _stream_text(result.stderr)
+    if err_text:
+        parts.append(f"stderr:\n{err_text}")
+    return "\n".join(parts)
+
+
+def _stream_text(stream: CapturedStream) -> str:
+    if stream.path is None:
+        return stream.text.rstrip("\n")
+    return (
+        "<persisted-output>\n"
+        f"Output too large ({human_size(stream.size)}). Full output saved to: {stream.path}\n\n"
+        f"Preview (first {PREVIEW_BYTES // 1000}KB):\n"
+        f"{stream.text}...\n"
+        "</persisted-output>"
+    )
+
+
+def _safe(text: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_" else "_" for c in text) or "call"
+
+
+def _read_only(input: BashInput) -> bool:
+    return not input.run_in_background and is_read_only_command(input.command)
+
+
+def _summary(input: BashInput) -> str:
+    return input.command
+
+
+def make_tool() -> Tool[BashInput]:
+    """A fresh Bash tool."""
+    return build_tool(
+        name=NAME,
+        input_model=BashInput,
+        call=run_bash,
+        description=DESCRIPTION,
+        max_result_size_chars=50_000,
+        read_only=_read_only,
+        concurrency_safe=_read_only,
+        interrupt_behavior="cancel",
+        cancels_siblings_on_error=True,
+        shell_command=_summary,
+        render_tool_use=_summary,
+        search_hint="shell command terminal run execute bash script",
+    )
+
+
+TOOL = make_tool()

@@ -1,0 +1,187 @@
+"""Background work of a session that runs on the kernel's event loop: the task registry.
+
+A background subagent (or anything else that runs on after the call that started it as an
+asyncio task) registers here and gets a task id; each task brings its own `stop` action.
+Background Bash commands keep their own registry (`tools/bash/background.py`, processes
+watched from threads); `TaskGet`, `TaskList` and `TaskStop` read both. One registry per
+session, shared with the session's subagents, found with `background_tasks(context)`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import itertools
+import threading
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal, TypeAlias
+
+from ...context import ToolUseContext
+from .state import shared
+
+TaskStatus: TypeAlias = Literal["running", "completed", "failed", "stopped"]
+StopAction: TypeAlias = Callable[[], Awaitable[None] | None]
+REGISTRY_KEY = "async_tasks"
+OUTPUT_TAIL_CHARS = 4_000
+
+
+@dataclass
+class BackgroundTask:
+    """One piece of background work: what it is, how it is going, how to stop it."""
+
+    id: str
+    kind: str
+    """"bash", "agent", ... — shown to people and the model, never branched on."""
+    description: str
+    stop_action: StopAction | None = None
+    output_path: Path | None = None
+    """A file the task writes its output to, if it has one."""
+    status: TaskStatus = "running"
+    result: str | None = None
+    """The final text (a subagent's report) or a short summary (an exit code)."""
+    exit_code: int | None = None
+    started_at: float = field(default_factory=time.time)
+    ended_at: float | None = None
+    owner: str | None = None
+    """The agent that started it (None: the main session)."""
+    done: asyncio.Event = field(default_factory=asyncio.Event, repr=False)
+
+    def finish(
+        self, status: TaskStatus, *, result: str | None = None, exit_code: int | None = None
+    ) -> None:
+        """Record the end of the task (only the first end counts)."""
+        if self.status != "running":
+            return
+        self.status = status
+        self.result = result
+        self.exit_code = exit_code
+        self.ended_at = time.time()
+        loop = _loop_of(self.done)
+        if loop is None:
+            self.done.set()
+        else:
+            loop.call_soon_threadsafe(self.done.set)
+
+    async def wait(self, seconds: float | None = None) -> bool:
+        """Wait until the task ends; True if it did within `seconds`."""
+        try:
+            await asyncio.wait_for(self.done.wait(), seconds)
+        except TimeoutError:
+            return self.status != "running"
+        return True
+
+    def output_tail(self, limit: int = OUTPUT_TAIL_CHARS) -> str:
+        """The last `limit` characters of the output file ('' without one)."""
+        if self.output_path is None:
+            return ""
+        try:
+            with open(self.output_path, "rb") as handle:
+                handle.seek(0, 2)
+                size = handle.tell()
+                handle.seek(max(0, size - limit * 4))
+                data = handle.read().decode("utf-8", errors="replace")
+        except OSError:
+            return ""
+        return data[-limit:]
+
+    def describe(self) -> str:
+        """A few lines the model can read."""
+        elapsed = (self.ended_at or time.time()) - self.started_at
+        lines = [
+            f"Task {self.id} ({self.kind}): {self.description}",
+            f"Status: {self.status} ({elapsed:.1f} s)",
+        ]
+        if self.exit_code is not None:
+            lines.append(f"Exit code: {self.exit_code}")
+        if self.owner:
+            lines.append(f"Owner: {self.owner}")
+        if self.output_path is not None:
+            lines.append(f"Output file: {self.output_path}")
+        if self.result:
+            lines.append(f"Result:\n{self.result}")
+        tail = self.output_tail()
+        if tail:
+            lines.append(f"Output (last {len(tail)} characters):\n{tail}")
+        return "\n".join(lines)
+
+
+def _loop_of(event: asyncio.Event) -> asyncio.AbstractEventLoop | None:
+    loop = getattr(event, "_loop", None)
+    return loop if isinstance(loop, asyncio.AbstractEventLoop) else None
+
+
+class BackgroundTasks:
+    """The registry of one session's background tasks."""
+
+    def __init__(self) -> None:
+        self._tasks: dict[str, BackgroundTask] = {}
+        self._lock = threading.Lock()
+        self._counter = itertools.count(1)
+
+    def register(
+        self,
+        *,
+        kind: str,
+        description: str,
+        stop: StopAction | None = None,
+        output_path: Path | None = None,
+        owner: str | None = None,
+        task_id: str | None = None,
+    ) -> BackgroundTask:
+        """Add a running task; its id is `task_id` or `<kind>_<n>`."""
+        with self._lock:
+            new_id = task_id or f"{kind}_{next(self._counter)}"
+            if new_id in self._tasks:
+                raise ValueError(f"a background task with id {new_id!r} exists already")
+            task = BackgroundTask(
+                id=new_id,
+                kind=kind,
+                description=description,
+                stop_action=stop,
+                output_path=output_path,
+                owner=owner,
+            )
+            self._tasks[new_id] = task
+            return task
+
+    def get(self, task_id: str) -> BackgroundTask | None:
+        with self._lock:
+            return self._tasks.get(task_id)
+
+    def all(self) -> list[BackgroundTask]:
+        """Every task, oldest first."""
+        with self._lock:
+            return list(self._tasks.values())
+
+    def running(self) -> list[BackgroundTask]:
+        return [task for task in self.all() if task.status == "running"]
+
+    async def stop(self, task_id: str) -> BackgroundTask:
+        """Stop a running task; raises `KeyError` for an unknown id, `ValueError` if it ended."""
+        task = self.get(task_id)
+        if task is None:
+            raise KeyError(task_id)
+        if task.status != "running":
+            raise ValueError(f"task {task_id} is not running (status: {task.status})")
+        if task.stop_action is not None:
+            outcome = task.stop_action()
+            if inspect.isawaitable(outcome):
+                await outcome
+        task.finish("stopped", result=task.result)
+        return task
+
+    async def stop_all(self) -> None:
+        """Stop everything still running (a session closing)."""
+        for task in self.running():
+            try:
+                await self.stop(task.id)
+            except (KeyError, ValueError):
+                continue
+
+
+def background_tasks(context: ToolUseContext) -> BackgroundTasks:
+    """The session's registry (created on first use)."""
+    return shared(context, REGISTRY_KEY, BackgroundTasks)

@@ -1,0 +1,208 @@
+"""EnterWorktree and ExitWorktree: a git worktree on a new branch, and the session's cwd.
+
+The session's working directory is kept in the app state (`extras["cwd"]`) so it outlives
+one call; each call's `context.cwd` is a per-call copy, so these tools also hand the
+orchestrator a context modifier that moves the running context, and move the Bash tool's
+shell (`extras["bash.cwd"]`) with it. `effective_cwd(context)`
+is where a tool should resolve paths when it cannot rely on the session honouring
+`extras["cwd"]`. The active worktree is `extras["worktree"]` (a `Worktree`).
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ...context import ToolUseContext
+from ...process import run_capture
+from ...tool import Tool, ToolOutput, build_tool
+from ...types import ToolInputError
+from ..bash import CWD_KEY as SHELL_CWD_KEY
+from ..tasks.state import set_extra
+from .prompt import ENTER, ENTER_DESCRIPTION, EXIT, EXIT_DESCRIPTION
+
+CWD_KEY = "cwd"
+WORKTREE_KEY = "worktree"
+BRANCH_PREFIX = "toolhost/"
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+GIT_TIMEOUT = 60.0
+
+
+@dataclass(frozen=True, slots=True)
+class Worktree:
+    """The worktree the session is in."""
+
+    name: str
+    path: Path
+    branch: str
+    repo_root: Path
+    base_commit: str
+    original_cwd: Path
+
+
+def effective_cwd(context: ToolUseContext) -> Path:
+    """The session's working directory: the app state's if a tool moved it, else the call's."""
+    moved = context.get_app_state().extras.get(CWD_KEY)
+    return Path(moved) if moved else context.cwd
+
+
+def current_worktree(context: ToolUseContext) -> Worktree | None:
+    found = context.get_app_state().extras.get(WORKTREE_KEY)
+    return found if isinstance(found, Worktree) else None
+
+
+class EnterWorktreeInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str | None = Field(
+        default=None, description="A name for the worktree and its branch (default: random)."
+    )
+
+
+class ExitWorktreeInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    action: Literal["keep", "remove"] = Field(description="Keep it on disk, or remove it.")
+    discard_changes: bool = Field(
+        default=False, description="With remove: delete even uncommitted changes or commits."
+    )
+
+
+async def _git(context: ToolUseContext, cwd: Path, *args: str) -> tuple[int | None, str, str]:
+    result = await run_capture(
+        ["git", *args], cwd=cwd, max_bytes=1 << 20, time_limit=GIT_TIMEOUT, abort=context.abort
+    )
+    out = result.stdout.decode("utf-8", errors="replace").strip()
+    err = result.stderr.decode("utf-8", errors="replace").strip()
+    return result.exit_code, out, err
+
+
+async def enter_worktree(input: EnterWorktreeInput, context: ToolUseContext) -> ToolOutput:
+    if current_worktree(context) is not None:
+        raise ToolInputError("Already in a worktree; leave it with ExitWorktree first.")
+    name = input.name or f"wt-{secrets.token_hex(3)}"
+    if not _NAME.match(name):
+        raise ToolInputError(
+            f"Invalid worktree name {name!r}: use letters, digits, '.', '_' or '-' (max 64)."
+        )
+    cwd = effective_cwd(context)
+    if not cwd.is_dir():
+        raise ToolInputError(f"The working directory {cwd} does not exist.")
+    code, root_text, err = await _git(context, cwd, "rev-parse", "--show-toplevel")
+    if code != 0:
+        raise ToolInputError(
+            f"{cwd} is not inside a git repository, so no worktree can be made here "
+            f"({err or 'git rev-parse failed'}). Use `git init` or work in a repository."
+        )
+    root = Path(root_text)
+    code, head, _ = await _git(context, root, "rev-parse", "--verify", "HEAD")
+    if code != 0:
+        raise ToolInputError(f"The repository at {root} has no commits yet; commit first.")
+    path = root / ".toolhost" / "worktrees" / name
+    branch = BRANCH_PREFIX + name
+    if path.exists():
+        raise ToolInputError(f"{path} exists already; choose another name.")
+    code, _, _ = await _git(
+        context, root, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}"
+    )
+    if code == 0:
+        raise ToolInputError(f"The branch {branch} exists already; choose another name.")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    ignore = path.parent / ".gitignore"
+    if not ignore.exists():
+        ignore.write_text("*\n", encoding="utf-8")
+    code, _, err = await _git(context, root, "worktree", "add", "-b", branch, str(path), head)
+    if code != 0:
+        raise ToolInputError(f"git worktree add failed: {err}")
+    try:
+        inside = path / cwd.resolve().relative_to(root)
+    except ValueError:
+        inside = path
+    new_cwd = inside if inside.is_dir() else path
+    tree = Worktree(name, path, branch, root, head, cwd)
+    set_extra(context, WORKTREE_KEY, tree)
+    _move_session(context, new_cwd)
+    text = (
+        f"Created worktree {path} on new branch {branch} (from {head[:12]}). "
+        f"The working directory is now {new_cwd}."
+    )
+    return ToolOutput(text, context_modifier=_move_to(new_cwd))
+
+
+async def exit_worktree(input: ExitWorktreeInput, context: ToolUseContext) -> ToolOutput:
+    tree = current_worktree(context)
+    if tree is None:
+        raise ToolInputError("Not in a worktree made by EnterWorktree; nothing to exit.")
+    if input.action == "remove":
+        if tree.path.exists() and not input.discard_changes:
+            await _refuse_if_work_would_be_lost(context, tree)
+        if tree.path.exists():
+            code, _, err = await _git(
+                context, tree.repo_root, "worktree", "remove", "--force", str(tree.path)
+            )
+            if code != 0:
+                raise ToolInputError(f"git worktree remove failed: {err}")
+        await _git(context, tree.repo_root, "branch", "-D", tree.branch)
+        done = f"Removed worktree {tree.path} and branch {tree.branch}."
+    else:
+        done = f"Kept worktree {tree.path} on branch {tree.branch}."
+    set_extra(context, WORKTREE_KEY, None)
+    _move_session(context, tree.original_cwd)
+    text = f"{done} The working directory is back to {tree.original_cwd}."
+    return ToolOutput(text, context_modifier=_move_to(tree.original_cwd))
+
+
+async def _refuse_if_work_would_be_lost(context: ToolUseContext, tree: Worktree) -> None:
+    _, status, _ = await _git(context, tree.path, "status", "--porcelain")
+    _, count, _ = await _git(context, tree.path, "rev-list", "--count", f"{tree.base_commit}..HEAD")
+    problems = []
+    if status:
+        problems.append(f"uncommitted changes:\n{status}")
+    if count.isdigit() and int(count) > 0:
+        problems.append(f"{count} new commit(s) on {tree.branch}")
+    if problems:
+        raise ToolInputError(
+            f"The worktree {tree.path} has " + " and ".join(problems) + ". Keep it "
+            "(action: keep), or confirm with the user and pass discard_changes: true."
+        )
+
+
+def _move_session(context: ToolUseContext, cwd: Path) -> None:
+    """Record the session's new working directory (the Bash tool's shell follows it)."""
+    set_extra(context, CWD_KEY, str(cwd))
+    set_extra(context, SHELL_CWD_KEY, str(cwd))
+
+
+def _move_to(cwd: Path) -> Any:
+    def modify(context: ToolUseContext) -> None:
+        context.cwd = cwd
+
+    return modify
+
+
+def make_tools() -> list[Tool[Any]]:
+    """Fresh EnterWorktree and ExitWorktree tools."""
+    return [
+        build_tool(
+            name=ENTER,
+            input_model=EnterWorktreeInput,
+            call=enter_worktree,
+            description=ENTER_DESCRIPTION,
+            should_defer=True,
+            search_hint="git worktree isolated branch checkout",
+        ),
+        build_tool(
+            name=EXIT,
+            input_model=ExitWorktreeInput,
+            call=exit_worktree,
+            description=EXIT_DESCRIPTION,
+            destructive=lambda input: input.action == "remove",
+            should_defer=True,
+            search_hint="leave remove git worktree",
+        ),
+    ]

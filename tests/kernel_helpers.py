@@ -1,0 +1,188 @@
+"""Driving a real IPython kernel through jupyter_client, as a front end would.
+
+`Kernel` starts one kernel in a directory with a given environment, runs cells, collects
+their iopub output, and clicks widget buttons by sending the `comm_msg` a browser sends.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from queue import Empty
+from typing import Any
+
+from jupyter_client.manager import KernelManager
+
+
+@dataclass
+class CellRun:
+    """What one execute_request produced."""
+
+    msg_id: str
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    reply: dict[str, Any] | None = None
+    finished_at: float | None = None
+
+    @property
+    def stdout(self) -> str:
+        return "".join(
+            m["content"]["text"]
+            for m in self.messages
+            if m["msg_type"] == "stream" and m["content"]["name"] == "stdout"
+        )
+
+    @property
+    def stderr(self) -> str:
+        return "".join(
+            m["content"]["text"]
+            for m in self.messages
+            if m["msg_type"] == "stream" and m["content"]["name"] == "stderr"
+        )
+
+    def displays(self, key: str = "text/plain") -> list[str]:
+        return [
+            m["content"]["data"][key]
+            for m in self.messages
+            if m["msg_type"] in ("display_data", "execute_result") and key in m["content"]["data"]
+        ]
+
+    @property
+    def error(self) -> dict[str, Any] | None:
+        return next((m["content"] for m in self.messages if m["msg_type"] == "error"), None)
+
+    @property
+    def status(self) -> str | None:
+        return None if self.reply is None else self.reply["content"]["status"]
+
+    def text(self) -> str:
+        """Everything shown as text: streams, plain displays, error name and value."""
+        parts = [self.stdout, self.stderr, *self.displays()]
+        if self.error:
+            parts.append(f"{self.error['ename']}: {self.error['evalue']}")
+        return "\n".join(parts)
+
+
+class Kernel:
+    """One kernel; `run(code)` executes a cell and waits for it to end."""
+
+    def __init__(self, cwd: Path, env: dict[str, str] | None = None) -> None:
+        self.manager = KernelManager(kernel_name="python3")
+        full_env = {**os.environ, **(env or {})}
+        self.manager.start_kernel(cwd=str(cwd), env=full_env)
+        self.client = self.manager.blocking_client()
+        self.client.start_channels()
+        self.client.wait_for_ready(timeout=60)
+        self.runs: dict[str, CellRun] = {}
+        self.widgets: dict[str, dict[str, Any]] = {}
+        """comm id → the widget state sent in its comm_open."""
+
+    def close(self) -> None:
+        self.client.stop_channels()
+        self.manager.shutdown_kernel(now=True)
+
+    # ── running cells ──────────────────────────────────────────────────────────────────
+
+    def submit(self, code: str) -> CellRun:
+        """Send a cell without waiting (like Run All queueing cells)."""
+        msg_id = self.client.execute(code, store_history=True, allow_stdin=False)
+        run = CellRun(msg_id)
+        self.runs[msg_id] = run
+        return run
+
+    def pump(self, timeout: float = 0.05) -> dict[str, Any] | None:
+        """Read one iopub message (if any), file it under its cell; returns it."""
+        try:
+            message = self.client.get_iopub_msg(timeout=timeout)
+        except Empty:
+            return None
+        parent = message.get("parent_header", {}).get("msg_id")
+        if message["msg_type"] == "comm_open":
+            data = message["content"].get("data", {})
+            self.widgets[message["content"]["comm_id"]] = dict(data.get("state", {}))
+        run = self.runs.get(parent)
+        if run is not None:
+            run.messages.append(message)
+            if (
+                message["msg_type"] == "status"
+                and message["content"]["execution_state"] == "idle"
+                and run.finished_at is None
+            ):
+                run.finished_at = time.monotonic()
+        return message
+
+    def wait(
+        self,
+        run: CellRun,
+        *,
+        timeout: float = 30,
+        until: Callable[[], bool] | None = None,
+    ) -> CellRun:
+        """Pump messages until `run` is idle (or `until()` holds); fails on timeout."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if until is not None and until():
+                return run
+            if until is None and run.finished_at is not None:
+                self._take_reply(run)
+                return run
+            self.pump()
+        raise AssertionError(f"cell did not finish within {timeout} s; so far:\n{run.text()}")
+
+    def _take_reply(self, run: CellRun) -> None:
+        while run.reply is None:
+            reply = self.client.get_shell_msg(timeout=10)
+            target = self.runs.get(reply["parent_header"].get("msg_id"))
+            if target is not None:
+                target.reply = reply
+
+    def run(self, code: str, *, timeout: float = 30) -> CellRun:
+        return self.wait(self.submit(code), timeout=timeout)
+
+    # ── widgets ────────────────────────────────────────────────────────────────────────
+
+    def buttons(self, description: str, run: CellRun | None = None) -> list[str]:
+        """Comm ids of Button widgets with this description (opened by `run`, if given)."""
+        return self._widgets("ButtonModel", "description", description, run)
+
+    def texts(self, placeholder: str, run: CellRun | None = None) -> list[str]:
+        """Comm ids of Text widgets with this placeholder (opened by `run`, if given)."""
+        return self._widgets("TextModel", "placeholder", placeholder, run)
+
+    def _widgets(self, model: str, key: str, value: str, run: CellRun | None) -> list[str]:
+        opened = None
+        if run is not None:
+            opened = {m["content"]["comm_id"] for m in run.messages if m["msg_type"] == "comm_open"}
+        return [
+            comm_id
+            for comm_id, state in self.widgets.items()
+            if state.get("_model_name") == model
+            and state.get(key) == value
+            and (opened is None or comm_id in opened)
+        ]
+
+    def wait_for_button(
+        self, run: CellRun, description: str, *, count: int = 1, timeout: float = 20
+    ) -> list[str]:
+        """Wait until `run` has shown `count` buttons with this description; their ids."""
+        self.wait(run, timeout=timeout, until=lambda: len(self.buttons(description, run)) >= count)
+        return self.buttons(description, run)
+
+    def click(self, comm_id: str) -> None:
+        """What the browser sends when a button is clicked."""
+        self.send_comm(comm_id, {"method": "custom", "content": {"event": "click"}})
+
+    def set_value(self, comm_id: str, value: Any) -> None:
+        """What the browser sends when a text field changes."""
+        self.send_comm(comm_id, {"method": "update", "state": {"value": value}, "buffer_paths": []})
+
+    def send_comm(self, comm_id: str, data: dict[str, Any]) -> None:
+        message = self.client.session.msg("comm_msg", {"comm_id": comm_id, "data": data})
+        self.client.shell_channel.send(message)
+
+    def interrupt(self) -> float:
+        """Interrupt the kernel (the stop button); returns when it was sent."""
+        self.manager.interrupt_kernel()
+        return time.monotonic()

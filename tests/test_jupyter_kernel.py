@@ -1,0 +1,257 @@
+"""`%%agent` in a real kernel driven over jupyter_client, with the loopback Messages API.
+
+One kernel and one scripted server are shared by the module; each test starts a new
+conversation (`--new`) and appends its own model turns. Clicks are the `comm_msg` a browser
+sends to a Button's comm while the cell is busy.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kernel_helpers import Kernel
+
+from jupyter_toolhost.testing import MessagesServer, Turn, text, tool_use
+
+pytestmark = pytest.mark.timeout(90)
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[MessagesServer]:
+    with MessagesServer() as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def kernel(server: MessagesServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kernel]:
+    root = tmp_path_factory.mktemp("kernel")
+    env = {
+        "ANTHROPIC_BASE_URL": server.base_url,
+        "ANTHROPIC_API_KEY": "test-key",
+        "JUPYTER_TOOLHOST_HOME": str(root / ".toolhost"),
+        "HOME": str(root),
+    }
+    running = Kernel(root, env)
+    try:
+        loaded = running.run("%load_ext jupyter_toolhost")
+        assert loaded.status == "ok", loaded.text()
+        yield running
+    finally:
+        running.close()
+
+
+def last_tool_results(server: MessagesServer) -> list[dict[str, Any]]:
+    """The tool_result blocks of the last request's last user message."""
+    message = server.requests[-1].body["messages"][-1]
+    assert message["role"] == "user"
+    return [b for b in message["content"] if b.get("type") == "tool_result"]
+
+
+def result_text(block: dict[str, Any]) -> str:
+    content = block["content"]
+    return content if isinstance(content, str) else json.dumps(content)
+
+
+def test_allow_runs_the_tool_and_the_same_cell_finishes(kernel: Kernel, server: MessagesServer):
+    server.add_turns(
+        Turn(
+            [
+                text("Let me compute."),
+                tool_use("PythonExec", {"code": "x = 41\nprint('hi')\nx + 1"}),
+            ]
+        ),
+        Turn([text("The answer is 42.")]),
+    )
+    run = kernel.submit("%%agent --new\nWhat is 41 + 1?")
+    [allow] = kernel.wait_for_button(run, "Allow")
+    assert run.finished_at is None, "the cell must stay busy while the prompt waits"
+    kernel.click(allow)
+    kernel.wait(run)
+
+    assert run.status == "ok", run.text()
+    assert "Allowed PythonExec: x = 41 print('hi') x + 1 (once)" in run.stdout
+    assert "The answer is 42." in run.stdout
+    assert any("✓ PythonExec" in d for d in kernel.runs[run.msg_id].displays())
+    [result] = last_tool_results(server)
+    assert "[stdout]\nhi" in result_text(result) and "[result]\n42" in result_text(result)
+    assert kernel.run("print(x)").stdout == "41\n"
+
+
+def test_deny_sends_the_reason_to_the_model(kernel: Kernel, server: MessagesServer):
+    server.add_turns(
+        Turn([tool_use("PythonExec", {"code": "import os; os.remove('data.csv')"})]),
+        Turn([text("Understood, I will not delete it.")]),
+    )
+    run = kernel.submit("%%agent --new\nClean up")
+    [send] = kernel.wait_for_button(run, "Send")
+    [deny] = kernel.buttons("Deny", run)
+    kernel.click(deny)
+    [field] = kernel.texts("tell the model what to do instead", run)
+    kernel.set_value(field, "keep the file, just list it")
+    kernel.click(send)
+    kernel.wait(run)
+
+    assert run.status == "ok", run.text()
+    [result] = last_tool_results(server)
+    assert result.get("is_error") is True
+    assert "keep the file, just list it" in result_text(result)
+    assert "Denied PythonExec" in run.stdout
+    assert "I will not delete it." in run.stdout
+
+
+def test_always_allow_stops_the_next_identical_ask(kernel: Kernel, server: MessagesServer):
+    call = {"code": "counter = globals().get('counter', 0) + 1"}
+    server.add_turns(
+        Turn([tool_use("PythonExec", call)]),
+        Turn([tool_use("PythonExec", call)]),
+        Turn([text("Counted twice.")]),
+    )
+    run = kernel.submit("%%agent --new\nCount twice")
+    [always] = kernel.wait_for_button(run, "Always allow")
+    kernel.click(always)
+    kernel.wait(run)
+
+    assert run.status == "ok", run.text()
+    assert len(kernel.buttons("Always allow", run)) == 1, "the second call must not ask"
+    assert "Counted twice." in run.stdout
+    assert kernel.run("print(counter)").stdout == "2\n"
+
+
+def test_two_concurrent_asks_each_get_a_prompt(kernel: Kernel, server: MessagesServer):
+    define = kernel.run(
+        "from jupyter_toolhost import tool\n"
+        "@tool(concurrency_safe=True)\n"
+        "def note(text: str) -> str:\n"
+        "    'Write a note.'\n"
+        "    return 'noted ' + text\n"
+    )
+    assert define.status == "ok", define.text()
+    server.add_turns(
+        Turn([tool_use("note", {"text": "one"}), tool_use("note", {"text": "two"})]),
+        Turn([text("Both noted.")]),
+    )
+    run = kernel.submit("%%agent --new\nNote twice")
+    first, second = kernel.wait_for_button(run, "Allow", count=2)
+    kernel.click(second)
+    kernel.click(first)
+    kernel.wait(run)
+
+    assert run.status == "ok", run.text()
+    results = last_tool_results(server)
+    assert [result_text(r) for r in results] == ["noted one", "noted two"]
+    assert "Both noted." in run.stdout
+    assert any("run concurrently" in d for d in run.displays())
+
+
+def test_run_all_runs_the_queued_cell_after_the_agent(kernel: Kernel, server: MessagesServer):
+    server.add_turns(
+        Turn([tool_use("PythonExec", {"code": "order = ['agent']"})]),
+        Turn([text("Done.")]),
+    )
+    agent = kernel.submit("%%agent --new\nRecord the order")
+    after = kernel.submit("order.append('next cell'); print(order)")
+    [allow] = kernel.wait_for_button(agent, "Allow")
+    assert not after.messages, "the queued cell must not start while the agent waits"
+    kernel.click(allow)
+    kernel.wait(agent)
+    kernel.wait(after)
+
+    assert agent.status == "ok" and after.status == "ok"
+    assert after.stdout == "['agent', 'next cell']\n"
+    assert agent.finished_at is not None and after.finished_at is not None
+    assert agent.finished_at <= after.finished_at
+
+
+def test_interrupt_during_a_tool(kernel: Kernel, server: MessagesServer):
+    server.add_turns(
+        Turn([tool_use("Sleep", {"duration_ms": 30_000})]), Turn([text("Resumed fine.")])
+    )
+    run = kernel.submit("%%agent --new --mode bypassPermissions\nWait a long time")
+    kernel.wait(run, until=lambda: any("Sleep" in d for d in run.displays()) or _running(run))
+    time.sleep(0.3)
+    sent = kernel.interrupt()
+    kernel.wait(run, timeout=15)
+
+    assert run.status == "error" and run.error is not None
+    assert run.error["ename"] == "AgentInterrupted"  # a KeyboardInterrupt
+    assert run.finished_at is not None
+    assert run.finished_at - sent < 3.0
+    assert "Interrupted" in run.text()
+    assert kernel.run("print(1 + 1)").stdout == "2\n"
+    follow = kernel.run("%%agent\nAre you still there?")
+    assert follow.status == "ok", follow.text()
+    assert "Resumed fine." in follow.stdout
+    assert not server.errors, server.errors
+
+
+def test_interrupt_during_a_prompt(kernel: Kernel, server: MessagesServer):
+    server.add_turns(Turn([tool_use("PythonExec", {"code": "print('never' + 'ran')"})]))
+    run = kernel.submit("%%agent --new\nDo something risky")
+    [allow] = kernel.wait_for_button(run, "Allow")
+    sent = kernel.interrupt()
+    kernel.wait(run, timeout=15)
+
+    assert run.error is not None and run.error["ename"] == "AgentInterrupted"
+    assert run.finished_at is not None
+    assert run.finished_at - sent < 3.0
+    assert "Approval prompt closed (interrupted): PythonExec" in run.stdout
+    assert "neverran" not in run.stdout
+    disabled = [
+        m
+        for m in run.messages
+        if m["msg_type"] == "comm_msg"
+        and m["content"]["comm_id"] == allow
+        and m["content"]["data"].get("state", {}).get("disabled") is True
+    ]
+    assert disabled, "the prompt's buttons must be disabled once it is closed"
+    assert kernel.run("print('usable')").stdout == "usable\n"
+
+
+def _running(run: Any) -> bool:
+    return any(
+        m["msg_type"] == "update_display_data" and "running" in json.dumps(m["content"]["data"])
+        for m in run.messages
+    )
+
+
+def test_nbclient_runs_a_notebook_in_dont_ask_mode(
+    server: MessagesServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    server.add_turns(
+        Turn([text("Checking."), tool_use("PythonExec", {"code": "print('should not run')"})]),
+        Turn([text("I was not allowed to run code.")]),
+    )
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    monkeypatch.setenv("JUPYTER_TOOLHOST_HOME", str(tmp_path / ".toolhost"))
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [
+        nbformat.v4.new_code_cell("%load_ext jupyter_toolhost"),
+        nbformat.v4.new_code_cell("%%agent --mode dontAsk\nRun something"),
+        nbformat.v4.new_code_cell("print('after the agent')"),
+    ]
+    client = nbclient.NotebookClient(
+        notebook, timeout=60, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+    )
+    client.execute()
+
+    agent_outputs = notebook.cells[1].outputs
+    streams = "".join(o.get("text", "") for o in agent_outputs if o.output_type == "stream")
+    plain = "\n".join(
+        o["data"].get("text/plain", "") for o in agent_outputs if o.output_type == "display_data"
+    )
+    assert "I was not allowed to run code." in streams
+    assert "should not run" not in streams
+    assert "⊘ PythonExec" in plain or "✗ PythonExec" in plain
+    assert not any(
+        "application/vnd.jupyter.widget-view+json" in o.get("data", {}) for o in agent_outputs
+    )
+    after = "".join(o.get("text", "") for o in notebook.cells[2].outputs)
+    assert after == "after the agent\n"

@@ -1,0 +1,119 @@
+"""ToolSearch: ranking quality on a catalog of 108 MCP-style tools, query forms, the tool itself."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from jupyter_toolhost.context import ToolUseContext, ToolUseOptions
+from jupyter_toolhost.disclosure import search_tools
+from jupyter_toolhost.disclosure.text import split_tool_name, stem, terms
+from jupyter_toolhost.mcp import McpToolInput, mcp_tool_name
+from jupyter_toolhost.orchestration.pipeline import Pipeline
+from jupyter_toolhost.results import ResultStore
+from jupyter_toolhost.tool import Tool, build_tool
+from jupyter_toolhost.tools.tool_search import TOOL as TOOL_SEARCH
+from jupyter_toolhost.types import ToolCall
+
+CATALOG = Path(__file__).parent / "data" / "tool_catalog.json"
+
+
+def catalog() -> tuple[list[Tool[Any]], list[dict[str, str]]]:
+    data = json.loads(CATALOG.read_text(encoding="utf-8"))
+    tools = [
+        build_tool(
+            name=mcp_tool_name(server["name"], spec["name"]),
+            input_model=McpToolInput,
+            call=lambda _i, _c: "",
+            description=spec["description"],
+            input_schema_override=spec["inputSchema"],
+            read_only=bool(spec.get("annotations", {}).get("readOnlyHint")),
+            should_defer=True,
+            is_mcp=True,
+        )
+        for server in data["servers"]
+        for spec in server["tools"]
+    ]
+    return tools, data["queries"]
+
+
+def test_catalog_is_big_enough_and_consistent() -> None:
+    tools, queries = catalog()
+    names = {tool.name for tool in tools}
+    assert len(tools) >= 100 and len(names) == len(tools)
+    assert len({tool.name.split("__")[1] for tool in tools}) >= 12
+    assert len(queries) >= 60
+    assert all(query["expected"] in names for query in queries)
+
+
+def test_ranking_finds_the_right_tool_for_task_phrased_queries() -> None:
+    tools, queries = catalog()
+    first = top5 = 0
+    misses: list[str] = []
+    for query in queries:
+        found = [tool.name for tool in search_tools(query["query"], tools).tools]
+        first += bool(found) and found[0] == query["expected"]
+        top5 += query["expected"] in found
+        if query["expected"] not in found:
+            misses.append(f"{query['query']!r} -> {found}")
+    assert first / len(queries) >= 0.80, f"top-1 {first}/{len(queries)}"
+    assert top5 / len(queries) >= 0.95, f"top-5 {top5}/{len(queries)}: {misses}"
+
+
+def test_select_exact_names_and_required_words() -> None:
+    tools, _ = catalog()
+    picked = search_tools(
+        "select:mcp__ci__cancel_run, mcp__nope__x,mcp__git__git_log", tools, max_results=5
+    )
+    assert [t.name for t in picked.tools] == ["mcp__ci__cancel_run", "mcp__git__git_log"]
+    assert picked.missing == ["mcp__nope__x"]
+
+    assert search_tools("git_log", tools).tools[0].name == "mcp__git__git_log"
+    assert search_tools("mcp__time__convert_time", tools).tools[0].name == (
+        "mcp__time__convert_time"
+    )
+    required = search_tools("+calendar delete", tools).tools
+    assert required and all("calendar" in t.name for t in required)
+    assert required[0].name == "mcp__calendar__delete_event"
+    assert search_tools("zzqx unknownword", tools).tools == []
+    assert len(search_tools("list", tools, max_results=3).tools) == 3
+
+
+def test_tool_names_split_on_case_and_separators() -> None:
+    assert split_tool_name("mcp__forge__createPullRequest") == (
+        "forge",
+        ["create", "pull", "request"],
+    )
+    assert split_tool_name("get-HTTPHeaders_now") == (None, ["get", "http", "headers", "now"])
+    assert stem("staged") == stem("stage") == stem("staging")
+    assert terms("What are the Files?") == [stem("files")]
+
+
+async def test_tool_search_through_the_pipeline(tmp_path: Path) -> None:
+    tools, _ = catalog()
+    context = ToolUseContext(options=ToolUseOptions(tools=[TOOL_SEARCH, *tools]), cwd=tmp_path)
+    pipeline = Pipeline(results=ResultStore(tmp_path / "results"))
+
+    result = await pipeline.run(
+        ToolCall(id="t1", name="ToolSearch", input={"query": "did the nightly build pass?"}),
+        context,
+    )
+    assert not result.is_error
+    assert isinstance(result.content, list)
+    text, *references = result.content
+    assert text["type"] == "text" and "mcp__ci__get_run_status" in text["text"]
+    assert references[0] == {"type": "tool_reference", "tool_name": "mcp__ci__get_run_status"}
+    assert len(references) == 5
+
+    empty = await pipeline.run(ToolCall(id="t2", name="ToolSearch", input={"query": "  "}), context)
+    assert empty.is_error and "empty" in str(empty.content)
+    none = await pipeline.run(
+        ToolCall(id="t3", name="ToolSearch", input={"query": "zzqx", "max_results": 2}), context
+    )
+    assert not none.is_error and none.content == [
+        {"type": "text", "text": "No deferred tools match 'zzqx'."}
+    ]
+    assert TOOL_SEARCH.flag(TOOL_SEARCH.is_read_only, None)
+    assert TOOL_SEARCH.flag(TOOL_SEARCH.is_concurrency_safe, None)
+    assert not TOOL_SEARCH.should_defer
