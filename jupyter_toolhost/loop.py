@@ -20,10 +20,10 @@ Whatever happens, the stored conversation stays valid for the API:
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from .compaction import (
     CompactBoundary,
@@ -45,6 +45,12 @@ from .conversation import (
     text_of,
     tool_uses,
 )
+from .disclosure.deferral import (
+    DisclosureState,
+    DisclosureStyle,
+    is_deferred,
+    tools_for_request,
+)
 from .events import Compacted, EventSink, LoopEvent, Notice, TurnEnd, UsageReported
 from .events import emit_to as _emit_to
 from .model.base import (
@@ -58,7 +64,7 @@ from .model.base import (
 from .model.pricing import estimate_cost
 from .orchestration.pipeline import Pipeline
 from .orchestration.streaming import StreamingToolExecutor, interrupted_results
-from .prompt import enabled_tools, system_prompt, tool_definitions
+from .prompt import announce, cache_last, enabled_tools, system_prompt
 from .response import ResponseReader, settle
 from .tool import Tool
 from .transcript import Transcript
@@ -91,6 +97,10 @@ class LoopSettings:
     compact_threshold_tokens: int | None = 150_000
     """Compact before a request when the previous one used more context than this."""
     compact_max_tokens: int = 4096
+    disclosure_style: DisclosureStyle = "discovered"
+    """How deferred tools reach the model: "discovered" sends only tools found through
+    ToolSearch (works with any endpoint); "defer_loading" sends every tool, deferred ones
+    marked `defer_loading`, and lets the API expand `tool_reference` blocks."""
 
 
 class RunResult(str):
@@ -173,6 +183,9 @@ class AgentLoop:
         self.sinks: list[EventSink] = []
         self.last_context_tokens = 0
         self._running: _Run | None = None
+        self.disclosure = DisclosureState()
+        self.extra_tools: Callable[[], Sequence[Tool[Any]]] | None = None
+        """More tools offered beside `tools`, asked for at every request (MCP servers')."""
 
     def emit(self, event: LoopEvent) -> None:
         """Report an event to the running prompt's sinks (the session's when idle)."""
@@ -187,18 +200,51 @@ class AgentLoop:
         tool_choice: dict[str, Any] | None = None,
         max_tokens: int | None = None,
     ) -> ModelRequest:
-        """The next request (or one with other `messages`, for compaction)."""
-        tools = enabled_tools(self.tools)
+        """The next request (or one with other `messages`, for compaction).
+
+        The next request also refreshes the pool the pipeline finds tools in, and adds the
+        deferred-tools announcement (when it changed) to the last user message, where it
+        stays in the history."""
+        pool = self.tool_pool()
+        next_request = messages is None
+        state = self.disclosure if next_request else self.disclosure.copy()
+        chosen = tools_for_request(
+            pool,
+            self.messages if next_request else messages or [],
+            state=state,
+            style=self.settings.disclosure_style,
+            compact_boundaries=self.compact_boundaries,
+        )
+        if next_request:
+            self.context.options = replace(self.context.options, tools=tuple(pool))
+            if chosen.attachment:
+                announce(self.messages, chosen.attachment)
         cwd = self.working_directory()
+        # The system prompt holds the always-sent tools only, so discovering a deferred tool
+        # does not change it (the prompt cache keeps hitting).
+        resident = [tool for tool in chosen.loaded if not is_deferred(tool)]
         return ModelRequest(
             model=self.model_id,
-            messages=[dict(m) for m in (self.messages if messages is None else messages)],
+            messages=[dict(m) for m in (self.messages if next_request else messages or [])],
             max_tokens=max_tokens or self.settings.max_tokens,
-            system=system_prompt(tools, cwd),
-            tools=tool_definitions(tools),
+            system=system_prompt(resident, cwd),
+            tools=cache_last(chosen.api_tools),
             tool_choice=tool_choice,
             cwd=str(cwd),
         )
+
+    def tool_pool(self) -> list[Tool[Any]]:
+        """Every tool the model may use now: the session's and the extra ones that are
+        enabled, less those a deny rule names whole, plus ToolSearch while any is deferred."""
+        from .tools.tool_search import with_tool_search
+
+        extra = list(self.extra_tools()) if self.extra_tools is not None else []
+        pool = enabled_tools([*self.tools, *extra])
+        hidden = getattr(self.pipeline.can_use_tool, "tools_denied_whole", None)
+        if callable(hidden):
+            denied = cast(set[str], hidden(pool, self.context))
+            pool = [tool for tool in pool if tool.name not in denied]
+        return with_tool_search(pool)
 
     def working_directory(self) -> Path:
         """Where the session works now: a tool (EnterWorktree) may move it, through the app
@@ -401,6 +447,7 @@ class AgentLoop:
             summary=summary,
         )
         self.messages = compacted_conversation(summary, continuing=trigger == "auto")
+        self.disclosure.reset()  # the announcements went with the summarised turns
         self.compact_boundaries.append(boundary)
         self.last_context_tokens = 0
         if self.transcript is not None:

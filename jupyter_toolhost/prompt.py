@@ -48,7 +48,24 @@ def system_prompt(tools: Sequence[Tool[Any]], cwd: Path) -> list[Block]:
 
 def tool_definitions(tools: Sequence[Tool[Any]]) -> list[dict[str, Any]]:
     """The `tools` array, the last definition marked for caching."""
-    definitions = [tool.to_api() for tool in tools]
-    if definitions:
-        definitions[-1] = {**definitions[-1], "cache_control": EPHEMERAL}
-    return definitions
+    return cache_last([tool.to_api() for tool in tools])
+
+
+def cache_last(definitions: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A copy of the `tools` array with the last definition marked for caching."""
+    marked = list(definitions)
+    if marked:
+        marked[-1] = {**marked[-1], "cache_control": EPHEMERAL}
+    return marked
+
+
+def announce(messages: list[dict[str, Any]], text: str) -> None:
+    """Add `text` (an attachment such as the deferred-tools list) to the last user message,
+    after any tool_result blocks, where the API accepts it."""
+    if not messages or messages[-1].get("role") != "user":
+        messages.append({"role": "user", "content": [text_block(text)]})
+        return
+    last = messages[-1]
+    content = last["content"]
+    blocks = [text_block(content)] if isinstance(content, str) else list(content)
+    messages[-1] = {**last, "content": [*blocks, text_block(text)]}

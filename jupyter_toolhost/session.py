@@ -14,7 +14,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .compaction import CompactBoundary
 from .context import AppState, AppStateStore, ToolUseContext, ToolUseOptions
@@ -31,14 +31,15 @@ from .tool import Tool
 from .transcript import Transcript, load_transcript
 from .types import PermissionMode, ToolPermissionContext
 
+if TYPE_CHECKING:
+    from .mcp import McpManager
 
-def default_tools() -> list[Tool[Any]]:
-    """The built-in tool pool (`jupyter_toolhost.tools.builtin_tools()`), or none yet."""
-    try:
-        from .tools import builtin_tools  # type: ignore[attr-defined]
-    except ImportError:
-        return []
-    return list(builtin_tools())
+
+def default_tools(cwd: str | os.PathLike[str] | None = None) -> list[Tool[Any]]:
+    """The built-in tool pool (`jupyter_toolhost.tools.builtin_tools()`)."""
+    from .tools import builtin_tools
+
+    return builtin_tools(cwd=cwd)
 
 
 class _ReportingApprover:
@@ -95,13 +96,14 @@ class Session:
         retry_backoff_s: float = 1.0,
         write_transcript: bool = True,
         load_settings: bool = True,
+        mcp: McpManager | None = None,
     ) -> None:
         if isinstance(model, str) or model is None:
             model_id = default_model_name(model)
             model = AnthropicModel()
         else:
             model_id = default_model_name(model_id)
-        pool = list(default_tools() if tools is None else tools)
+        pool = list(default_tools(cwd) if tools is None else tools)
         names = [t.name for t in pool]
         duplicates = sorted({n for n in names if names.count(n) > 1})
         if duplicates:
@@ -145,6 +147,11 @@ class Session:
             transcript=transcript,
         )
         reporter.loop = self._loop
+        self.mcp = mcp if mcp is not None else _mcp_from_settings(root, load_settings)
+        """The session's MCP servers (from `mcpServers` in the settings files); they connect
+        on the first run, and their tools are offered from then on (deferred by default)."""
+        if self.mcp is not None:
+            self._loop.extra_tools = self.mcp.tools
         if on_event is not None:
             self._loop.sinks.append(on_event)
         self.last_result: RunResult | None = None
@@ -187,6 +194,8 @@ class Session:
         """
         if self._run_lock is None:
             self._run_lock = asyncio.Lock()
+        if self.mcp is not None:
+            await self.mcp.start()  # connects what is not connected yet; never raises
         async with self._run_lock:
             self._task = asyncio.current_task()
             try:
@@ -203,6 +212,8 @@ class Session:
 
         scheduler(self.context).clear()
         await background_tasks(self.context).stop_all()
+        if self.mcp is not None:
+            await self.mcp.close()
 
     def interrupt(self) -> bool:
         """Cancel the running prompt (as a kernel interrupt would); False if none runs."""
@@ -322,6 +333,26 @@ def _permissions(
     starting = _StartingPermissions(context, tuple(settings.problems))
     engine = can_use_tool or PermissionEngine(approver=approver, sources=settings.sources)
     return starting, engine
+
+
+def _mcp_from_settings(cwd: Path, load: bool) -> McpManager | None:
+    """The MCP servers the settings files configure; None when there are none (the `mcp`
+    SDK is then never imported)."""
+    if not load or not _mentions_mcp_servers(cwd):
+        return None
+    from .mcp import McpManager
+
+    return McpManager.from_settings(cwd)
+
+
+def _mentions_mcp_servers(cwd: Path) -> bool:
+    for path in (Path.home() / ".toolhost" / "settings.json", cwd / ".toolhost" / "settings.json"):
+        try:
+            if "mcpServers" in path.read_text(encoding="utf-8"):
+                return True
+        except OSError:
+            continue
+    return False
 
 
 def _add(total: float | None, model: str, usage: Usage) -> float | None:

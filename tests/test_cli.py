@@ -13,7 +13,9 @@ from pathlib import Path
 
 from jupyter_toolhost.__main__ import TerminalApprover
 from jupyter_toolhost.demo import demo_cassette_path, record_demo
+from jupyter_toolhost.disclosure.deferral import tools_for_request
 from jupyter_toolhost.permissions.api import ApprovalRequest
+from jupyter_toolhost.tools import builtin_tools
 
 
 def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -57,11 +59,11 @@ def test_a_missing_cassette_without_key_says_how_to_record(tmp_path: Path) -> No
 def test_a_cassette_replays_from_the_command_line(tmp_path: Path) -> None:
     cassette = tmp_path / "hello.json"
     response = {"content": [{"type": "text", "text": "Hi there."}], "stop_reason": "end_turn"}
-    request = {
-        "messages": 1,
-        "tools": [],
-        "last": {"role": "user", "content": [{"type": "text", "text": "hello"}]},
-    }
+    # The built-in pool has deferred tools, so the first message also announces them.
+    announced = tools_for_request(builtin_tools(cwd=tmp_path), []).attachment
+    assert announced is not None and "TodoWrite" in announced
+    prompt = [{"type": "text", "text": "hello"}, {"type": "text", "text": announced}]
+    request = {"messages": 1, "tools": [], "last": {"role": "user", "content": prompt}}
     cassette.write_text(
         json.dumps({"version": 1, "interactions": [{"request": request, "response": response}]})
     )

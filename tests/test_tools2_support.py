@@ -104,3 +104,16 @@ def request_bodies(server: MessagesServer) -> list[dict[str, Any]]:
 
 def tool_names(body: dict[str, Any]) -> list[str]:
     return [t["name"] for t in body.get("tools", [])]
+
+
+def offered_names(body: dict[str, Any]) -> list[str]:
+    """Tools the request offers: defined in `tools`, or announced as deferred (found through
+    ToolSearch) in the deferred-tools attachment of its messages."""
+    announced: list[str] = []
+    for message in body["messages"]:
+        content = message["content"]
+        for block in content if isinstance(content, list) else []:
+            text = block.get("text", "") if block.get("type") == "text" else ""
+            if "deferred tools are available" in text:
+                announced += [line for line in text.splitlines()[2:-1] if line.strip()]
+    return [*tool_names(body), *announced]

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
-from test_tools2_support import Router, last_results, result_text, session_for, tool_names
+from test_tools2_support import Router, last_results, offered_names, result_text, session_for
 
 from jupyter_toolhost.testing import MessagesServer, Turn, text, tool_use
 from jupyter_toolhost.tools import bash, tasks, todo_write
@@ -66,9 +66,9 @@ async def test_todo_write_keeps_the_checklist_in_the_app_state(
     assert server.errors == []
     first = router.seen["MAIN-TODO"][0]
     # v1: TodoWrite is offered, the task-list tools are not (TaskStop always is).
-    assert "TodoWrite" in tool_names(first) and "TaskCreate" not in tool_names(first)
-    assert "TaskStop" in tool_names(first)
-    assert first["tools"][tool_names(first).index("TodoWrite")]["strict"] is True
+    assert "TodoWrite" in offered_names(first) and "TaskCreate" not in offered_names(first)
+    assert "TaskStop" in offered_names(first)
+    assert todo_write.make_tool().to_api()["strict"] is True
     [ok] = last_results(router.seen["MAIN-TODO"][1])
     assert result_text(ok).startswith("Todos have been modified successfully.")
     [two_running] = last_results(router.seen["MAIN-TODO"][2])
@@ -125,7 +125,7 @@ async def test_task_list_with_owners_and_dependencies(
 
     assert server.errors == []
     seen = router.seen["MAIN-TASKS"]
-    assert "TodoWrite" not in tool_names(seen[0]) and "TaskCreate" in tool_names(seen[0])
+    assert "TodoWrite" not in offered_names(seen[0]) and "TaskCreate" in offered_names(seen[0])
     created = [result_text(r) for r in last_results(seen[1])]
     assert created == [
         "Task #1 created successfully: Load data",

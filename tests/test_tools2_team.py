@@ -5,7 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_tools2_support import AGENT_ID, Router, last_results, result_text, session_for
+from test_tools2_support import (
+    AGENT_ID,
+    Router,
+    last_results,
+    offered_names,
+    result_text,
+    session_for,
+)
 
 from jupyter_toolhost.testing import MessagesServer, Turn, text, tool_use
 from jupyter_toolhost.tools import agent, send_message, tasks, team
@@ -72,7 +79,7 @@ async def test_team_member_claims_a_shared_task_and_the_team_is_deleted(
         in (alice_first["system"][0]["text"])
     )
     # Team tools and Agent are for the lead only; the task tools are shared.
-    names = [t["name"] for t in alice_first["tools"]]
+    names = offered_names(alice_first)
     assert "TeamCreate" not in names and "Agent" not in names and "TaskUpdate" in names
     listing, deleted = (result_text(r) for r in last_results(router.seen["MAIN-TEAM"][5]))
     assert "Task list (crew):" in listing and "#1 [completed] Count rows (owner: alice)" in listing

@@ -153,6 +153,10 @@ class DisclosureState:
     announced: set[str] = field(default_factory=set)
     definitions: dict[str, dict[str, Any]] = field(default_factory=dict)
 
+    def copy(self) -> DisclosureState:
+        """A copy to build a side request with (compaction) without touching this one."""
+        return DisclosureState(set(self.announced), dict(self.definitions))
+
     def reset(self) -> None:
         """Forget what was announced (after a compaction dropped the attachments)."""
         self.announced.clear()

@@ -83,7 +83,7 @@ class AgentHost:
         from ..tool import registered_tools
         from ..tools import builtin_tools
 
-        pool: dict[str, Tool[Any]] = {t.name: t for t in builtin_tools()}
+        pool: dict[str, Tool[Any]] = {t.name: t for t in builtin_tools(cwd=self.cwd)}
         if self.config.kernel_tools:
             pool.update({t.name: t for t in self.kernel_tools()})
         pool.update({t.name: t for t in registered_tools()})

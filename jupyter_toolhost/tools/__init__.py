@@ -8,14 +8,40 @@ go through `jupyter_toolhost.process`.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from ..tool import Tool
 
 
-def builtin_tools() -> list[Tool[Any]]:
-    """Fresh instances of the default tool pool, in the order they are offered."""
-    from . import bash, edit, glob, grep, notebook_edit, read, sleep, web_fetch, web_search, write
+def builtin_tools(*, cwd: str | os.PathLike[str] | None = None) -> list[Tool[Any]]:
+    """Fresh instances of the default tool pool, in the order they are offered.
+
+    `cwd` is the session's working directory (the Skill tool lists the skills found there).
+    ToolSearch is not in the list: the loop adds it while any tool is deferred.
+    """
+    from . import (
+        agent,
+        ask_user,
+        bash,
+        cron,
+        edit,
+        glob,
+        grep,
+        notebook_edit,
+        plan_mode,
+        read,
+        send_message,
+        skill,
+        sleep,
+        tasks,
+        team,
+        todo_write,
+        web_fetch,
+        web_search,
+        worktree,
+        write,
+    )
 
     tools: list[Tool[Any]] = [
         read.make_tool(),
@@ -29,8 +55,18 @@ def builtin_tools() -> list[Tool[Any]]:
         web_search.make_tool(),
         sleep.make_tool(),
     ]
-    # Other built-in tools join the pool here, each from its own package's make_tool():
-    # Agent, TodoWrite, ToolSearch, the task tools (TaskGet/TaskStop/TaskOutput), ...
+    tools += [
+        agent.make_tool(),
+        send_message.make_tool(),
+        todo_write.make_tool(),
+        *tasks.make_tools(),
+        *plan_mode.make_tools(),
+        skill.make_tool(cwd=cwd),
+        *worktree.make_tools(),
+        *cron.make_tools(),
+        *team.make_tools(),
+        ask_user.make_tool(),
+    ]
     return tools
 
 

@@ -1,0 +1,121 @@
+/**
+ * The palette commands: interrupt the active notebook's kernel, show the agent's tools,
+ * open the session folder, and switch the cards between compact and expanded.
+ */
+
+import type { JupyterFrontEnd } from '@jupyterlab/application';
+import { MainAreaWidget, showErrorMessage } from '@jupyterlab/apputils';
+import type { NotebookPanel, INotebookTracker } from '@jupyterlab/notebook';
+import { OutputAreaModel, SimplifiedOutputArea } from '@jupyterlab/outputarea';
+
+import { dirname } from './paths';
+import type { ViewPreference } from './renderer';
+
+/** Command ids (the palette shows their labels under "Agent"). */
+export const CommandIDs = {
+  interrupt: 'toolhost:interrupt',
+  showTools: 'toolhost:show-tools',
+  openSessionFolder: 'toolhost:open-session-folder',
+  toggleView: 'toolhost:toggle-view'
+} as const;
+
+/** Where the kernel keeps its sessions, relative to its working directory. */
+export const SESSIONS_DIR = '.toolhost/sessions';
+
+/**
+ * The code "Agent: show tools" runs in the kernel: it loads the IPython extension when a
+ * notebook has not yet (a no-op otherwise, and only the last line's output shows).
+ */
+export const SHOW_TOOLS_CODE =
+  'get_ipython().extension_manager.load_extension("jupyter_toolhost")\n%agent tools';
+
+function kernelOf(panel: NotebookPanel | null) {
+  return panel?.sessionContext.session?.kernel ?? null;
+}
+
+/** Adds the commands to the application; returns their ids for the palette. */
+export function addCommands(
+  app: JupyterFrontEnd,
+  notebooks: INotebookTracker,
+  preference: ViewPreference
+): string[] {
+  const { commands } = app;
+  const hasKernel = () => kernelOf(notebooks.currentWidget) !== null;
+
+  commands.addCommand(CommandIDs.interrupt, {
+    label: 'Agent: interrupt',
+    caption: "Interrupt the active notebook's kernel (stops a running %%agent cell)",
+    isEnabled: hasKernel,
+    execute: async () => {
+      await kernelOf(notebooks.currentWidget)?.interrupt();
+    }
+  });
+
+  commands.addCommand(CommandIDs.showTools, {
+    label: 'Agent: show tools',
+    caption: 'Run `%agent tools` in the active kernel and show the result in a panel',
+    isEnabled: hasKernel,
+    execute: async () => {
+      const panel = notebooks.currentWidget;
+      const kernel = kernelOf(panel);
+      if (!panel || !kernel) {
+        return;
+      }
+      const area = new SimplifiedOutputArea({
+        model: new OutputAreaModel({ trusted: true }),
+        rendermime: panel.content.rendermime
+      });
+      area.addClass('jp-ToolhostTools');
+      const widget = new MainAreaWidget({ content: area });
+      widget.id = `toolhost-tools-${Date.now()}`;
+      widget.title.label = `Agent tools: ${panel.title.label}`;
+      widget.title.closable = true;
+      app.shell.add(widget, 'main', { mode: 'split-right' });
+      // Not a cell: nothing is stored in the notebook or the kernel's history.
+      area.future = kernel.requestExecute({
+        code: SHOW_TOOLS_CODE,
+        silent: false,
+        store_history: false,
+        allow_stdin: false,
+        stop_on_error: false
+      });
+      await area.future.done;
+    }
+  });
+
+  commands.addCommand(CommandIDs.openSessionFolder, {
+    label: 'Agent: open session folder',
+    caption: `Show ${SESSIONS_DIR}/ beside the active notebook in the file browser`,
+    isEnabled: () => notebooks.currentWidget !== null,
+    execute: async () => {
+      const panel = notebooks.currentWidget;
+      if (!panel) {
+        return;
+      }
+      const base = dirname(panel.context.path);
+      const path = base ? `${base}/${SESSIONS_DIR}` : SESSIONS_DIR;
+      try {
+        await app.serviceManager.contents.get(path, { content: false });
+      } catch {
+        await showErrorMessage(
+          'No agent session folder',
+          `${path} cannot be opened: no %%agent cell has saved a session there yet, ` +
+            'or the server hides dot-folders (start JupyterLab with ' +
+            '--ContentsManager.allow_hidden=True).'
+        );
+        return;
+      }
+      await commands.execute('filebrowser:go-to-path', { path });
+    }
+  });
+
+  commands.addCommand(CommandIDs.toggleView, {
+    label: 'Agent: toggle compact/expanded tool cards',
+    isToggled: () => preference.view === 'expanded',
+    execute: () => {
+      preference.view = preference.view === 'expanded' ? 'compact' : 'expanded';
+    }
+  });
+
+  return Object.values(CommandIDs);
+}

@@ -1,0 +1,169 @@
+/**
+ * Small pure helpers for the cards: durations, sizes, status labels, and guessing a
+ * result's language so it can be highlighted.
+ */
+
+import type { Call, CallStatus } from './payload';
+
+/** A short glyph per status (same marks as the kernel's text/plain). */
+export const STATUS_MARK: Record<CallStatus, string> = {
+  queued: '…',
+  running: '▶',
+  done: '✓',
+  error: '✗',
+  denied: '⊘',
+  cancelled: '■'
+};
+
+/** "850 ms", "1.24 s", "2 min 5 s"; empty for an unknown duration. */
+export function formatDuration(seconds: number | null): string {
+  if (seconds === null || !Number.isFinite(seconds) || seconds < 0) {
+    return '';
+  }
+  if (seconds < 1) {
+    return `${Math.round(seconds * 1000)} ms`;
+  }
+  if (seconds < 60) {
+    return `${seconds.toFixed(seconds < 10 ? 2 : 1)} s`;
+  }
+  const minutes = Math.floor(seconds / 60);
+  return `${minutes} min ${Math.round(seconds - minutes * 60)} s`;
+}
+
+/** "512 chars", "12.3K chars", "4.2M chars": sizes the kernel reports in characters. */
+export function formatChars(count: number): string {
+  if (count < 1000) {
+    return `${count} chars`;
+  }
+  if (count < 1_000_000) {
+    return `${(count / 1000).toFixed(1)}K chars`;
+  }
+  return `${(count / 1_000_000).toFixed(1)}M chars`;
+}
+
+/** Wall time of a batch: from its first start to its last end. */
+export function batchSpan(calls: Call[]): number | null {
+  const starts = calls.map(c => c.started).filter((v): v is number => v !== null);
+  const ends = calls.map(c => c.ended).filter((v): v is number => v !== null);
+  if (!starts.length || !ends.length) {
+    return null;
+  }
+  return Math.max(...ends) - Math.min(...starts);
+}
+
+/** Sum of the calls' own durations (what running them one by one would have taken). */
+export function totalDuration(calls: Call[]): number | null {
+  const known = calls.map(c => c.duration).filter((v): v is number => v !== null);
+  return known.length ? known.reduce((a, b) => a + b, 0) : null;
+}
+
+const EXTENSIONS: Record<string, string> = {
+  py: 'python',
+  pyi: 'python',
+  ipynb: 'json',
+  js: 'javascript',
+  mjs: 'javascript',
+  cjs: 'javascript',
+  jsx: 'javascript',
+  ts: 'typescript',
+  tsx: 'typescript',
+  json: 'json',
+  md: 'markdown',
+  markdown: 'markdown',
+  html: 'html',
+  htm: 'html',
+  css: 'css',
+  sh: 'shell',
+  bash: 'shell',
+  yml: 'yaml',
+  yaml: 'yaml',
+  toml: 'toml',
+  rs: 'rust',
+  go: 'go',
+  java: 'java',
+  c: 'c',
+  h: 'c',
+  cpp: 'cpp',
+  hpp: 'cpp',
+  sql: 'sql',
+  xml: 'xml',
+  r: 'r',
+  jl: 'julia'
+};
+
+/** The language of a file name's extension, or null. */
+export function languageOfPath(path: string): string | null {
+  const match = /\.([A-Za-z0-9]+)$/.exec(path.trim());
+  return match ? (EXTENSIONS[match[1].toLowerCase()] ?? null) : null;
+}
+
+/**
+ * The language to highlight a call's result in: the kernel's `language` when given, else
+ * JSON when the text parses as an object or array, else the extension of a file name in
+ * the call's summary. Null means plain text.
+ */
+export function guessLanguage(call: Call, code: string): string | null {
+  if (call.language) {
+    return call.language;
+  }
+  const trimmed = code.trim();
+  if (/^[[{]/.test(trimmed) && /[\]}]$/.test(trimmed)) {
+    try {
+      JSON.parse(trimmed);
+      return 'json';
+    } catch {
+      // not JSON: fall through
+    }
+  }
+  for (const token of call.summary.split(/\s+/)) {
+    const language = languageOfPath(token.replace(/[,:;)"']+$/, ''));
+    if (language) {
+      return language;
+    }
+  }
+  return null;
+}
+
+/** A result in `cat -n` form split into line numbers and code, so only code is highlighted. */
+export interface Numbered {
+  numbers: string[];
+  code: string;
+}
+
+const NUMBERED_LINE = /^\s*(\d+)\t(.*)$/;
+
+/** The `cat -n` form of `text`, or null when not every non-empty line is numbered. */
+export function splitNumbered(text: string): Numbered | null {
+  const lines = text.replace(/\n$/, '').split('\n');
+  if (lines.length === 0 || (lines.length === 1 && !lines[0])) {
+    return null;
+  }
+  const numbers: string[] = [];
+  const code: string[] = [];
+  for (const line of lines) {
+    const match = NUMBERED_LINE.exec(line);
+    if (!match) {
+      return null;
+    }
+    numbers.push(match[1]);
+    code.push(match[2]);
+  }
+  return { numbers, code: code.join('\n') };
+}
+
+/**
+ * The preview part of a `<persisted-output>` block (the kernel shows the model a size,
+ * the path and a preview); the text itself when it is not such a block.
+ */
+export function persistedPreview(result: string): string {
+  const marker = result.indexOf('Preview (first');
+  if (marker < 0) {
+    return result;
+  }
+  const start = result.indexOf('\n', marker);
+  if (start < 0) {
+    return '';
+  }
+  const end = result.indexOf('</persisted-output>', start);
+  return result.slice(start + 1, end < 0 ? undefined : end).replace(/\n+$/, '');
+}

@@ -1,0 +1,279 @@
+/**
+ * The JSON payload of `application/vnd.jupyter.toolhost.v1+json`, as emitted by
+ * `jupyter_toolhost/jupyter/render.py`, and a tolerant reader for it.
+ *
+ * Every display carries `{version: 1, kind, ...}`. The reader never throws: a field of the
+ * wrong type reads as absent, so an older or newer kernel still renders what it can.
+ */
+
+/** The MIME type this extension renders. */
+export const MIME_TYPE = 'application/vnd.jupyter.toolhost.v1+json';
+
+/** States of a tool call card (render.py `CallStatus`). */
+export type CallStatus =
+  | 'queued'
+  | 'running'
+  | 'done'
+  | 'error'
+  | 'denied'
+  | 'cancelled';
+
+const STATUSES: ReadonlySet<string> = new Set([
+  'queued',
+  'running',
+  'done',
+  'error',
+  'denied',
+  'cancelled'
+]);
+
+/** Why a call was allowed or denied (optional: older payloads do not carry it). */
+export interface Decision {
+  behavior: string;
+  reason: string;
+  source: string;
+}
+
+/** One tool call (render.py `card_json`). */
+export interface Call {
+  toolUseId: string;
+  name: string;
+  summary: string;
+  batch: number;
+  status: CallStatus;
+  /** Seconds on the kernel's monotonic clock (only differences mean anything). */
+  started: number | null;
+  ended: number | null;
+  duration: number | null;
+  /** The result text (the kernel clips it to a preview). */
+  result: string;
+  persistedPath: string | null;
+  /** Size of the full result (characters) when it was persisted. */
+  originalSize: number | null;
+  /** The size as the `<persisted-output>` block states it (e.g. "106.3KB"). */
+  persistedSize: string | null;
+  progress: string | null;
+  decision: Decision | null;
+  /** The result's language, when the kernel knows it (e.g. "python", "json"). */
+  language: string | null;
+}
+
+export interface BatchPayload {
+  kind: 'batch';
+  batch: number;
+  calls: Call[];
+}
+
+export interface LivePayload {
+  kind: 'live';
+  calls: Call[];
+}
+
+export interface FooterPayload {
+  kind: 'footer';
+  toolCalls: number;
+  modelRequests: number;
+  stopReason: string | null;
+  usage: Record<string, number>;
+  costUsd: number | null;
+  duration: number | null;
+}
+
+export interface NoticePayload {
+  kind: 'notice';
+  level: 'info' | 'warning' | 'error';
+  text: string;
+}
+
+export interface TablePayload {
+  kind: 'table';
+  /** The kernel's own kind name (tools, rules, history, ...). */
+  table: string;
+  title: string;
+  columns: string[];
+  rows: string[][];
+}
+
+export interface TimelinePayload {
+  kind: 'timeline';
+  calls: { name: string; batch: number; start: number | null; end: number | null }[];
+}
+
+export interface UnknownPayload {
+  kind: 'unknown';
+  original: unknown;
+}
+
+export type Payload =
+  | BatchPayload
+  | LivePayload
+  | FooterPayload
+  | NoticePayload
+  | TablePayload
+  | TimelinePayload
+  | UnknownPayload;
+
+type Obj = Record<string, unknown>;
+
+function isObj(value: unknown): value is Obj {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function str(value: unknown, fallback = ''): string {
+  return typeof value === 'string' ? value : fallback;
+}
+
+function strOrNull(value: unknown): string | null {
+  return typeof value === 'string' && value !== '' ? value : null;
+}
+
+function num(value: unknown): number | null {
+  return typeof value === 'number' && Number.isFinite(value) ? value : null;
+}
+
+function cell(value: unknown): string {
+  if (value === null || value === undefined) {
+    return '';
+  }
+  return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
+function readDecision(value: unknown): Decision | null {
+  if (typeof value === 'string' && value) {
+    return { behavior: '', reason: value, source: '' };
+  }
+  if (!isObj(value)) {
+    return null;
+  }
+  const reason = isObj(value.reason)
+    ? str(value.reason.detail)
+    : str(value.reason) || str(value.message) || str(value.detail);
+  const source = isObj(value.reason)
+    ? str(value.reason.source)
+    : str(value.source);
+  const behavior = str(value.behavior);
+  if (!reason && !behavior) {
+    return null;
+  }
+  return { behavior, reason, source };
+}
+
+const PERSISTED_BLOCK =
+  /<persisted-output>\s*\nOutput too large \(([^)\n]*)\)\. Full output saved to: ([^\n]+)\n/;
+
+/**
+ * The size label and path stated in a `<persisted-output>` block (the text the model sees
+ * instead of a large result), or null. A tool that spills its own output (Bash) reports
+ * the path only there.
+ */
+export function persistedReference(text: string): { size: string; path: string } | null {
+  const match = PERSISTED_BLOCK.exec(text);
+  return match ? { size: match[1], path: match[2].trim() } : null;
+}
+
+/** One call from its JSON form; missing fields get neutral values. */
+export function readCall(value: unknown): Call {
+  const data = isObj(value) ? value : {};
+  const status = str(data.status);
+  const started = num(data.started);
+  const ended = num(data.ended);
+  let duration = num(data.duration);
+  if (duration === null && started !== null && ended !== null) {
+    duration = ended - started;
+  }
+  const result = str(data.result);
+  const reference = persistedReference(result);
+  return {
+    toolUseId: str(data.tool_use_id),
+    name: str(data.name, 'tool'),
+    summary: str(data.summary),
+    batch: num(data.batch) ?? -1,
+    status: (STATUSES.has(status) ? status : 'queued') as CallStatus,
+    started,
+    ended,
+    duration,
+    result,
+    persistedPath: strOrNull(data.persisted_path) ?? reference?.path ?? null,
+    originalSize: num(data.original_size),
+    persistedSize: reference?.size ?? null,
+    progress: strOrNull(data.progress),
+    decision: readDecision(data.decision),
+    language: strOrNull(data.language)
+  };
+}
+
+function readCalls(value: unknown): Call[] {
+  return Array.isArray(value) ? value.map(readCall) : [];
+}
+
+/** The payload of one display, whatever the kernel sent. */
+export function readPayload(value: unknown): Payload {
+  if (!isObj(value)) {
+    return { kind: 'unknown', original: value };
+  }
+  const kind = str(value.kind);
+  switch (kind) {
+    case 'batch':
+      return {
+        kind,
+        batch: num(value.batch) ?? -1,
+        calls: readCalls(value.calls)
+      };
+    case 'live':
+      return { kind, calls: readCalls(value.calls) };
+    case 'footer': {
+      const usage: Record<string, number> = {};
+      if (isObj(value.usage)) {
+        for (const [key, count] of Object.entries(value.usage)) {
+          const n = num(count);
+          if (n !== null) {
+            usage[key] = n;
+          }
+        }
+      }
+      return {
+        kind,
+        toolCalls: num(value.tool_calls) ?? 0,
+        modelRequests: num(value.model_requests) ?? 0,
+        stopReason: strOrNull(value.stop_reason),
+        usage,
+        costUsd: num(value.cost_usd),
+        duration: num(value.duration)
+      };
+    }
+    case 'notice': {
+      const level = str(value.level);
+      return {
+        kind,
+        level: level === 'warning' || level === 'error' ? level : 'info',
+        text: str(value.text)
+      };
+    }
+    case 'timeline':
+      return {
+        kind,
+        calls: (Array.isArray(value.calls) ? value.calls : []).map(item => {
+          const data = isObj(item) ? item : {};
+          return {
+            name: str(data.name, 'tool'),
+            batch: num(data.batch) ?? -1,
+            start: num(data.start),
+            end: num(data.end)
+          };
+        })
+      };
+    default:
+      if (Array.isArray(value.columns) && Array.isArray(value.rows)) {
+        return {
+          kind: 'table',
+          table: kind,
+          title: str(value.title),
+          columns: value.columns.map(cell),
+          rows: value.rows.map(row =>
+            Array.isArray(row) ? row.map(cell) : [cell(row)]
+          )
+        };
+      }
+      return { kind: 'unknown', original: value };
+  }
+}

@@ -1,0 +1,200 @@
+import { describe, expect, it, vi } from 'vitest';
+
+import { type RenderContext, isOpen, renderPayload, setView } from '../src/cards';
+import { readPayload } from '../src/payload';
+import { PERSISTED_RESULT, batch, card } from './fixtures';
+
+function render(data: unknown, context: Partial<RenderContext> = {}) {
+  const rendered = renderPayload(readPayload(data), { view: 'compact', ...context });
+  document.body.replaceChildren(rendered.node);
+  return rendered;
+}
+
+const q = <T extends Element = HTMLElement>(selector: string, root: ParentNode = document) =>
+  root.querySelector<T & Element>(selector) as T;
+const qa = (selector: string, root: ParentNode = document) =>
+  Array.from(root.querySelectorAll<HTMLElement>(selector));
+
+describe('tool call cards', () => {
+  it('shows status, name, summary, duration and decision in the header', () => {
+    render(
+      batch([
+        card({ decision: { behavior: 'allow', reason: { detail: 'matched rule Read(src/**)', source: 'projectSettings' } } })
+      ])
+    );
+    const header = q('.jp-Toolhost-cardHeader');
+    expect(q('.jp-Toolhost-statusMark', header).textContent).toBe('✓');
+    expect(q('.jp-Toolhost-name', header).textContent).toBe('Read');
+    expect(q('.jp-Toolhost-summary', header).textContent).toBe('src/app.py');
+    expect(q('.jp-Toolhost-duration', header).textContent).toBe('250 ms');
+    expect(q('.jp-Toolhost-badgeDecision', header).textContent).toBe('allowed');
+    expect(q('.jp-Toolhost-decision').textContent).toBe(
+      'Allowed: matched rule Read(src/**) (projectSettings)'
+    );
+    expect(q('.jp-Toolhost-card').dataset.status).toBe('done');
+    // a single call is not a group
+    expect(q('.jp-Toolhost-batchHeader')).toBeNull();
+  });
+
+  it('groups concurrent calls with wall time and a bar per call', () => {
+    render(
+      batch(
+        [
+          card({ tool_use_id: 'a', started: 0, ended: 1, duration: 1 }),
+          card({ tool_use_id: 'b', started: 0, ended: 0.5, duration: 0.5 }),
+          card({ tool_use_id: 'c', started: 0.5, ended: 1, duration: 0.5 })
+        ],
+        2
+      )
+    );
+    expect(q('.jp-Toolhost-batch').classList.contains('jp-mod-concurrent')).toBe(true);
+    expect(q('.jp-Toolhost-batchLabel').textContent).toBe('Batch 2 · 3 calls ran concurrently');
+    expect(q('.jp-Toolhost-batchTiming').textContent).toBe('1.00 s wall · 2.00 s of work');
+    const bars = qa('.jp-Toolhost-timingBar').map(bar => [bar.style.left, bar.style.width]);
+    expect(bars).toEqual([
+      ['0%', '100%'],
+      ['0%', '50%'],
+      ['50%', '50%']
+    ]);
+    expect(qa('.jp-Toolhost-card').map(c => c.dataset.toolUseId)).toEqual(['a', 'b', 'c']);
+  });
+
+  it('starts compact; a header click opens one card, the toggle opens all', () => {
+    const onViewChange = vi.fn();
+    render(batch([card({ tool_use_id: 'a' }), card({ tool_use_id: 'b' })]), { onViewChange });
+    const [first, second] = qa('.jp-Toolhost-card');
+    expect([isOpen(first), isOpen(second)]).toEqual([false, false]);
+    q('.jp-Toolhost-cardHeader', first).click();
+    expect([isOpen(first), isOpen(second)]).toEqual([true, false]);
+    expect(q('.jp-Toolhost-cardHeader', first).getAttribute('aria-expanded')).toBe('true');
+
+    const toggle = q<HTMLButtonElement>('.jp-Toolhost-viewToggle');
+    expect(toggle.textContent).toBe('Expand all');
+    toggle.click();
+    expect(q('.jp-Toolhost-root').dataset.view).toBe('expanded');
+    expect([isOpen(first), isOpen(second)]).toEqual([true, true]);
+    expect(toggle.textContent).toBe('Compact');
+    expect(onViewChange).toHaveBeenCalledWith('expanded');
+
+    q('.jp-Toolhost-cardHeader', second).click();
+    expect([isOpen(first), isOpen(second)]).toEqual([true, false]);
+    setView(q('.jp-Toolhost-root'), 'compact');
+    expect([isOpen(first), isOpen(second)]).toEqual([false, false]);
+  });
+
+  it('highlights code only, not cat -n line numbers', async () => {
+    const highlight = vi.fn(async (code: string, _language: string, into: HTMLElement) => {
+      into.replaceChildren(Object.assign(document.createElement('span'), { className: 'tok', textContent: code }));
+    });
+    const rendered = render(batch([card()]), { highlight });
+    await rendered.ready;
+    expect(highlight).toHaveBeenCalledTimes(1);
+    expect(highlight.mock.calls[0][0]).toBe('import os\nprint(os.getcwd())');
+    expect(highlight.mock.calls[0][1]).toBe('python');
+    expect(q('.jp-Toolhost-gutter').textContent).toBe('1\n2');
+    expect(q('.jp-Toolhost-code .tok').textContent).toBe('import os\nprint(os.getcwd())');
+  });
+
+  it('keeps plain text when highlighting fails, and never highlights errors', async () => {
+    const highlight = vi.fn(async () => {
+      throw new Error('no such language');
+    });
+    const rendered = render(
+      batch([card({ result: '{"a": 1}', summary: 'x' }), card({ tool_use_id: 'e', status: 'error', result: '{"a": 2}' })]),
+      { highlight }
+    );
+    await rendered.ready;
+    expect(highlight).toHaveBeenCalledTimes(1);
+    expect(qa('.jp-Toolhost-code').map(pre => pre.textContent)).toEqual(['{"a": 1}', '{"a": 2}']);
+    expect(qa('.jp-Toolhost-result')[1].classList.contains('jp-mod-error')).toBe(true);
+  });
+
+  it('shows a persisted result as a collapsed preview with an Open full output action', async () => {
+    const path = '/srv/root/work/.toolhost/sessions/s1/tool-results/toolu_02.txt';
+    const openPersisted = vi.fn(async () => undefined);
+    render(
+      batch([card({ tool_use_id: 'toolu_02', name: 'Bash', summary: 'seq 20000', result: PERSISTED_RESULT, persisted_path: path, original_size: 100_000 })]),
+      { openPersisted }
+    );
+    expect(q('.jp-Toolhost-badgePersisted').textContent).toBe('saved');
+    expect(q('.jp-Toolhost-persistedInfo').textContent).toBe(`Full output: 97.7KB, saved to ${path}`);
+    const details = q<HTMLDetailsElement>('.jp-Toolhost-preview');
+    expect(details.open).toBe(false);
+    expect(q('.jp-Toolhost-code', details).textContent).toBe('line 1\nline 2...');
+    const open = q<HTMLButtonElement>('.jp-Toolhost-open');
+    expect(open.textContent).toBe('Open full output');
+    open.click();
+    expect(openPersisted).toHaveBeenCalledWith(path, open);
+  });
+
+  it('finds the path in the persisted-output block when the payload has none (Bash spills itself)', () => {
+    const openPersisted = vi.fn(async () => undefined);
+    render(batch([card({ name: 'Bash', result: `${PERSISTED_RESULT}\nstderr:\nwarning: slow` })]), { openPersisted });
+    expect(q('.jp-Toolhost-persistedInfo').textContent).toBe(
+      'Full output: 97.7KB, saved to /srv/root/work/.toolhost/sessions/s1/tool-results/toolu_02.txt'
+    );
+    expect(q('.jp-Toolhost-preview .jp-Toolhost-code').textContent).toBe('line 1\nline 2...');
+    q<HTMLButtonElement>('.jp-Toolhost-open').click();
+    expect(openPersisted.mock.calls[0][0]).toBe('/srv/root/work/.toolhost/sessions/s1/tool-results/toolu_02.txt');
+  });
+
+  it('falls back to the character count when there is no block to read a size from', () => {
+    render(batch([card({ result: 'x'.repeat(10), persisted_path: 'out.txt', original_size: 123_456 })]));
+    expect(q('.jp-Toolhost-persistedInfo').textContent).toBe('Full output: 123.5K chars, saved to out.txt');
+  });
+
+  it('says why opening failed, next to the button', async () => {
+    const openPersisted = vi.fn(async () => {
+      throw new Error('The server cannot read x.txt');
+    });
+    render(batch([card({ result: PERSISTED_RESULT, persisted_path: 'x.txt' })]), { openPersisted });
+    q<HTMLButtonElement>('.jp-Toolhost-open').click();
+    await vi.waitFor(() => expect(q('.jp-Toolhost-openStatus').textContent).toBe('The server cannot read x.txt'));
+  });
+
+  it('disables Open full output without a host that can open files', () => {
+    render(batch([card({ result: PERSISTED_RESULT, persisted_path: 'x.txt' })]));
+    expect(q<HTMLButtonElement>('.jp-Toolhost-open').disabled).toBe(true);
+  });
+
+  it('puts text from the kernel into the DOM as text, never as markup', () => {
+    render(batch([card({ name: '<b>x</b>', summary: '<img src=x onerror=alert(1)>', result: '<script>1</script>' })]));
+    expect(document.querySelector('img, script, b')).toBeNull();
+    expect(q('.jp-Toolhost-summary').textContent).toBe('<img src=x onerror=alert(1)>');
+  });
+});
+
+describe('other displays', () => {
+  it('renders an empty live panel as nothing and a running one as cards with progress', () => {
+    render({ version: 1, kind: 'live', calls: [] });
+    expect(q('.jp-Toolhost-root').classList.contains('jp-mod-empty')).toBe(true);
+    render({ version: 1, kind: 'live', calls: [card({ status: 'running', ended: null, duration: null, result: '', progress: '3 lines' })] });
+    expect(q('.jp-Toolhost-card').dataset.status).toBe('running');
+    expect(q('.jp-Toolhost-progress').textContent).toBe('3 lines');
+    expect(q('.jp-Toolhost-duration')).toBeNull();
+  });
+
+  it('renders footers, notices, tables and unknown kinds', () => {
+    render({ version: 1, kind: 'footer', tool_calls: 1, model_requests: 2, stop_reason: 'end_turn', usage: { input_tokens: 120, output_tokens: 30 }, cost_usd: 0.00123, duration: 1.5 });
+    expect(q('.jp-Toolhost-footer').textContent).toBe(
+      '1 tool call · 2 model requests · stop: end_turn · 120 in / 30 out tokens · $0.0012 · 1.50 s'
+    );
+    render({ version: 1, kind: 'notice', level: 'error', text: 'Interrupted' });
+    expect(q('.jp-Toolhost-notice').dataset.level).toBe('error');
+    render({ version: 1, kind: 'tools', title: 'Tools', columns: ['name'], rows: [['Read'], ['Bash']] });
+    expect(qa('.jp-Toolhost-table td').map(td => td.textContent)).toEqual(['Read', 'Bash']);
+    expect(q('.jp-Toolhost-table caption').textContent).toBe('Tools');
+    render({ version: 1, kind: 'mystery', x: 1 });
+    expect(JSON.parse(q('.jp-Toolhost-unknown').textContent ?? '')).toEqual({ version: 1, kind: 'mystery', x: 1 });
+  });
+
+  it('draws a timeline with one bar per timed call', () => {
+    render({ version: 1, kind: 'timeline', calls: [
+      { name: 'Read', batch: 1, start: 0, end: 2 },
+      { name: 'Grep', batch: 1, start: 1, end: 2 },
+      { name: 'Bash', batch: 2, start: null, end: null }
+    ] });
+    expect(qa('.jp-Toolhost-timelineLabel').map(l => l.textContent)).toEqual(['#1 Read', '#1 Grep']);
+    expect(qa('.jp-Toolhost-timingBar').map(b => b.style.left)).toEqual(['0%', '50%']);
+  });
+});
