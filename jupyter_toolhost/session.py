@@ -23,8 +23,10 @@ from .events import EventSink, PermissionRequested
 from .loop import AgentLoop, LoopSettings, RunResult
 from .model.anthropic_model import AnthropicModel, default_model_name
 from .model.base import Model, Usage
+from .model.classifier import ModelClassifier
 from .orchestration.pipeline import Pipeline
 from .permissions.api import ApprovalDecision, ApprovalRequest, Approver, CanUseTool
+from .permissions.engine import PermissionEngine, no_classifier
 from .permissions.hooks import Hooks
 from .results import ResultStore
 from .tool import Tool
@@ -72,7 +74,9 @@ class Session:
     (so CI can force `dontAsk`), else `permission_mode`, else the settings' `defaultMode`,
     else `default`.
     What is left as "ask" goes to `approver`; with none, it is denied with advice.
-    `load_settings=False` ignores the files (rules then come only from code).
+    `load_settings=False` ignores the files (rules then come only from code). In `auto`
+    mode the session's own model judges calls that would ask (`ModelClassifier`); when it
+    is unsure, offline or slow, the call is asked as in `default` mode.
     """
 
     def __init__(
@@ -147,6 +151,12 @@ class Session:
             transcript=transcript,
         )
         reporter.loop = self._loop
+        engine = pipeline.can_use_tool
+        if isinstance(engine, PermissionEngine) and engine.classifier is no_classifier:
+            # Auto mode: the session's own model judges what would ask (unsure -> ask).
+            engine.classifier = ModelClassifier(
+                model=model, model_id=model_id, transcript=lambda: self._loop.messages
+            )
         self.mcp = mcp if mcp is not None else _mcp_from_settings(root, load_settings)
         """The session's MCP servers (from `mcpServers` in the settings files); they connect
         on the first run, and their tools are offered from then on (deferred by default)."""
@@ -323,7 +333,6 @@ def _permissions(
     load: bool,
 ) -> tuple[_StartingPermissions, CanUseTool]:
     """The starting permission context and the decision function of a new session."""
-    from .permissions.engine import PermissionEngine
     from .permissions.settings import Settings, load_settings
 
     settings = load_settings(cwd=cwd) if load else Settings()
