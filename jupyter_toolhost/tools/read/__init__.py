@@ -18,6 +18,7 @@ from ...tool import Tool, build_tool
 from ...types import ContentBlock, ToolInputError
 from .._files import SNIFF_BYTES, detect_encoding, looks_binary, require_regular_file
 from .media import IMAGE_TYPES, image_blocks, render_notebook
+from .pdf import read_pdf
 from .prompt import DESCRIPTION, MAX_LINE_CHARS, MAX_LINES, MAX_OUTPUT_BYTES, NAME
 
 _BINARY_SUFFIX_TEXT = (
@@ -38,6 +39,10 @@ class ReadInput(BaseModel):
         default=None, ge=0, description="The line number to start reading from (1-based)."
     )
     limit: int | None = Field(default=None, ge=1, description="The number of lines to read.")
+    pages: str | None = Field(
+        default=None,
+        description='PDF files only: the pages to read, e.g. "3" or "1-5" (at most 20).',
+    )
 
 
 def read_file(input: ReadInput, context: ToolUseContext) -> str | list[ContentBlock]:
@@ -60,12 +65,18 @@ def _read(path: Path, input: ReadInput, context: ToolUseContext) -> str | list[C
         text = render_notebook(path)
         context.read_file_state.record(path)
         return text
+    if suffix == ".pdf":
+        text = read_pdf(path, input.pages)
+        context.read_file_state.record(path, partial=input.pages is not None)
+        return text
+    if input.pages is not None:
+        raise ToolInputError("`pages` is for PDF files; use `offset` and `limit` for text")
     with open(path, "rb") as handle:
         sample = handle.read(64 * 1024)
     if suffix in BINARY_SUFFIXES or looks_binary(sample[:SNIFF_BYTES]):
         raise ToolInputError(
             f"{path} is a binary file ({suffix or 'no extension'}); Read shows text files, "
-            "images and notebooks only."
+            "images, notebooks and PDFs only."
         )
     size = path.stat().st_size
     paged = input.offset is not None or input.limit is not None

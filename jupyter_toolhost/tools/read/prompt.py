@@ -20,6 +20,8 @@ Usage:
 - Results are in `cat -n` format: the line number, a tab, then the line.
 - Images (PNG, JPEG, GIF, WebP) are shown to you as images.
 - Jupyter notebooks (.ipynb) are shown cell by cell with their outputs.
+- PDF files are returned as text, page by page; pass `pages` ("3" or "1-5", at most 20 per
+  call) for a long one.
 - Binary files are refused; directories too (use Glob, or `ls` with Bash).
 - Read a file before editing it with Edit, Write or NotebookEdit: those tools refuse a file
   that was not read, or that changed on disk since it was read.
