@@ -246,6 +246,17 @@ class Session:
         context = self._loop.context
         context.options = replace(context.options, tools=tuple(pool))
 
+    def attach_mcp(self, manager: McpManager | None = None) -> McpManager:
+        """Use `manager` (or a new, empty one) for MCP servers; its tools are offered from
+        the next request on. Servers added to it later (`%agent mcp add`) join too."""
+        if manager is None:
+            from .mcp import McpManager
+
+            manager = McpManager()
+        self.mcp = manager
+        self._loop.extra_tools = manager.tools
+        return manager
+
     def set_mode(self, mode: PermissionMode) -> None:
         """Change the permission mode (it lives in the app state's permission context)."""
         self.context.set_app_state(

@@ -151,6 +151,19 @@ class Kernel:
         """Comm ids of Text widgets with this placeholder (opened by `run`, if given)."""
         return self._widgets("TextModel", "placeholder", placeholder, run)
 
+    def toggles(self, description: str, run: CellRun | None = None) -> list[str]:
+        """Comm ids of ToggleButton widgets with this description (opened by `run`, if given)."""
+        return self._widgets("ToggleButtonModel", "description", description, run)
+
+    def html_values(self, run: CellRun) -> list[str]:
+        """The `value` of every HTML widget `run` opened, in the order they were opened."""
+        opened = [m["content"]["comm_id"] for m in run.messages if m["msg_type"] == "comm_open"]
+        return [
+            str(self.widgets[comm_id].get("value", ""))
+            for comm_id in opened
+            if self.widgets.get(comm_id, {}).get("_model_name") == "HTMLModel"
+        ]
+
     def _widgets(self, model: str, key: str, value: str, run: CellRun | None) -> list[str]:
         opened = None
         if run is not None:
@@ -175,7 +188,7 @@ class Kernel:
         self.send_comm(comm_id, {"method": "custom", "content": {"event": "click"}})
 
     def set_value(self, comm_id: str, value: Any) -> None:
-        """What the browser sends when a text field changes."""
+        """What the browser sends when a text field changes or a toggle button is clicked."""
         self.send_comm(comm_id, {"method": "update", "state": {"value": value}, "buffer_paths": []})
 
     def send_comm(self, comm_id: str, data: dict[str, Any]) -> None:

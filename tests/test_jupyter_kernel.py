@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from kernel_helpers import Kernel
 
+from jupyter_toolhost.jupyter.render import MIME_TYPE as TOOLHOST_MIME
 from jupyter_toolhost.testing import MessagesServer, Turn, text, tool_use
 
 pytestmark = pytest.mark.timeout(90)
@@ -224,8 +225,22 @@ def test_nbclient_runs_a_notebook_in_dont_ask_mode(
 ):
     nbformat = pytest.importorskip("nbformat")
     nbclient = pytest.importorskip("nbclient")
+    question = {
+        "question": "Which file?",
+        "header": "File",
+        "options": [
+            {"label": "a.csv", "description": "the first"},
+            {"label": "b.csv", "description": "the second"},
+        ],
+    }
     server.add_turns(
-        Turn([text("Checking."), tool_use("PythonExec", {"code": "print('should not run')"})]),
+        Turn(
+            [
+                text("Checking."),
+                tool_use("PythonExec", {"code": "print('should not run')"}),
+                tool_use("AskUserQuestion", {"questions": [question]}),
+            ]
+        ),
         Turn([text("I was not allowed to run code.")]),
     )
     monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
@@ -249,9 +264,113 @@ def test_nbclient_runs_a_notebook_in_dont_ask_mode(
     )
     assert "I was not allowed to run code." in streams
     assert "should not run" not in streams
-    assert "⊘ PythonExec" in plain or "✗ PythonExec" in plain
+    assert "⊘ PythonExec: print('should not run')" in plain
+    [denied_card] = [
+        call
+        for o in agent_outputs
+        if o.output_type == "display_data" and TOOLHOST_MIME in o["data"]
+        for call in o["data"][TOOLHOST_MIME].get("calls", [])
+        if call["name"] == "PythonExec"
+    ]
+    assert denied_card["decision"]["behavior"] == "deny"
+    # dontAsk means nobody is asked: AskUserQuestion fails clearly instead of waiting.
+    denied, unasked = last_tool_results(server)
+    assert denied.get("is_error") and unasked.get("is_error")
+    assert "No user is available to answer questions" in result_text(unasked)
     assert not any(
         "application/vnd.jupyter.widget-view+json" in o.get("data", {}) for o in agent_outputs
     )
     after = "".join(o.get("text", "") for o in notebook.cells[2].outputs)
     assert after == "after the agent\n"
+
+
+def test_ask_user_question_is_answered_in_the_cell(kernel: Kernel, server: MessagesServer):
+    questions = [
+        {
+            "question": "Which library should load the data?",
+            "header": "Library",
+            "options": [
+                {"label": "pandas", "description": "DataFrames, the usual choice"},
+                {"label": "polars", "description": "faster on big files"},
+            ],
+        },
+        {
+            "question": "What should I add?",
+            "header": "Extras",
+            "options": [
+                {"label": "Tests", "description": "pytest cases"},
+                {"label": "Docs", "description": "a README section"},
+                {"label": "Plots", "description": "a chart of the totals"},
+            ],
+            "multiSelect": True,
+        },
+    ]
+    server.add_turns(
+        Turn([tool_use("AskUserQuestion", {"questions": questions})]),
+        Turn([text("Thanks, going with that.")]),
+    )
+    run = kernel.submit("%%agent --new\nLoad data.csv")
+    [submit] = kernel.wait_for_button(run, "Submit")
+    assert run.finished_at is None, "the cell must stay busy while the questions wait"
+    [pandas] = kernel.toggles("pandas", run)
+    [polars] = kernel.toggles("polars", run)
+    kernel.set_value(pandas, True)
+    kernel.set_value(polars, True)  # one choice only: polars replaces pandas
+    kernel.set_value(kernel.toggles("Tests", run)[0], True)
+    kernel.set_value(kernel.toggles("Docs", run)[0], True)
+    other = kernel.texts("Other: your own answer", run)
+    assert len(other) == 2
+    kernel.set_value(other[1], "a benchmark")
+    kernel.click(submit)
+    kernel.wait(run)
+
+    assert run.status == "ok", run.text()
+    [result] = last_tool_results(server)
+    assert not result.get("is_error"), result_text(result)
+    answer = result_text(result)
+    assert '"Which library should load the data?"="polars"' in answer
+    assert '"What should I add?"="Tests, Docs, a benchmark"' in answer
+    assert "Answered: Library: polars; Extras: Tests, Docs, a benchmark" in run.stdout
+    assert "Thanks, going with that." in run.stdout
+    assert any("Which library should load the data?" in h for h in kernel.html_values(run))
+
+
+def test_a_plan_is_rendered_then_rejected_and_approved(kernel: Kernel, server: MessagesServer):
+    plan = "## Steps\n\n1. Read `data.csv`\n2. Add a **total** column\n\n<b>not html</b>"
+    server.add_turns(
+        Turn([tool_use("ExitPlanMode", {"plan": plan})]),
+        Turn([tool_use("ExitPlanMode", {"plan": plan + "\n3. Check the row count"})]),
+        Turn([text("Starting on the plan.")]),
+    )
+    run = kernel.submit("%%agent --new --mode plan\nPlan adding a total column")
+    [send] = kernel.wait_for_button(run, "Send")
+    kernel.wait(run, until=lambda: any("Approve this plan?" in h for h in kernel.html_values(run)))
+    [header] = [h for h in kernel.html_values(run) if "Approve this plan?" in h]
+    assert "<h2>Steps</h2>" in header and "<code>data.csv</code>" in header
+    assert "<strong>total</strong>" in header and "<li>" in header
+    assert "&lt;b&gt;not html&lt;/b&gt;" in header  # raw HTML in a plan stays text
+    [deny] = kernel.buttons("Deny", run)
+    kernel.click(deny)
+    kernel.set_value(kernel.texts("tell the model what to do instead", run)[0], "count rows")
+    kernel.click(send)
+    allows = kernel.wait_for_button(run, "Allow", count=2)
+    kernel.click(allows[1])
+    kernel.wait(run)
+
+    assert run.status == "ok", run.text()
+    rejected, approved = (
+        next(b for b in r.body["messages"][-1]["content"] if b.get("type") == "tool_result")
+        for r in server.requests[-2:]
+    )
+    assert rejected.get("is_error") and "count rows" in result_text(rejected)
+    assert not approved.get("is_error") and "approved your plan" in result_text(approved)
+    assert "Denied ExitPlanMode" in run.stdout and "Allowed ExitPlanMode" in run.stdout
+    assert "Starting on the plan." in run.stdout
+    assert "Permission mode: default" in kernel.run("%agent mode").text()
+
+
+def test_agent_mcp_runs_as_an_awaiting_cell(kernel: Kernel):
+    listed = kernel.run("%agent mcp")
+    assert listed.status == "ok" and "No MCP servers are configured" in listed.text()
+    missing = kernel.run("%agent mcp restart nowhere")
+    assert missing.status == "error" and "No MCP server named 'nowhere'" in missing.text()

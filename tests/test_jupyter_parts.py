@@ -3,24 +3,47 @@ timeline, and the kernel tools run through the real Pipeline on a real IPython s
 
 from __future__ import annotations
 
+import json
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from IPython.core.error import UsageError as IPythonUsageError
 from IPython.core.interactiveshell import InteractiveShell
 
 from jupyter_toolhost.context import ToolUseContext, ToolUseOptions
+from jupyter_toolhost.jupyter.commands import run_async_command
+from jupyter_toolhost.jupyter.config import ToolHost
+from jupyter_toolhost.jupyter.host import AgentHost
 from jupyter_toolhost.jupyter.kernel_tools import kernel_tools
 from jupyter_toolhost.jupyter.live import LiveView
 from jupyter_toolhost.jupyter.options import UsageError, parse_cell_line, parse_command
-from jupyter_toolhost.jupyter.render import MIME_TYPE, CallCard, batch_display
+from jupyter_toolhost.jupyter.questions import WidgetQuestionAsker
+from jupyter_toolhost.jupyter.render import (
+    MIME_TYPE,
+    CallCard,
+    batch_display,
+    language_of_path,
+)
 from jupyter_toolhost.jupyter.timeline import timeline_display
 from jupyter_toolhost.jupyter.transformer import agent_cell_transformer
 from jupyter_toolhost.orchestration.events import CallFinished, CallQueued, CallStarted
 from jupyter_toolhost.orchestration.pipeline import Pipeline
 from jupyter_toolhost.permissions.api import ApprovalDecision, ApprovalRequest, BasicCanUseTool
 from jupyter_toolhost.results import ResultStore
-from jupyter_toolhost.types import ToolCall, ToolResult
+from jupyter_toolhost.testing import MessagesServer, Turn, text
+from jupyter_toolhost.tools import ask_user, bash
+from jupyter_toolhost.types import (
+    DecisionReason,
+    PermissionAllow,
+    PermissionDeny,
+    ToolCall,
+    ToolResult,
+)
+
+DEMO = str(Path(__file__).parent / "mcp_servers" / "demo_server.py")
 
 # ── transformer and options ──────────────────────────────────────────────────────────────
 
@@ -36,6 +59,37 @@ def test_transformer_turns_an_agent_cell_into_one_await():
 @pytest.mark.parametrize("first", ["%%agent?\n", "%%agents\n", "print(1)\n", "%agent status\n"])
 def test_transformer_leaves_other_cells_alone(first: str):
     assert agent_cell_transformer([first, "x\n"]) == [first, "x\n"]
+
+
+@pytest.mark.parametrize(
+    ("cell", "line"),
+    [
+        ("%agent compact\n", "compact"),
+        ("%agent mcp\n", "mcp"),
+        (
+            "%agent mcp add fs -- npx -y server --root '/a b'\n",
+            "mcp add fs -- npx -y server --root '/a b'",
+        ),
+    ],
+)
+def test_awaiting_subcommands_become_one_await(cell: str, line: str):
+    [code] = agent_cell_transformer([cell])
+    assert code.endswith(f".run_agent_command({line!r})\n")
+    compile(code, "<cell>", "exec", flags=0x2000)
+
+
+def test_mcp_subcommands_parse():
+    assert (parse_command("mcp").argument, parse_command("mcp list").argument) == ("list", "list")
+    added = parse_command("mcp add fs -- npx -y server --root '/a b'")
+    assert (added.name, added.argument) == ("mcp", "add")
+    assert added.words == ("fs", "npx", "-y", "server", "--root", "/a b")
+    assert parse_command("mcp restart fs").words == ("fs",)
+    with pytest.raises(UsageError, match="NAME -- COMMAND"):
+        parse_command("mcp add fs npx server")
+    with pytest.raises(UsageError, match="one server name"):
+        parse_command("mcp remove")
+    with pytest.raises(UsageError, match="Unknown %agent mcp action 'stop'"):
+        parse_command("mcp stop fs")
 
 
 def test_cell_options_parse_and_fail_clearly():
@@ -89,23 +143,64 @@ def test_batch_text_and_html_do_not_depend_on_timing_or_ids():
     assert fast[MIME_TYPE]["calls"][1]["duration"] == pytest.approx(0.2)
 
 
-def test_persisted_result_is_a_collapsible_preview():
-    persisted = card(
-        "p",
-        0,
-        0,
-        1,
-        persisted_path=".toolhost/sessions/s/tool-results/p.txt",
-        original_size=90_000,
-    )
+def test_persisted_result_is_a_collapsible_preview_without_random_path_parts():
+    saved = "/home/u/nb/.toolhost/sessions/0123456789ab/tool-results/toolu_p.txt"
+    persisted = card("toolu_p", 0, 0, 1, persisted_path=saved, original_size=90_000)
     persisted.result = (
-        "<persisted-output>\nOutput too large (87.9KB). Full output saved to: x\n\n"
+        f"<persisted-output>\nOutput too large (87.9KB). Full output saved to: {saved}\n\n"
         "Preview (first 2KB):\nline 1\nline 2...\n</persisted-output>"
     )
-    html = batch_display([persisted], batch=0).data["text/html"]
+    data = batch_display([persisted], batch=0).data
+    html, plain = data["text/html"], data["text/plain"]
     assert "<details><summary>output: 90,000 characters, saved to" in html
-    assert ".toolhost/sessions/s/tool-results/p.txt" in html
-    assert "line 1\nline 2..." in html
+    assert "<code>tool-results/toolu_p.txt</code>" in html
+    assert "<pre>line 1\nline 2...</pre>" in html
+    assert plain.endswith("\n  output: 90,000 characters, saved to tool-results/toolu_p.txt")
+    for shown_text in (html, plain):
+        assert "0123456789ab" not in shown_text and "/home/u" not in shown_text
+    assert data[MIME_TYPE]["calls"][0]["persisted_path"] == saved
+
+
+def test_decision_and_language_reach_the_payload_and_only_rules_and_modes_the_text():
+    settings = "/home/u/nb/.toolhost/settings.json"
+    decisions = [
+        PermissionDeny("no", DecisionReason("rule", "deny rule Bash(rm *)", settings)),
+        PermissionAllow(reason=DecisionReason("mode", "bypassPermissions")),
+        PermissionAllow(reason=DecisionReason("approver", "approved once")),
+        PermissionAllow(reason=DecisionReason("hook", "allowed at 12:03:44", "hook.sh")),
+    ]
+    shown: list[Any] = []
+    view = LiveView(
+        describe=lambda name, raw: (name, str(raw["file_path"])),
+        language=lambda name, raw: language_of_path(raw["file_path"]),
+        display=lambda obj, **kwargs: shown.append(obj),
+        write=lambda text: None,
+    )
+    for i in range(len(decisions)):
+        call = ToolCall(f"t{i}", "Read", {"file_path": f"src/m{i}.py"})
+        view.on_tool_event(CallQueued(call, "Read", True))
+    for i, decision in enumerate(decisions):
+        result = ToolResult(f"t{i}", "text", tool_name="Read", decision=decision)
+        status = "denied" if decision.behavior == "deny" else "ok"
+        view.on_tool_event(CallFinished(f"t{i}", result, 0.1, status, 0))
+    view.finish(footer=False)
+    [batch] = [obj for obj in shown if obj.data[MIME_TYPE]["kind"] == "batch"]
+    plain, html = batch.data["text/plain"], batch.data["text/html"]
+    assert "⊘ Read: src/m0.py (deny rule Bash(rm *))" in plain
+    assert "✓ Read: src/m1.py (mode bypassPermissions)" in plain
+    assert "(deny rule Bash(rm *))" in html and "(mode bypassPermissions)" in html
+    for shown_text in (plain, html):
+        assert settings not in shown_text and "approved once" not in shown_text
+        assert "12:03" not in shown_text
+    calls = batch.data[MIME_TYPE]["calls"]
+    assert calls[0]["decision"] == {
+        "behavior": "deny",
+        "reason": "deny rule Bash(rm *)",
+        "kind": "rule",
+        "source": settings,
+    }
+    assert calls[3]["decision"]["source"] == "hook.sh"
+    assert [c["language"] for c in calls] == ["python"] * 4
 
 
 def test_live_view_groups_finished_batches_in_call_order():
@@ -144,6 +239,14 @@ def test_live_view_groups_finished_batches_in_call_order():
     assert "f2" in batches[1] and "f0" not in batches[1]
     assert "3 tool calls" in displays[-1]
     assert shown[-2][0] == "update" and shown[-2][1].data["text/plain"] == ""
+    running = [
+        obj.data[MIME_TYPE]
+        for kind, obj in shown
+        if kind == "update" and obj.data[MIME_TYPE]["calls"]
+    ]
+    assert running and all(p["status"] == "running" for p in running)
+    assert all(isinstance(p["elapsed"], float) and p["elapsed"] >= 0 for p in running)
+    assert all("running…" not in str(p) for p in running)
 
 
 def test_timeline_is_svg_with_one_bar_per_call():
@@ -232,3 +335,116 @@ async def test_inspect_describes_a_dataframe(shell: Any, tmp_path: Path):
         shell.user_ns.pop("frame")
     text = str(result.content)
     assert "shape: 3×2" in text and "dtypes:" in text and "head:" in text and "describe:" in text
+
+
+async def test_bash_output_saved_by_bash_itself_gets_the_preview(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.setenv("JUPYTER_TOOLHOST_HOME", str(tmp_path / ".toolhost"))
+    pipeline = Pipeline(
+        results=ResultStore(tmp_path / "results"), can_use_tool=BasicCanUseTool(Approve())
+    )
+    context = ToolUseContext(options=ToolUseOptions(tools=[bash.make_tool()]), cwd=tmp_path)
+    command = "seq 1 12000"  # 60,894 bytes: over Bash's own budget and the 50,000 cap
+    result = await pipeline.run(ToolCall("toolu_big", "Bash", {"command": command}), context)
+    assert not result.is_error and result.persisted_path is None  # Bash saved it, not us
+    shown: list[Any] = []
+    view = LiveView(
+        describe=lambda name, raw: (name, raw["command"]),
+        display=lambda obj, **kwargs: shown.append(obj),
+        write=lambda text: None,
+    )
+    view.on_tool_event(
+        CallQueued(ToolCall("toolu_big", "Bash", {"command": command}), "Bash", False)
+    )
+    view.on_tool_event(CallFinished("toolu_big", result, 0.2, "ok", 0))
+    view.finish(footer=False)
+    [batch] = [obj.data for obj in shown if obj.data[MIME_TYPE]["kind"] == "batch"]
+    html, plain = batch["text/html"], batch["text/plain"]
+    assert (
+        "<details><summary>output: 59.5KB, saved to <code>tool-results/toolu_big-bash.txt" in html
+    )
+    assert "<pre>1\n2\n3\n" in html
+    assert plain == f"✓ Bash: {command}\n  output: 59.5KB, saved to tool-results/toolu_big-bash.txt"
+    for shown_text in (html, plain):
+        assert str(tmp_path) not in shown_text and context.session_id not in shown_text
+    saved = Path(batch[MIME_TYPE]["calls"][0]["persisted_path"])
+    assert saved == context.session_dir() / "tool-results" / "toolu_big-bash.txt"
+    assert saved.read_text().splitlines()[-1] == "12000"
+
+
+async def test_unanswered_questions_fail_clearly_through_the_pipeline(tmp_path: Path, shell: Any):
+    pipeline = Pipeline(results=ResultStore(tmp_path), can_use_tool=BasicCanUseTool(Approve()))
+    lines: list[str] = []
+    question = {
+        "question": "Which file?",
+        "header": "File",
+        "options": [{"label": "a", "description": "A"}, {"label": "b", "description": "B"}],
+    }
+    call = ToolCall("toolu_q", "AskUserQuestion", {"questions": [question]})
+    tools = [ask_user.make_tool()]
+    headless = ToolUseContext(options=ToolUseOptions(tools=tools), cwd=tmp_path)
+    absent = await pipeline.run(call, headless)
+    assert absent.is_error and "No user is available" in str(absent.content)
+
+    asker = WidgetQuestionAsker(timeout=0.2, emit=lines.append)
+    extras = {ask_user.ASKER_KEY: asker}
+    waiting = ToolUseContext(options=ToolUseOptions(tools=tools, extras=extras), cwd=tmp_path)
+    unanswered = await pipeline.run(call, waiting)
+    assert unanswered.is_error
+    assert "No one answered the questions within 0.2 s" in str(unanswered.content)
+    assert lines == ["Questions not answered (no answer within 0.2 s)"]
+
+
+@pytest.fixture
+def host(shell: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[AgentHost]:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("JUPYTER_TOOLHOST_HOME", str(tmp_path / ".toolhost"))
+    made = AgentHost(shell, ToolHost())
+    yield made
+
+
+def test_host_knows_the_language_of_what_a_read_only_tool_reads(host: AgentHost):
+    host.ensure_session()
+    assert host.call_language("Read", {"file_path": "src/model.py"}) == "python"
+    assert host.call_language("Read", {"file_path": "notes.txt"}) is None
+    assert host.call_language("Write", {"file_path": "a.py", "content": "x"}) is None
+    assert host.call_language("Nope", {"file_path": "a.py"}) is None
+
+
+@pytest.mark.timeout(60)
+async def test_agent_mcp_adds_lists_restarts_and_removes_a_server(
+    host: AgentHost, monkeypatch: pytest.MonkeyPatch
+):
+    with MessagesServer() as server:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+        empty = await run_async_command(host, "mcp")
+        assert "No MCP servers are configured" in str(empty)
+        assert "%agent mcp add NAME -- COMMAND ARGS" in str(empty)
+        try:
+            added = await run_async_command(host, f"mcp add demo -- {sys.executable} {DEMO}")
+            assert "Added MCP server demo: connected, 8 tools (stdio)" in str(added)
+            listed = await run_async_command(host, "mcp")
+            assert listed is not None
+            assert listed.data[MIME_TYPE]["rows"] == [["demo", "connected", "8", "stdio", ""]]
+
+            server.add_turns(Turn([text("I see the demo tools.")]))
+            assert await host.session.run("what can you use?") == "I see the demo tools."
+            # Deferred, as MCP tools are: announced to the model, found through ToolSearch.
+            assert "mcp__demo__add" in json.dumps(server.requests[-1].body["messages"])
+
+            restarted = await run_async_command(host, "mcp restart demo")
+            assert "Restarted MCP server demo: connected" in str(restarted)
+            with pytest.raises(UsageError, match="already exists"):
+                await run_async_command(host, f"mcp add demo -- {sys.executable} {DEMO}")
+            with pytest.raises(IPythonUsageError, match="runs as a cell of its own"):
+                host.command("mcp restart demo")
+            removed = await run_async_command(host, "mcp remove demo")
+            assert "Removed MCP server demo" in str(removed)
+            assert "No MCP servers are configured" in str(await run_async_command(host, "mcp"))
+            with pytest.raises(UsageError, match="No MCP server named 'demo'"):
+                await run_async_command(host, "mcp restart demo")
+        finally:
+            await host.session.close()

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -351,7 +352,10 @@ def test_agent_cell_in_jupyterlab(page: Any, lab: Lab) -> None:
     preview = persisted.locator(".jp-Toolhost-preview .jp-Toolhost-code")
     assert preview.inner_text().startswith("1\n2\n3\n")
     # The Read result is highlighted by JupyterLab's CodeMirror grammar for Python.
-    read = group.locator(".jp-Toolhost-card", has_text="Read")
+    # (by its name: another card's decision reason may say "read-only")
+    read = group.locator(
+        ".jp-Toolhost-card", has=page.locator(".jp-Toolhost-name", has_text=re.compile("^Read$"))
+    )
     read.locator(".jp-Toolhost-cardHeader").click()
     assert read.locator(".jp-Toolhost-code span").count() > 0
     _shoot(outputs, "toolhost-light-expanded.png")

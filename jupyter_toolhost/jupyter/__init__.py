@@ -6,9 +6,10 @@ pydantic-heavy tool modules and ipywidgets are imported on the first `%%agent` c
 
 Modules: `transformer` (the `%%agent` cell → one `await`), `magics` (thin), `options`
 (argument parsing), `host` (per-kernel state and the cell's wait/interrupt logic),
-`commands` (`%agent` subcommands), `live` and `render` (what the cell shows), `approval`
-(the widget approver), `kernel_tools` (PythonExec, ListVariables, InspectVariable),
-`timeline` (`%agent history --timeline`).
+`commands` (`%agent` subcommands; `mcp_command` for `%agent mcp`), `live` and `render`
+(what the cell shows), `approval` (the widget approver, plans included), `questions` (the
+widget asker for AskUserQuestion), `kernel_tools` (PythonExec, ListVariables,
+InspectVariable), `timeline` (`%agent history --timeline`).
 """
 
 from __future__ import annotations

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from ..mcp import McpManager
     from ..session import Session
     from ..tool import Tool
     from .host import AgentHost
@@ -66,6 +67,26 @@ def update_session(session: Session, host: AgentHost, *, tools: list[Tool[Any]])
 def set_mode(session: Session, mode: str) -> None:
     """Change the session's permission mode (it lives in the app state)."""
     session.set_mode(mode)  # type: ignore[arg-type]
+
+
+def attach_question_asker(session: Session, asker: Any | None) -> None:
+    """Let AskUserQuestion reach a person through `asker` (None: no one to ask)."""
+    from ..tools.ask_user import ASKER_KEY
+
+    extras = session.context.options.extras
+    if asker is None:
+        extras.pop(ASKER_KEY, None)
+    else:
+        extras[ASKER_KEY] = asker
+
+
+def permission_mode(session: Session) -> str:
+    return session.permission_mode
+
+
+def ensure_mcp(session: Session) -> McpManager:
+    """The session's MCP manager, made (empty) when it has none yet."""
+    return session.mcp if session.mcp is not None else session.attach_mcp()
 
 
 def session_tools(session: Session) -> list[Tool[Any]]:

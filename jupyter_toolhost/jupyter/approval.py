@@ -9,6 +9,9 @@ the record ("Allowed Bash: ls -la (once)") and disables the buttons.
 With no front end (nbclient, nbval, CI) nobody clicks: a configurable timeout turns the
 prompt into a deny with a message that says how to run unattended. ipywidgets is imported
 when the first prompt is built, never at `%load_ext`.
+
+A plan presented for approval (ExitPlanMode's ask, recognised by its message) is shown as
+rendered Markdown under the heading "Approve this plan?", with the same buttons.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..permissions.api import ApprovalChoice, ApprovalDecision, ApprovalRequest
+from ..tools.plan_mode.prompt import ASK as PLAN_ASK
 
 BUTTON_LABELS: dict[ApprovalChoice, str] = {
     "allow": "Allow",
@@ -33,6 +37,12 @@ FEEDBACK_PLACEHOLDER = "tell the model what to do instead"
 TIMEOUT_ENV = "JUPYTER_TOOLHOST_APPROVAL_TIMEOUT"
 _FOLD_CHARS = 300
 _FOLD_LINES = 8
+PLAN_HEADING = "Approve this plan?"
+PLAN_HINT = (
+    "Allow leaves plan mode and lets the model start on it; Deny keeps plan mode and "
+    "sends your feedback."
+)
+_PLAN_PREFIX = PLAN_ASK.split("{plan}")[0]
 
 
 def approval_timeout_from_env() -> float | None:
@@ -95,8 +105,38 @@ def input_html(values: Mapping[str, Any]) -> str:
     return f"<table>{''.join(rows)}</table>"
 
 
+def markdown_html(text: str) -> str:
+    """Markdown as HTML, raw HTML in it escaped (as text in a `<pre>` if no renderer)."""
+    try:
+        import mistune
+    except ImportError:
+        return f"<pre style='white-space:pre-wrap'>{html.escape(text)}</pre>"
+    render = mistune.create_markdown(escape=True, plugins=["strikethrough", "table"])
+    return str(render(text))
+
+
+def plan_of(request: ApprovalRequest) -> str | None:
+    """The plan in an ask that presents one for approval, else None."""
+    if not request.message.startswith(_PLAN_PREFIX):
+        return None
+    return request.message[len(_PLAN_PREFIX) :]
+
+
+def plan_html(plan: str) -> str:
+    """The header of a plan approval: the heading, what the buttons do, the plan rendered."""
+    return (
+        f"<h3 style='margin:2px 0'>{html.escape(PLAN_HEADING)}</h3>"
+        f"<div style='color:#555'>{html.escape(PLAN_HINT)}</div>"
+        "<div style='border-left:3px solid #e0a800;padding:0 8px;margin:4px 0'>"
+        f"{markdown_html(plan)}</div>"
+    )
+
+
 def prompt_html(request: ApprovalRequest) -> str:
-    """The header of an approval prompt: who asks, what, and why."""
+    """The header of an approval prompt: who asks, what, and why (a plan: the plan)."""
+    plan = plan_of(request)
+    if plan is not None:
+        return plan_html(plan)
     reason = html.escape(str(request.reason)) if request.reason else ""
     lines = [
         f"<b>{html.escape(request.display_name)}</b> wants to run "

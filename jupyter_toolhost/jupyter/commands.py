@@ -1,8 +1,9 @@
 """The `%agent` subcommands: each returns something to display (or None).
 
 status, reset, mode, allow/ask/deny, rules, tools, history [--timeline], cost, compact,
-resume, help. Rules go to the session's permission state; `--save` writes them to the
-project settings file (`.toolhost/settings.json`).
+resume, mcp, help. Rules go to the session's permission state; `--save` writes them to the
+project settings file (`.toolhost/settings.json`). `compact` and the `mcp` actions that
+await a server run through `run_async_command` (a cell of their own).
 """
 
 from __future__ import annotations
@@ -23,6 +24,32 @@ def run_command(host: AgentHost, line: str) -> Rendered | None:
     command = parse_command(line)
     handler = _HANDLERS[command.name]
     return handler(host, command)
+
+
+AWAITING = "runs as a cell of its own (it awaits {what}): put it alone in a cell."
+
+
+async def run_async_command(host: AgentHost, line: str) -> Rendered | None:
+    """Run one `%agent` line that may await (compact, mcp); others run as usual."""
+    command = parse_command(line)
+    match command.name:
+        case "compact":
+            return await _compact_now(host)
+        case "mcp":
+            from .mcp_command import run_mcp
+
+            return await run_mcp(host, command)
+        case _:
+            return _HANDLERS[command.name](host, command)
+
+
+async def _compact_now(host: AgentHost) -> Rendered:
+    if host.session is None:
+        return notice_display("No session yet: nothing to compact.")
+    boundary = await host.session.compact()
+    return notice_display(
+        "Nothing to compact yet." if boundary is None else "Conversation compacted."
+    )
 
 
 def _status(host: AgentHost, command: Command) -> Rendered:
@@ -142,7 +169,15 @@ def _cost(host: AgentHost, command: Command) -> Rendered:
 
 
 def _compact(host: AgentHost, command: Command) -> Rendered:
-    raise UsageError("%agent compact runs as a cell of its own (it awaits the model).")
+    raise UsageError("%agent compact " + AWAITING.format(what="the model"))
+
+
+def _mcp(host: AgentHost, command: Command) -> Rendered:
+    from .mcp_command import list_servers
+
+    if command.argument not in (None, "list"):
+        raise UsageError(f"%agent mcp {command.argument} " + AWAITING.format(what="the server"))
+    return list_servers(host)
 
 
 def _resume(host: AgentHost, command: Command) -> Rendered:
@@ -181,5 +216,6 @@ _HANDLERS: dict[str, Callable[[AgentHost, Command], Rendered | None]] = {
     "cost": _cost,
     "compact": _compact,
     "resume": _resume,
+    "mcp": _mcp,
     "help": _help,
 }

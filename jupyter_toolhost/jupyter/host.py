@@ -27,7 +27,8 @@ if TYPE_CHECKING:
     from .approval import WidgetApprover
     from .config import ToolHost
     from .live import LiveView
-    from .render import CallCard
+    from .questions import WidgetQuestionAsker
+    from .render import CallCard, Rendered
 
 WAIT_SLICE = 0.1
 """Seconds between wake-ups while the cell waits (how fast an interrupt lands)."""
@@ -49,6 +50,7 @@ class AgentHost:
         self.batch_offset = 0
         self.settings_problems: list[str] = []
         self._approver: WidgetApprover | None = None
+        self._asker: WidgetQuestionAsker | None = None
         self._view: LiveView | None = None
         self._kernel_tools: list[Tool[Any]] | None = None
 
@@ -64,6 +66,14 @@ class AgentHost:
                 timeout = approval_timeout_from_env()
             self._approver = WidgetApprover(timeout=timeout, emit=self._emit_line)
         return self._approver
+
+    def question_asker(self) -> WidgetQuestionAsker:
+        """The widget question asker of this kernel (same timeout as approvals)."""
+        if self._asker is None:
+            from .questions import WidgetQuestionAsker
+
+            self._asker = WidgetQuestionAsker(timeout=self.approver().timeout, emit=self._emit_line)
+        return self._asker
 
     def _emit_line(self, text: str) -> None:
         if self._view is not None:
@@ -110,6 +120,25 @@ class AgentHost:
         text = json.dumps(raw_input, ensure_ascii=False, default=str) if raw_input else ""
         return tool_name, text if len(text) <= 120 else text[:119] + "…"
 
+    def call_language(self, tool_name: str, raw_input: Any) -> str | None:
+        """The language of a call's result: the extension of the file a read-only tool
+        reads (`file_path`), when it names one we know."""
+        tool = {t.name: t for t in (self.session_tools() or [])}.get(tool_name)
+        if tool is None or not isinstance(raw_input, dict):
+            return None
+        path = raw_input.get("file_path")
+        if not isinstance(path, str):
+            return None
+        try:
+            read_only = bool(tool.is_read_only(tool.input_model.model_validate(raw_input)))
+        except Exception:
+            return None
+        if not read_only:
+            return None
+        from .render import language_of_path
+
+        return language_of_path(path)
+
     def session_tools(self) -> list[Tool[Any]] | None:
         if self.session is None:
             return None
@@ -119,8 +148,12 @@ class AgentHost:
 
     # ── a %%agent cell ─────────────────────────────────────────────────────────────────
 
-    async def run_cell(self, line: str, body: str) -> None:
-        """Run one `%%agent` cell: the cell stays busy (and clickable) until the agent ends."""
+    async def run_cell(self, line: str, body: str, *, interactive: bool = True) -> None:
+        """Run one `%%agent` cell: the cell stays busy (and clickable) until the agent ends.
+
+        AskUserQuestion gets the widget asker only when someone can click (`interactive`)
+        and the mode is not `dontAsk` (the mode for unattended runs, which never ask).
+        """
         from IPython.core.error import UsageError as IPythonUsageError
 
         try:
@@ -132,10 +165,12 @@ class AgentHost:
         except UsageError as exc:
             raise IPythonUsageError(str(exc)) from None
 
-        from .agent import run_session
+        from .agent import attach_question_asker, permission_mode, run_session
         from .live import LiveView
 
-        view = LiveView(describe=self.describe_call)
+        asking = interactive and permission_mode(session) != "dontAsk"
+        attach_question_asker(session, self.question_asker() if asking else None)
+        view = LiveView(describe=self.describe_call, language=self.call_language)
         view.start()
         self._view = view
         task = asyncio.ensure_future(
@@ -153,6 +188,7 @@ class AgentHost:
             raise AgentInterrupted("the agent was interrupted") from None
         finally:
             self._view = None
+            self.mode = permission_mode(session)  # tools (ExitPlanMode) may have changed it
         view.finish()
         self._remember(view)
         error = task.exception()
@@ -175,7 +211,7 @@ class AgentHost:
 
         def work() -> None:
             try:
-                asyncio.run(self.run_cell(line, body))
+                asyncio.run(self.run_cell(line, body, interactive=False))
             except BaseException as exc:
                 outcome["error"] = exc
 
@@ -233,26 +269,30 @@ class AgentHost:
             raise IPythonUsageError(str(exc)) from None
 
     async def run_command_async(self, line: str) -> None:
-        """`%agent compact`: summarise the conversation now."""
+        """A cell holding only `%agent compact` or `%agent mcp ...`: awaited, interruptible."""
         from IPython.core.error import UsageError as IPythonUsageError
         from IPython.display import display
 
-        from .render import notice_display
+        from .commands import run_async_command
 
-        if line.strip() != "compact":
-            raise IPythonUsageError(f"%agent {line} is not an awaiting subcommand.")
-        if self.session is None:
-            display(notice_display("No session yet: nothing to compact."))
-            return
-        task = asyncio.ensure_future(self.session.compact())
+        task: asyncio.Future[Rendered | None] = asyncio.ensure_future(run_async_command(self, line))
         try:
             await wait_in_slices(task)
         except asyncio.CancelledError:
             await stop_task(task, grace=STOP_GRACE)
-            raise AgentInterrupted("compaction was interrupted") from None
-        boundary = task.result()
-        text = "Nothing to compact yet." if boundary is None else "Conversation compacted."
-        display(notice_display(text))
+            raise AgentInterrupted(f"%agent {line} was interrupted") from None
+        try:
+            shown = task.result()
+        except UsageError as exc:
+            raise IPythonUsageError(str(exc)) from None
+        if shown is not None:
+            display(shown)
+
+    def ensure_session(self) -> Any:
+        """The session, started (as a `%%agent` cell without options would) if none is."""
+        if self.session is None:
+            self._prepare(CellOptions())
+        return self.session
 
     @property
     def cwd(self) -> Path:

@@ -26,6 +26,7 @@ from .render import (
     Rendered,
     TurnSummary,
     batch_display,
+    decision_json,
     footer_display,
     live_display,
     notice_display,
@@ -51,11 +52,14 @@ class LiveView:
         self,
         *,
         describe: Callable[[str, Any], tuple[str, str]],
+        language: Callable[[str, Any], str | None] | None = None,
         display: Display | None = None,
         write: Callable[[str], None] | None = None,
     ) -> None:
-        """`describe(tool_name, raw_input)` gives a call's (display name, summary)."""
+        """`describe(tool_name, raw_input)` gives a call's (display name, summary);
+        `language(tool_name, raw_input)` the language of its result, when known."""
         self._describe = describe
+        self._language = language
         self._display = display or _ipython_display
         self._write = write or _stdout_write
         self.cards: dict[str, CallCard] = {}
@@ -93,6 +97,8 @@ class LiveView:
             case CallQueued(call=call, tool_name=tool_name):
                 name, summary = self._describe(tool_name, call.input)
                 self.cards[call.id] = CallCard(call.id, name, summary, batch=-1)
+                if self._language is not None:
+                    self.cards[call.id].language = self._language(tool_name, call.input)
                 self.order.append(call.id)
                 self.summary.tool_calls += 1
                 self._refresh()
@@ -131,6 +137,7 @@ class LiveView:
         card.result = content if isinstance(content, str) else _blocks_text(content)
         card.persisted_path = event.result.persisted_path
         card.original_size = event.result.original_size
+        card.decision = decision_json(event.result.decision)
         self._flush(done_below=event.batch)
         self._refresh()
 
@@ -171,7 +178,8 @@ class LiveView:
         running = [card for card in self._pending() if not card.final]
         if running:
             elapsed = time.perf_counter() - self._started
-            self._panel.update(live_display(running, status=f"running… {elapsed:.1f} s"))
+            status = f"running… {elapsed:.1f} s"
+            self._panel.update(live_display(running, status=status, elapsed=elapsed))
         else:
             self._panel.update(EMPTY_LIVE)
 

@@ -40,7 +40,20 @@ A call that needs approval shows buttons in the cell: Allow, Always allow, Deny 
 opens a field to tell the model what to do instead). Headless runs (nbclient, nbval, CI)
 should use --mode dontAsk with allow rules; c.ToolHost.approval_timeout (or the
 JUPYTER_TOOLHOST_APPROVAL_TIMEOUT environment variable) turns an unanswered prompt into a
-deny after that many seconds.
+deny after that many seconds. A plan the model presents (ExitPlanMode) is shown rendered,
+under "Approve this plan?", with the same buttons.
+
+Questions
+---------
+When the model asks (AskUserQuestion), the cell shows each question with its options, an
+"Other" field and Submit. In --mode dontAsk nobody is asked: the model is told to go on
+with its best judgement; the approval timeout applies to questions too.
+
+MCP servers
+-----------
+%agent mcp lists them; %agent mcp add NAME -- COMMAND ARGS... starts a stdio server for
+this conversation (its tools are offered from the next request); restart NAME, remove NAME.
+Servers for every session go in "mcpServers" of .toolhost/settings.json.
 
 Configuration
 -------------

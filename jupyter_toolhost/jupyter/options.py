@@ -25,6 +25,7 @@ Subcommand: TypeAlias = Literal[
     "cost",
     "compact",
     "resume",
+    "mcp",
     "help",
 ]
 SUBCOMMANDS: tuple[Subcommand, ...] = (
@@ -40,6 +41,7 @@ SUBCOMMANDS: tuple[Subcommand, ...] = (
     "cost",
     "compact",
     "resume",
+    "mcp",
     "help",
 )
 
@@ -49,7 +51,8 @@ CELL_USAGE = (
 )
 LINE_USAGE = (
     "%agent status | reset | mode [MODE] | allow|ask|deny RULE [--save] | rules | tools | "
-    "history [--timeline] | cost | compact | resume [SESSION] | help"
+    "history [--timeline] | cost | compact | resume [SESSION] | "
+    "mcp [add NAME -- COMMAND ARGS... | restart NAME | remove NAME] | help"
 )
 
 
@@ -76,6 +79,8 @@ class Command:
     name: Subcommand
     argument: str | None = None
     flags: frozenset[str] = field(default_factory=frozenset)
+    words: tuple[str, ...] = ()
+    """Every word after the subcommand, as given (what `mcp` reads)."""
 
 
 def _split(line: str) -> list[str]:
@@ -148,6 +153,8 @@ def parse_command(line: str) -> Command:
     name: Subcommand | None = next((s for s in SUBCOMMANDS if s == head), None)
     if name is None:
         raise UsageError(f"Unknown subcommand {head!r}.\nUsage: {LINE_USAGE}")
+    if name == "mcp":
+        return parse_mcp(rest)
     flags = frozenset(w for w in rest if w.startswith("--"))
     positional = [w for w in rest if not w.startswith("--")]
     allowed_flags = {"allow": {"--save"}, "ask": {"--save"}, "deny": {"--save"}}.get(name, set())
@@ -167,3 +174,31 @@ def parse_command(line: str) -> Command:
     if name == "mode" and argument is not None:
         parse_mode(argument)
     return Command(name, argument, flags)
+
+
+MCP_USAGE = (
+    "%agent mcp                            list the MCP servers\n"
+    "%agent mcp add NAME -- COMMAND ARGS   start a stdio server and offer its tools\n"
+    "%agent mcp restart NAME               restart a server\n"
+    "%agent mcp remove NAME                stop a server and forget it"
+)
+
+
+def parse_mcp(words: list[str]) -> Command:
+    """`%agent mcp ...`: list, `add NAME -- COMMAND ARGS...`, `restart NAME`, `remove NAME`.
+
+    `argument` is the action ("list" when none is given); `words` are the server name and,
+    for `add`, the command and its arguments (which may themselves start with `--`).
+    """
+    if not words or words == ["list"]:
+        return Command("mcp", "list")
+    action, rest = words[0], words[1:]
+    if action == "add":
+        if len(rest) < 3 or rest[1] != "--":
+            raise UsageError(f"%agent mcp add needs NAME -- COMMAND [ARGS...].\n{MCP_USAGE}")
+        return Command("mcp", "add", words=(rest[0], *rest[2:]))
+    if action in ("restart", "remove"):
+        if len(rest) != 1:
+            raise UsageError(f"%agent mcp {action} needs one server name.\n{MCP_USAGE}")
+        return Command("mcp", action, words=(rest[0],))
+    raise UsageError(f"Unknown %agent mcp action {action!r}.\n{MCP_USAGE}")

@@ -8,18 +8,24 @@ Every display carries three representations:
 - ``text/plain``: deterministic.
 
 nbval compares ``text/plain``, ``text/html`` and streams, so the HTML and plain text hold
-nothing that changes between two runs of the same cassette: no tool_use ids, durations,
-token counts or costs. Those live only in the JSON payload (and in ``%agent cost``,
-``%agent history --timeline``). Nothing here imports IPython or ipywidgets.
+nothing that changes between two runs of the same cassette: no durations, token counts,
+costs, session ids or absolute paths (a persisted result shows as
+``tool-results/<file>``, named after its tool_use id, which a cassette fixes), and of a
+permission decision only a rule or a mode. The rest lives only in the JSON payload (and in
+``%agent cost``, ``%agent history --timeline``). Nothing here imports IPython or ipywidgets.
 """
 
 from __future__ import annotations
 
 import html
 import json
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
+from pathlib import PurePath
 from typing import Any, Literal, TypeAlias
+
+from ..types import PermissionResult
 
 MIME_TYPE = "application/vnd.jupyter.toolhost.v1+json"
 PREVIEW_CHARS = 2_000
@@ -64,6 +70,10 @@ class CallCard:
     persisted_path: str | None = None
     original_size: int | None = None
     progress: str | None = None
+    decision: dict[str, Any] | None = None
+    """Why the call was allowed or denied (`decision_json`), when known."""
+    language: str | None = None
+    """The language of the result's text (from a read file's extension), when known."""
 
     @property
     def duration(self) -> float | None:
@@ -110,21 +120,126 @@ def _short(text: str, limit: int) -> str:
 
 # ── tool cards ───────────────────────────────────────────────────────────────────────────
 
+_LANGUAGES = {
+    "py": "python",
+    "pyi": "python",
+    "js": "javascript",
+    "mjs": "javascript",
+    "ts": "typescript",
+    "tsx": "typescript",
+    "json": "json",
+    "md": "markdown",
+    "html": "html",
+    "css": "css",
+    "sh": "shell",
+    "bash": "shell",
+    "yml": "yaml",
+    "yaml": "yaml",
+    "toml": "toml",
+    "rs": "rust",
+    "go": "go",
+    "java": "java",
+    "c": "c",
+    "h": "c",
+    "cpp": "cpp",
+    "sql": "sql",
+    "xml": "xml",
+    "r": "r",
+    "jl": "julia",
+}
+_SHOWN_REASONS = ("rule", "mode")
+"""Decision reasons shown in text and HTML: these are the same on every run (a hook's
+message or an approver's answer may not be; those stay in the JSON payload)."""
+
+
+def language_of_path(path: str) -> str | None:
+    """The language of a file by its extension (`data.py` → python), or None."""
+    suffix = PurePath(path).suffix.lower().removeprefix(".")
+    return _LANGUAGES.get(suffix)
+
+
+def decision_json(decision: PermissionResult | None) -> dict[str, Any] | None:
+    """A permission decision for the payload: behavior, reason, kind, source."""
+    if decision is None:
+        return None
+    reason = decision.reason
+    return {
+        "behavior": decision.behavior,
+        "reason": reason.detail if reason else "",
+        "kind": reason.kind if reason else None,
+        "source": reason.source if reason else None,
+    }
+
+
+def decision_text(card: CallCard) -> str:
+    """The deterministic "why" of a card (a rule or a mode), else ''."""
+    decision = card.decision
+    if not decision or decision.get("kind") not in _SHOWN_REASONS or not decision.get("reason"):
+        return ""
+    reason = str(decision["reason"])
+    return reason if decision["kind"] == "rule" else f"mode {reason}"
+
+
+_PERSISTED_BLOCK = re.compile(
+    r"<persisted-output>\nOutput too large \(([^)\n]*)\)\. Full output saved to: ([^\n]+)\n"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class PersistedOutput:
+    """Where a big result was saved: the full path (JSON only) and what text may show."""
+
+    path: str
+    size: str
+    """`90,000 characters`, or the size a `<persisted-output>` block states (`106.3KB`)."""
+
+    @property
+    def shown_path(self) -> str:
+        """The path without the random session part: `tool-results/<tool_use_id>.txt`."""
+        path = PurePath(self.path)
+        return f"{path.parent.name}/{path.name}" if path.parent.name else path.name
+
+
+def persisted_output(card: CallCard) -> PersistedOutput | None:
+    """The card's persisted output: from the pipeline's fields, or read from the
+    `<persisted-output>` block of a tool that saved its own output (Bash)."""
+    found = _PERSISTED_BLOCK.search(card.result)
+    path = card.persisted_path or (found.group(2).strip() if found else None)
+    if path is None:
+        return None
+    if card.original_size is not None:
+        size = f"{card.original_size:,} characters"
+    elif found:
+        size = found.group(1)
+    else:
+        size = f"{len(card.result):,} characters"
+    return PersistedOutput(path, size)
+
 
 def card_plain(card: CallCard) -> str:
-    """One deterministic line: status mark, name, summary."""
+    """Deterministic text: status mark, name, summary, why; where big output was saved."""
     summary = _short(card.summary, 100)
-    return f"{_STATUS_MARK[card.status]} {card.name}" + (f": {summary}" if summary else "")
+    line = f"{_STATUS_MARK[card.status]} {card.name}" + (f": {summary}" if summary else "")
+    why = decision_text(card)
+    if why:
+        line += f" ({why})"
+    persisted = persisted_output(card) if card.final else None
+    if persisted is not None:
+        line += f"\n  output: {persisted.size}, saved to {persisted.shown_path}"
+    return line
 
 
 def card_html(card: CallCard, *, live: bool = False) -> str:
-    """A card: name, input summary, status, result preview (duration only when `live`)."""
+    """A card: name, input summary, status, why, result preview (progress only when `live`)."""
     color = _STATUS_COLOR[card.status]
     head = (
         f'<span style="color:{color}">{_STATUS_MARK[card.status]}</span> '
         f"<b>{_esc(card.name)}</b> <code>{_esc(_short(card.summary, 100))}</code> "
         f'<span style="color:{color}">{card.status}</span>'
     )
+    why = decision_text(card)
+    if why:
+        head += f' <span style="color:#888">({_esc(why)})</span>'
     if live and card.progress:
         head += f' <i style="color:#888">{_esc(_short(card.progress, 80))}</i>'
     return f'<div style="{_BOX}">{head}{_result_html(card)}</div>'
@@ -133,11 +248,11 @@ def card_html(card: CallCard, *, live: bool = False) -> str:
 def _result_html(card: CallCard) -> str:
     if not card.final or not card.result:
         return ""
-    if card.persisted_path is not None:
-        size = card.original_size if card.original_size is not None else len(card.result)
+    persisted = persisted_output(card)
+    if persisted is not None:
         return (
-            f"<details><summary>output: {size:,} characters, saved to "
-            f"<code>{_esc(card.persisted_path)}</code></summary>"
+            f"<details><summary>output: {_esc(persisted.size)}, saved to "
+            f"<code>{_esc(persisted.shown_path)}</code></summary>"
             f"<pre>{_esc(_preview_of_persisted(card.result))}</pre></details>"
         )
     text, cut = _clip(card.result)
@@ -150,13 +265,15 @@ def _result_html(card: CallCard) -> str:
 
 
 def _preview_of_persisted(result: str) -> str:
-    """The preview part of a `<persisted-output>` block (or the text itself)."""
-    marker = "Preview (first"
-    start = result.find(marker)
+    """The preview inside the first `<persisted-output>` block, and any text after it
+    (without the block's header and its absolute path); else the clipped text."""
+    start = result.find("Preview (first")
     if start < 0:
         return _clip(result)[0]
     body = result[result.find("\n", start) + 1 :]
-    return body.removesuffix("</persisted-output>").rstrip("\n")
+    preview, _, rest = body.partition("</persisted-output>")
+    rest = _PERSISTED_BLOCK.sub("<persisted-output>\n", rest).strip("\n")
+    return _clip(preview.rstrip("\n") + (f"\n{rest}" if rest else ""))[0]
 
 
 def _clip(text: str) -> tuple[str, bool]:
@@ -164,9 +281,13 @@ def _clip(text: str) -> tuple[str, bool]:
 
 
 def card_json(card: CallCard) -> dict[str, Any]:
+    """A card for the payload: everything, the result clipped, the full persisted path."""
     data = asdict(card)
     data["duration"] = card.duration
     data["result"] = _clip(card.result)[0]
+    persisted = persisted_output(card) if card.final else None
+    if persisted is not None:
+        data["persisted_path"] = persisted.path
     return data
 
 
@@ -182,7 +303,7 @@ def batch_display(cards: Sequence[CallCard], *, batch: int) -> Rendered:
         )
     else:
         inner_html = inner
-    lines = [card_plain(card) for card in cards]
+    lines = [line for card in cards for line in card_plain(card).split("\n")]
     plain = (
         "\n".join([f"┌ {title}", *(f"│ {line}" for line in lines), "└"])
         if concurrent
@@ -192,14 +313,22 @@ def batch_display(cards: Sequence[CallCard], *, batch: int) -> Rendered:
     return bundle("batch", payload, html_text=inner_html, plain=plain)
 
 
-def live_display(cards: Iterable[CallCard], *, status: str = "") -> Rendered:
-    """The live panel: cards still running, with durations and progress (transient)."""
+def live_display(
+    cards: Iterable[CallCard], *, status: str = "", elapsed: float | None = None
+) -> Rendered:
+    """The live panel: cards still running, with progress (transient; nbval keeps only the
+    first, empty, display). `elapsed` (seconds) goes to the JSON payload."""
     shown = list(cards)
     inner = "".join(card_html(card, live=True) for card in shown)
     if status:
         inner = f'<div style="color:#888;font-size:11px">{_esc(status)}</div>' + inner
     plain = "\n".join([status, *(card_plain(card) for card in shown)]).strip()
-    return bundle("live", {"calls": [card_json(c) for c in shown]}, html_text=inner, plain=plain)
+    payload = {
+        "calls": [card_json(c) for c in shown],
+        "status": "running" if shown else "idle",
+        "elapsed": elapsed,
+    }
+    return bundle("live", payload, html_text=inner, plain=plain)
 
 
 EMPTY_LIVE = live_display(())

@@ -116,7 +116,7 @@ class PermissionEngine:
         if permission.mode == "dontAsk":
             return PermissionDeny(
                 f"{result.message}. The permission mode is dontAsk, so it was denied.",
-                result.reason or DecisionReason("mode", "dontAsk"),
+                DecisionReason("mode", "dontAsk"),
             )
         if permission.mode == "auto" and (result.reason is None or result.reason.kind != "rule"):
             judged = await self._classify(request)
