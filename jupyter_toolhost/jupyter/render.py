@@ -7,8 +7,10 @@ Every display carries three representations:
 - ``text/html``: works in Notebook 7, VS Code, nbviewer and GitHub;
 - ``text/plain``: deterministic.
 
-nbval compares ``text/plain``, ``text/html`` and streams, so the HTML and plain text hold
-nothing that changes between two runs of the same cassette: no durations, token counts,
+nbval compares every MIME type it does not skip, JSON payloads included, unsanitized; the
+notebooks' ``conftest.py`` tells it to skip this JSON payload (it holds timings). So the HTML
+and plain text are what is compared, and they hold nothing that changes between two runs of
+the same cassette: no durations, token counts,
 costs, session ids or absolute paths (a persisted result shows as
 ``tool-results/<file>``, named after its tool_use id, which a cassette fixes), and of a
 permission decision only a rule or a mode. The rest lives only in the JSON payload (and in
