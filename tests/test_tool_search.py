@@ -38,6 +38,7 @@ def make_tree(root: Path) -> Path:
         ".env": "FOO=1\n",
         "multi.txt": "start\nmiddle\nend\n",
         "crlf.txt": "foo\r\nbar\r\n",
+        ".toolhost/sessions/s1/transcript.jsonl": "{}\n",
     }
     for name, text in files.items():
         path = root / name
@@ -169,7 +170,16 @@ def test_grep_schema_uses_claude_code_field_names() -> None:
 
 # ── Glob ─────────────────────────────────────────────────────────────────────────────────
 
-GLOB_PATTERNS = ["*.py", "**/*.txt", "src/*.py", "src/**/*.py*", "*.{md,log}", ".env", "*.nope"]
+GLOB_PATTERNS = [
+    "*.py",
+    "**/*.txt",
+    "src/*.py",
+    "src/**/*.py*",
+    "*.{md,log}",
+    ".env",
+    "*.nope",
+    "**/*.jsonl",
+]
 
 
 @pytest.mark.skipif(RG is None, reason="no rg binary to compare with")
@@ -204,6 +214,16 @@ async def test_glob_sorts_newest_first_and_respects_gitignore(
     assert anchored.content == f"{tree}/src/deep/util.py"
     absolute = await run(context, "Glob", {"pattern": f"{tree}/src/*.py"})
     assert absolute.content == f"{tree}/src/app.py"
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("pattern", ["*.jsonl", "**/*.jsonl", "**/*"])
+async def test_glob_never_lists_the_toolhost_folder(
+    tree: Path, backend: str, pattern: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(RG_ENV, RG if backend == "rg" and RG else "none")
+    result = await run(make_context(tree), "Glob", {"pattern": pattern})
+    assert ".toolhost" not in str(result.content) and "transcript" not in str(result.content)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

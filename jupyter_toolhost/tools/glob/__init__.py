@@ -53,7 +53,8 @@ def python_glob(root: Path, pattern: str) -> list[str]:
 async def rg_glob(rg: str, root: Path, pattern: str, context: ToolUseContext) -> list[str]:
     """Matching files under `root` (absolute paths, unsorted), by `rg --files`."""
     argv = [rg, *RG_COMMON_FLAGS, "--files", "--hidden", "--null"]
-    argv += [*(f"--glob={glob}" for glob in EXCLUDED), f"--glob={pattern}", "--", str(root)]
+    # The last matching --glob wins in ripgrep: the exclusions come after the pattern.
+    argv += [f"--glob={pattern}", *(f"--glob={glob}" for glob in EXCLUDED), "--", str(root)]
     # ripgrep matches globs against paths relative to its working directory: run it in root.
     result = await run_capture(
         argv, cwd=root, max_bytes=256 * 1024 * 1024, time_limit=RG_TIMEOUT, abort=context.abort
