@@ -37,11 +37,24 @@ if TYPE_CHECKING:
     from .mcp import McpManager
 
 
-def default_tools(cwd: str | os.PathLike[str] | None = None) -> list[Tool[Any]]:
+def default_tools(
+    cwd: str | os.PathLike[str] | None = None, *, web_search: Any = None
+) -> list[Tool[Any]]:
     """The built-in tool pool (`jupyter_toolhost.tools.builtin_tools()`)."""
     from .tools import builtin_tools
 
-    return builtin_tools(cwd=cwd)
+    return builtin_tools(cwd=cwd, web_search=web_search)
+
+
+def _web_search(model: Model, model_id: str) -> Any:
+    """WebSearch on the API's server-side search tool, for models that speak the Messages
+    API (the Anthropic client, or a cassette of it); None for anything else."""
+    from .model.cassette import CassetteModel
+    from .model.web_search import ServerWebSearch
+
+    if isinstance(model, AnthropicModel | CassetteModel):
+        return ServerWebSearch(model=model, model_id=model_id)
+    return None
 
 
 class _ReportingApprover:
@@ -107,7 +120,9 @@ class Session:
             model = AnthropicModel()
         else:
             model_id = default_model_name(model_id)
-        pool = list(default_tools(cwd) if tools is None else tools)
+        pool = list(
+            default_tools(cwd, web_search=_web_search(model, model_id)) if tools is None else tools
+        )
         names = [t.name for t in pool]
         duplicates = sorted({n for n in names if names.count(n) > 1})
         if duplicates:

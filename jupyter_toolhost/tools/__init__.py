@@ -14,10 +14,14 @@ from typing import Any
 from ..tool import Tool
 
 
-def builtin_tools(*, cwd: str | os.PathLike[str] | None = None) -> list[Tool[Any]]:
+def builtin_tools(
+    *, cwd: str | os.PathLike[str] | None = None, web_search: Any = None
+) -> list[Tool[Any]]:
     """Fresh instances of the default tool pool, in the order they are offered.
 
-    `cwd` is the session's working directory (the Skill tool lists the skills found there).
+    `cwd` is the session's working directory (the Skill tool lists the skills found there);
+    `web_search` a search backend for WebSearch (a session on the Messages API gives the
+    server-side search tool's; without one WebSearch stays disabled).
     ToolSearch is not in the list: the loop adds it while any tool is deferred.
     """
     from . import (
@@ -38,9 +42,11 @@ def builtin_tools(*, cwd: str | os.PathLike[str] | None = None) -> list[Tool[Any
         team,
         todo_write,
         web_fetch,
-        web_search,
         worktree,
         write,
+    )
+    from . import (
+        web_search as web_search_tool,
     )
 
     tools: list[Tool[Any]] = [
@@ -52,7 +58,7 @@ def builtin_tools(*, cwd: str | os.PathLike[str] | None = None) -> list[Tool[Any
         bash.make_tool(),
         notebook_edit.make_tool(),
         web_fetch.make_tool(),
-        web_search.make_tool(),
+        web_search_tool.make_tool(backend=web_search),
         sleep.make_tool(),
     ]
     tools += [
