@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import shlex
 from dataclasses import dataclass, field
-from typing import Literal, TypeAlias
+from typing import Literal, TypeAlias, get_args
 
 from ..types import PERMISSION_MODES, PermissionMode
 
@@ -28,22 +28,7 @@ Subcommand: TypeAlias = Literal[
     "mcp",
     "help",
 ]
-SUBCOMMANDS: tuple[Subcommand, ...] = (
-    "status",
-    "reset",
-    "mode",
-    "allow",
-    "ask",
-    "deny",
-    "rules",
-    "tools",
-    "history",
-    "cost",
-    "compact",
-    "resume",
-    "mcp",
-    "help",
-)
+SUBCOMMANDS: tuple[Subcommand, ...] = get_args(Subcommand)
 
 CELL_USAGE = (
     "%%agent [--model M] [--mode MODE] [--new] [--max-turns N] [--cassette PATH] "
