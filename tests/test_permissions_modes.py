@@ -62,7 +62,7 @@ def test_deny_rules_beat_every_mode(mode: PermissionMode) -> None:
         result = run_decide(tool, raw, mode=mode, rules=rules)
         assert result.behavior == "deny"
         assert result.reason is not None and result.reason.kind == "rule"
-        assert result.reason.source == "/work/project/.toolhost/settings.local.json"
+        assert result.reason.source == "/home/user/project/.toolhost/settings.local.json"
 
 
 @pytest.mark.parametrize("mode", ["default", "acceptEdits", "bypassPermissions", "auto"])

@@ -129,7 +129,7 @@ def run_decide(
     tool: Tool[Any],
     raw: Mapping[str, Any],
     *,
-    cwd: str = "/work/project",
+    cwd: str = "/home/user/project",
     rules: RuleMap | None = None,
     mode: PermissionMode = "default",
     resolver: PathResolver | None = None,
