@@ -448,3 +448,15 @@ async def test_agent_mcp_adds_lists_restarts_and_removes_a_server(
                 await run_async_command(host, "mcp restart demo")
         finally:
             await host.session.close()
+
+
+def test_rules_and_mode_chosen_before_the_first_cell_apply_to_it(host: AgentHost):
+    host.command("allow Bash(seq:*)")
+    host.command("deny Read(./secrets/**)")
+    host.command("mode acceptEdits")
+    assert host.session is None and len(host.pending_rules) == 2
+    session = host.ensure_session()
+    context = session.context.get_app_state().tool_permission_context
+    assert context.rules["session"]["allow"] == ("Bash(seq:*)",)
+    assert context.rules["session"]["deny"] == ("Read(./secrets/**)",)
+    assert context.mode == "acceptEdits" and host.pending_rules == []

@@ -94,9 +94,12 @@ def _rule(host: AgentHost, command: Command) -> Rendered:
         parse_rule(rule)
     except RuleError as exc:
         raise UsageError(f"Not a valid rule: {exc}") from None
+    later = ""
     if host.session is None:
-        raise UsageError("No session yet: run a %%agent cell first, then add rules.")
-    add_session_rules(host.session.context, (rule,), behavior)
+        host.pending_rules.append((rule, behavior))
+        later = " (it applies from the first %%agent cell)"
+    else:
+        add_session_rules(host.session.context, (rule,), behavior)
     saved = ""
     if "--save" in command.flags:
         try:
@@ -104,7 +107,7 @@ def _rule(host: AgentHost, command: Command) -> Rendered:
         except SettingsError as exc:
             raise UsageError(str(exc)) from None
         saved = f" and saved to {path}"
-    return notice_display(f"Added {behavior} rule {rule}{saved}.")
+    return notice_display(f"Added {behavior} rule {rule}{saved}{later}.")
 
 
 def _rules(host: AgentHost, command: Command) -> Rendered:

@@ -49,6 +49,8 @@ class AgentHost:
         self.history: list[CallCard] = []
         self.batch_offset = 0
         self.settings_problems: list[str] = []
+        self.pending_rules: list[tuple[str, str]] = []
+        """(rule, behavior) added with `%agent allow|ask|deny` before a conversation began."""
         self._approver: WidgetApprover | None = None
         self._asker: WidgetQuestionAsker | None = None
         self._view: LiveView | None = None
@@ -222,9 +224,10 @@ class AgentHost:
             raise outcome["error"]
 
     def _prepare(self, options: CellOptions) -> Any:
-        """Apply a cell's options; a new conversation starts from the configured defaults."""
+        """Apply a cell's options. `--new` starts from the configured defaults; the first
+        conversation keeps a mode and rules chosen with `%agent` before it began."""
         starting = options.new or self.session is None
-        if starting:
+        if options.new:
             self.model = self.config.model
             self.mode = self.config.permission_mode
             self.cassette = self.config.cassette
@@ -236,6 +239,12 @@ class AgentHost:
             from .agent import new_session
 
             self.session = new_session(self, tools=tools)
+            if self.pending_rules:
+                from ..permissions.engine import add_session_rules
+
+                for rule, behavior in self.pending_rules:
+                    add_session_rules(self.session.context, (rule,), behavior)  # type: ignore[arg-type]
+                self.pending_rules.clear()
         else:
             from .agent import update_session
 
