@@ -374,3 +374,36 @@ def test_agent_mcp_runs_as_an_awaiting_cell(kernel: Kernel):
     assert listed.status == "ok" and "No MCP servers are configured" in listed.text()
     missing = kernel.run("%agent mcp restart nowhere")
     assert missing.status == "error" and "No MCP server named 'nowhere'" in missing.text()
+
+
+def test_a_scheduled_prompt_fires_twice_into_its_own_area(kernel: Kernel, server: MessagesServer):
+    def pings() -> int:
+        return sum(
+            1
+            for r in server.requests
+            if r.body.get("messages") and r.body["messages"][-1]["content"][0].get("text") == "PING"
+        )
+
+    server.add_turns(
+        Turn([tool_use("CronCreate", {"cron": "@every 1s", "prompt": "PING"})]),
+        Turn([text("Scheduled.")]),
+        *(Turn([text(f"pong {n}")]) for n in range(1, 11)),
+    )
+    run = kernel.run("%%agent --new --mode bypassPermissions\nPing me every second")
+    assert run.status == "ok", run.text()
+    assert "Scheduled prompts of this session show their runs below" in run.stdout
+    deadline = time.monotonic() + 15
+    while pings() < 2 and time.monotonic() < deadline:
+        assert kernel.run("print('usable')").stdout == "usable\n"  # the kernel stays usable
+        time.sleep(0.3)
+    assert pings() >= 2
+    shown = kernel.run(
+        "from jupyter_toolhost.jupyter.cell import current_host\n"
+        "print([o['text'] for o in current_host().scheduled_area.outputs][:2])"
+    )
+    assert "⏰ PING\\npong 1\\n" in shown.stdout and "⏰ PING\\npong 2\\n" in shown.stdout
+    kernel.run("%agent reset")
+    fired = pings()
+    time.sleep(1.5)
+    assert pings() == fired  # the schedule stopped with the conversation
+    assert not server.errors, server.errors

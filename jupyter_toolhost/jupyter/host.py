@@ -49,6 +49,8 @@ class AgentHost:
         self.history: list[CallCard] = []
         self.batch_offset = 0
         self.settings_problems: list[str] = []
+        self.scheduled_area: Any = None
+        """The output area where scheduled prompts (CronCreate) show their runs."""
         self.pending_rules: list[tuple[str, str]] = []
         """(rule, behavior) added with `%agent allow|ask|deny` before a conversation began."""
         self._approver: WidgetApprover | None = None
@@ -193,10 +195,35 @@ class AgentHost:
             self.mode = permission_mode(session)  # tools (ExitPlanMode) may have changed it
         view.finish()
         self._remember(view)
+        self._show_scheduled_area(session)
         error = task.exception()
         if error is not None:
             view.notice(f"The agent stopped: {type(error).__name__}: {error}", level="error")
             raise error
+
+    async def run_scheduled(self, session: Any, prompt: str) -> Any:
+        """Run a scheduled prompt in `session` (after any running one) and show it in the
+        scheduled area; the transcript records it like any other run."""
+        answer = await session.run(prompt)
+        area = self.scheduled_area
+        if area is not None:
+            area.append_stdout(f"⏰ {prompt}\n{answer}\n")
+        return answer
+
+    def _show_scheduled_area(self, session: Any) -> None:
+        """Once the session has a scheduled job, show its output area (in this cell)."""
+        if self.scheduled_area is not None:
+            return
+        from ..tools.cron import scheduler
+
+        if not scheduler(session.context).jobs():
+            return
+        import ipywidgets
+        from IPython.display import display
+
+        self.scheduled_area = ipywidgets.Output()
+        print("Scheduled prompts of this session show their runs below; they stop with the kernel.")
+        display(self.scheduled_area)
 
     def run_cell_blocking(self, line: str, body: str) -> None:
         """The cell-magic fallback: run the cell on a private loop in a worker thread.
@@ -239,6 +266,11 @@ class AgentHost:
             from .agent import new_session
 
             self.session = new_session(self, tools=tools)
+            # Scheduled prompts run in this kernel's session and show in their own area.
+            started = self.session
+            started.context.options.extras["run_prompt"] = lambda prompt: self.run_scheduled(
+                started, prompt
+            )
             if self.pending_rules:
                 from ..permissions.engine import add_session_rules
 
@@ -262,8 +294,14 @@ class AgentHost:
             self.batch_offset = max(batches) + 1
 
     def reset(self) -> None:
-        """Forget the conversation (the next cell starts a new one)."""
+        """Forget the conversation (the next cell starts a new one); its scheduled prompts
+        stop with it."""
+        if self.session is not None:
+            from ..tools.cron import scheduler
+
+            scheduler(self.session.context).clear()
         self.session = None
+        self.scheduled_area = None
 
     # ── %agent subcommands ─────────────────────────────────────────────────────────────
 
