@@ -24,8 +24,9 @@ from typing import Any
 
 from benchmarks.common import Measure, print_table, write_results
 from jupyter_toolhost.disclosure import search_tools, tools_for_request
-from jupyter_toolhost.mcp import McpManager, McpServerConfig, McpToolInput, mcp_tool_name
-from jupyter_toolhost.tool import Tool, build_tool
+from jupyter_toolhost.mcp import McpManager, McpServerConfig
+from jupyter_toolhost.mcp.convert import listed_tools
+from jupyter_toolhost.tool import Tool
 from jupyter_toolhost.tools.tool_search import with_tool_search
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -62,20 +63,7 @@ NPM_QUERIES = [
 
 def catalog() -> tuple[list[Tool[Any]], list[tuple[str, str]]]:
     data = json.loads(CATALOG.read_text(encoding="utf-8"))
-    tools = [
-        build_tool(
-            name=mcp_tool_name(server["name"], spec["name"]),
-            input_model=McpToolInput,
-            call=lambda _i, _c: "",
-            description=spec["description"],
-            input_schema_override=spec["inputSchema"],
-            read_only=bool(spec.get("annotations", {}).get("readOnlyHint")),
-            should_defer=True,
-            is_mcp=True,
-        )
-        for server in data["servers"]
-        for spec in server["tools"]
-    ]
+    tools = listed_tools(data["servers"])
     return tools, [(q["query"], q["expected"]) for q in data["queries"]]
 
 

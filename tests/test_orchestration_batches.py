@@ -7,16 +7,16 @@ the cap are read off real timings (with wide margins; only "two waves" is a timi
 from __future__ import annotations
 
 import asyncio
-import math
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from orchestration_support import Timeline, make_context
 from pydantic import BaseModel
 
 from jupyter_toolhost import ToolOutput, build_tool
-from jupyter_toolhost.context import ToolUseContext, ToolUseOptions
+from jupyter_toolhost.context import ToolUseContext
 from jupyter_toolhost.orchestration.batches import (
     Batch,
     max_tool_use_concurrency,
@@ -34,49 +34,7 @@ from jupyter_toolhost.orchestration.pipeline import Pipeline
 from jupyter_toolhost.orchestration.streaming import StreamingToolExecutor
 from jupyter_toolhost.results import ResultStore
 from jupyter_toolhost.tool import Tool
-from jupyter_toolhost.types import PermissionDeny, ToolCall, ToolError
-
-
-class NapInput(BaseModel):
-    seconds: float = 0.0
-    safe: bool = True
-    fail: bool = False
-
-
-class Timeline:
-    """Builds sleeping tools that record (start, end) per tool_use id."""
-
-    def __init__(self) -> None:
-        self.spans: dict[str, list[float]] = {}
-
-    def tool(self, name: str = "Nap", **options: Any) -> Tool[NapInput]:
-        async def nap(input: NapInput, context: ToolUseContext) -> str:
-            assert context.tool_use_id is not None
-            span = self.spans[context.tool_use_id] = [time.perf_counter(), math.nan]
-            await asyncio.sleep(input.seconds)
-            span[1] = time.perf_counter()
-            if input.fail:
-                raise ToolError("the nap went wrong")
-            return f"slept {input.seconds}"
-
-        return build_tool(
-            name=name,
-            input_model=NapInput,
-            call=nap,
-            description="Sleep.",
-            concurrency_safe=lambda i: i.safe,
-            **options,
-        )
-
-    def start(self, call_id: str) -> float:
-        return self.spans[call_id][0]
-
-    def end(self, call_id: str) -> float:
-        return self.spans[call_id][1]
-
-
-def make_context(tmp_path: Path, *tools: Tool[Any]) -> ToolUseContext:
-    return ToolUseContext(options=ToolUseOptions(tools=tools), cwd=tmp_path)
+from jupyter_toolhost.types import PermissionDeny, ToolCall
 
 
 def make_pipeline(context: ToolUseContext) -> Pipeline:

@@ -17,10 +17,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from orchestration_support import NapInput, make_context
+from orchestration_support import Timeline as SharedTimeline
 from pydantic import BaseModel
 
 from jupyter_toolhost import build_tool
-from jupyter_toolhost.context import ToolUseContext, ToolUseOptions
+from jupyter_toolhost.context import ToolUseContext
 from jupyter_toolhost.orchestration.batches import run_tools
 from jupyter_toolhost.orchestration.events import (
     NOT_STARTED_BATCH,
@@ -34,37 +36,11 @@ from jupyter_toolhost.tool import Tool
 from jupyter_toolhost.types import ToolCall, ToolError, ToolResult
 
 
-class NapInput(BaseModel):
-    seconds: float = 0.0
-    safe: bool = True
+class Timeline(SharedTimeline):
+    """The shared sleeping tools, answering "rested"."""
 
-
-class Timeline:
-    """Builds sleeping tools that record (start, end) per tool_use id."""
-
-    def __init__(self) -> None:
-        self.spans: dict[str, list[float]] = {}
-
-    def tool(self, name: str = "Nap", **options: Any) -> Tool[NapInput]:
-        async def nap(input: NapInput, context: ToolUseContext) -> str:
-            assert context.tool_use_id is not None
-            span = self.spans[context.tool_use_id] = [time.perf_counter(), math.nan]
-            await asyncio.sleep(input.seconds)
-            span[1] = time.perf_counter()
-            return "rested"
-
-        return build_tool(
-            name=name,
-            input_model=NapInput,
-            call=nap,
-            description="Sleep.",
-            concurrency_safe=lambda i: i.safe,
-            **options,
-        )
-
-
-def make_context(tmp_path: Path, *tools: Tool[Any]) -> ToolUseContext:
-    return ToolUseContext(options=ToolUseOptions(tools=tools), cwd=tmp_path)
+    def reply(self, input: NapInput) -> str:
+        return "rested"
 
 
 def make_executor(context: ToolUseContext, **options: Any) -> StreamingToolExecutor:

@@ -9,10 +9,10 @@ from typing import Any
 from jupyter_toolhost.context import ToolUseContext, ToolUseOptions
 from jupyter_toolhost.disclosure import search_tools
 from jupyter_toolhost.disclosure.text import split_tool_name, stem, terms
-from jupyter_toolhost.mcp import McpToolInput, mcp_tool_name
+from jupyter_toolhost.mcp.convert import listed_tools
 from jupyter_toolhost.orchestration.pipeline import Pipeline
 from jupyter_toolhost.results import ResultStore
-from jupyter_toolhost.tool import Tool, build_tool
+from jupyter_toolhost.tool import Tool
 from jupyter_toolhost.tools.tool_search import TOOL as TOOL_SEARCH
 from jupyter_toolhost.types import ToolCall
 
@@ -21,20 +21,7 @@ CATALOG = Path(__file__).parent / "data" / "tool_catalog.json"
 
 def catalog() -> tuple[list[Tool[Any]], list[dict[str, str]]]:
     data = json.loads(CATALOG.read_text(encoding="utf-8"))
-    tools = [
-        build_tool(
-            name=mcp_tool_name(server["name"], spec["name"]),
-            input_model=McpToolInput,
-            call=lambda _i, _c: "",
-            description=spec["description"],
-            input_schema_override=spec["inputSchema"],
-            read_only=bool(spec.get("annotations", {}).get("readOnlyHint")),
-            should_defer=True,
-            is_mcp=True,
-        )
-        for server in data["servers"]
-        for spec in server["tools"]
-    ]
+    tools = listed_tools(data["servers"])
     return tools, data["queries"]
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import base64
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import mcp_types
@@ -88,6 +88,26 @@ def build_mcp_tool(
         input_schema_override=api_schema(tool.input_schema),
         extras={"mcp_server": server, "mcp_tool": remote_name},
     )
+
+
+def listed_tools(servers: Iterable[Mapping[str, Any]]) -> list[Tool[Any]]:
+    """Deferred tools from a saved listing of MCP servers (``{"name", "tools": [{"name",
+    "description", "inputSchema", "annotations"}]}`` each), for ranking and size
+    measurements without starting the servers; calling one returns nothing."""
+    return [
+        build_tool(
+            name=mcp_tool_name(server["name"], spec["name"]),
+            input_model=McpToolInput,
+            call=lambda _input, _context: "",
+            description=spec["description"],
+            input_schema_override=spec["inputSchema"],
+            read_only=bool(spec.get("annotations", {}).get("readOnlyHint")),
+            should_defer=True,
+            is_mcp=True,
+        )
+        for server in servers
+        for spec in server["tools"]
+    ]
 
 
 def _resource_block(resource: Any) -> ContentBlock:
