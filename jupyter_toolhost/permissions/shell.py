@@ -1,12 +1,14 @@
 """Shell commands as permission rules see them: sub-commands, wrappers and risks.
 
-`analyze(command)` splits a command line into every simple command it would run (nested
-ones from ``$(...)``, backticks, ``sh -c '...'``, ``eval``, ``find -exec`` included), strips
-leading ``VAR=value`` assignments and wrappers (``timeout``, ``time``, ``nice``, ``nohup``,
-``stdbuf``, ``xargs``, ``env``, ``command``, ``exec``, ``sudo``, ``ionice`` with their
-options), and marks what a prefix rule must not allow on its own: commands that run
-arbitrary code, commands whose name is not known before they run, quoting that looks like an
-escape attempt, and assignments that change what a command runs (``PATH=``, ``LD_PRELOAD=``).
+`analyze(command)` lists every simple command a command line would run (`shell_parse` reads
+them from bash's syntax tree: nested ones from ``$(...)``, backticks, ``<(...)`` included;
+here ``sh -c '...'``, ``eval``, ``env -S`` and ``find -exec`` add theirs), strips leading
+``VAR=value`` assignments and wrappers (`shell_wrappers`: ``sudo``, ``env``, ``timeout``,
+``busybox``... with their options), resolves ``/bin/rm`` to ``rm``, and marks what a prefix
+rule must not allow on its own, with a short `Command.risk_reason`: commands that run
+arbitrary code, commands whose name is not known before they run, quoting or brace
+expansion that hides the name, and assignments that change what a command runs (``PATH=``,
+``LD_PRELOAD=``).
 """
 
 from __future__ import annotations
@@ -16,17 +18,15 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TypeVar
 
-from .shell_lex import Redirect, ShellSyntaxError, Word, split_segments
-
-T = TypeVar("T")
+from .shell_lex import Redirect, ShellSyntaxError, Word
+from .shell_parse import parse
+from .shell_wrappers import Stripped, program, strip_wrappers
 
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?\+?=")
-_KEYWORDS = frozenset({"!", "{", "}", "then", "do", "else", "elif", "if", "while", "until"})
-_CLOSERS = frozenset({"fi", "done", "esac", "}"})
 _SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "fish", "csh", "tcsh", "ash"})
-_CODE_RUNNERS = frozenset({"eval", "source", ".", "busybox", "watch", "script", "su"})
+_CODE_RUNNERS = frozenset({"watch", "script", "su"})
+_SOURCES = frozenset({"source", "."})
 _INLINE_CODE_FLAGS: dict[str, frozenset[str]] = {
     "python": frozenset({"-c"}),
     "python3": frozenset({"-c"}),
@@ -46,49 +46,15 @@ _QUOTE_NEEDED = re.compile(r"[\s'\"\\;&|()<>`$]|^$")
 _SUSPICIOUS_IN_ARG = re.compile(r"[;&|`\n]|\$\(")
 _INVISIBLE = frozenset({"Cf", "Cc", "Co", "Cs"})
 _HARMLESS_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
+_MAX_DEPTH = 8
 
-
-@dataclass(frozen=True, slots=True)
-class _Wrapper:
-    arg_opts: frozenset[str] = frozenset()
-    flag_opts: frozenset[str] = frozenset()
-    positionals: int = 0
-    numeric: bool = False
-    assignments: bool = False
-
-
-def _w(args: str = "", flags: str = "", **kw: int | bool) -> _Wrapper:
-    return _Wrapper(frozenset(args.split()), frozenset(flags.split()), **kw)  # type: ignore[arg-type]
-
-
-_WRAPPERS: dict[str, _Wrapper] = {
-    "timeout": _w(
-        "-s --signal -k --kill-after", "--preserve-status --foreground -v --verbose", positionals=1
-    ),
-    "time": _w("-f --format -o --output", "-p -v --verbose -a --append --portability -q --quiet"),
-    "nice": _w("-n --adjustment", "", numeric=True),
-    "nohup": _w(),
-    "stdbuf": _w("-i -o -e --input --output --error"),
-    "xargs": _w(
-        "-n -L -I -P -d -E -s -a --max-args --max-lines --replace --max-procs --delimiter --eof"
-        " --max-chars --arg-file --process-slot-var",
-        "-0 --null -r --no-run-if-empty -t --verbose -x --exit -p --interactive -o --open-tty"
-        " -i -e -l --show-limits",
-    ),
-    "env": _w(
-        "-u --unset -C --chdir", "-i --ignore-environment -0 --null -v --debug -", assignments=True
-    ),
-    "command": _w("", "-p"),
-    "builtin": _w(),
-    "exec": _w("-a", "-c -l -cl"),
-    "sudo": _w(
-        "-u --user -g --group -C --close-from -h --host -p --prompt -r --role -t --type -U"
-        " --other-user -D --chdir -T --command-timeout",
-        "-E --preserve-env -H --set-home -n --non-interactive -S --stdin -b --background -k"
-        " --reset-timestamp -K -A --askpass -P --preserve-groups",
-    ),
-    "ionice": _w("-c --class -n --classdata -p --pid -P --pgid -u --uid", "-t --ignore"),
-}
+BRACE_EXPANSION = "Brace expansion"
+NESTED_NAME = "A nested command in this command can't be checked before it runs"
+UNKNOWN_PROGRAM = "The program is only known when the command runs"
+ANSI_C_NAME = "ANSI-C quoting in the command name"
+HIDDEN = "The command holds invisible or control characters"
+EVAL = "eval runs code that can't be checked"
+QUOTED_SYNTAX = "Quoted text that looks like shell syntax"
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +79,8 @@ class Command:
     """The stripped command as one normalised line (what rules match)."""
     source_text: str = ""
     """The command as written, normalised (what exact rules for risky commands match)."""
+    risk_reason: str = ""
+    """Why it is risky, in a few words ("Brace expansion"); empty when it is not."""
 
     @property
     def words(self) -> tuple[str, ...]:
@@ -185,18 +153,28 @@ def analyze(command: str) -> ShellAnalysis:
         return ShellAnalysis(tuple(_commands(command, nested=False, depth=0)))
     except ShellSyntaxError as exc:
         return ShellAnalysis((), f"could not parse the command: {exc}")
+    except RecursionError:
+        return ShellAnalysis((), "could not parse the command: commands nested too deeply")
 
 
 def _commands(source: str, *, nested: bool, depth: int) -> list[Command]:
-    if depth > 8:
+    if depth > _MAX_DEPTH:
         raise ShellSyntaxError("commands nested too deeply")
-    hidden = any(unicodedata.category(c) in _INVISIBLE and c not in "\n\t" for c in source)
+    if source.isascii():
+        hidden = any((c < " " or c == "\x7f") and c not in "\n\t" for c in source)
+    else:
+        hidden = any(unicodedata.category(c) in _INVISIBLE and c not in "\n\t" for c in source)
     found: list[Command] = []
-    for segment in split_segments(source):
-        words = [t for t in segment.tokens if isinstance(t, Word)]
-        redirects = tuple(t for t in segment.tokens if isinstance(t, Redirect))
+    for simple in parse(source):
         found.extend(
-            _command(words, redirects, nested=nested or segment.nested, hidden=hidden, depth=depth)
+            _command(
+                list(simple.words),
+                simple.redirects,
+                nested=nested or simple.nested,
+                hidden=hidden,
+                depth=depth,
+                declaration=simple.declaration,
+            )
         )
     return found
 
@@ -208,34 +186,66 @@ def _command(
     nested: bool,
     hidden: bool,
     depth: int,
+    declaration: bool = False,
 ) -> list[Command]:
     source = tuple(words)
-    env_hazard = False
+    reasons: list[str] = [HIDDEN] if hidden else []
+    hazards: list[str] = []
     i = 0
-    while i < len(words) and (words[i].value in _KEYWORDS or _is_assignment(words[i])):
-        env_hazard |= _is_assignment(words[i]) and bool(_HAZARDOUS_ENV.match(words[i].value))
+    while i < len(words) and _is_assignment(words[i]):
+        hazards.append(words[i].value)
         i += 1
-    rest = words[i:]
-    while rest and rest[-1].value in _CLOSERS and not rest[-1].quoted:
-        rest = rest[:-1]
-    parts, opaque, extra = _strip_wrappers(rest, depth=depth)
-    runs_code, inner = _runs_code(parts, depth=depth)
-    suspicious = hidden or any(_suspicious(w) for w in parts[1:])
-    opaque |= bool(parts) and (parts[0].dynamic or parts[0].glob)
-    env_hazard |= extra.env_hazard
+    if declaration:
+        hazards.extend(w.value for w in words[1:] if _is_assignment(w))
+    first = words[i] if i < len(words) else None
+    stripped = Stripped()
+    parts = strip_wrappers(words[i:], stripped)
+    hazards.extend(stripped.hazards)
+    name = parts[0] if parts else None
+    suspicious = hidden
+    if name is not None and (name.braced or (first is not None and first.braced)):
+        suspicious = True
+        reasons.append(BRACE_EXPANSION)
+    if name is not None and (name.ansi_c or (first is not None and first.ansi_c)):
+        suspicious = True
+        reasons.append(ANSI_C_NAME)
+    opaque = False
+    if name is not None and (name.dynamic or name.glob):
+        opaque = True
+        reasons.append(NESTED_NAME if name.substituted else UNKNOWN_PROGRAM)
+    if stripped.opaque:
+        opaque = True
+        reasons.append(stripped.opaque)
+    inner: list[Command] = []
+    runs_code = False
+    if stripped.split_string is not None:
+        runs_code = True
+        reasons.append("`env -S` runs its argument as a command line")
+        inner = _commands(stripped.split_string.value, nested=True, depth=depth + 1)
+    code_reason, code_inner = _runs_code(parts, depth=depth)
+    if code_reason:
+        runs_code = True
+        reasons.append(code_reason)
+        inner.extend(code_inner)
+    bad_env = [h.split("=", 1)[0].rstrip("+") for h in hazards if _HAZARDOUS_ENV.match(h)]
+    reasons.extend(f"Assignment to {var} changes what runs" for var in bad_env)
+    if any(_suspicious(w) for w in parts[1:]):
+        suspicious = True
+        reasons.append(QUOTED_SYNTAX)
     command = Command(
         parts=tuple(parts),
         source=source,
         redirects=redirects,
         nested=nested,
-        runs_code=runs_code or extra.runs_code,
+        runs_code=runs_code,
         opaque=opaque,
         suspicious=suspicious,
-        env_hazard=env_hazard,
+        env_hazard=bool(bad_env),
         text=normalize(w.value for w in parts),
         source_text=normalize(w.value for w in source),
+        risk_reason=reasons[0] if reasons else "",
     )
-    return [command, *extra.inner, *inner]
+    return [command, *inner]
 
 
 def _is_assignment(word: Word) -> bool:
@@ -247,110 +257,48 @@ def _suspicious(word: Word) -> bool:
     return word.quoted and ('"' in value or "'" in value) and bool(_SUSPICIOUS_IN_ARG.search(value))
 
 
-@dataclass(slots=True)
-class _Extra:
-    runs_code: bool = False
-    env_hazard: bool = False
-    inner: tuple[Command, ...] = ()
-
-
-def _strip_wrappers(words: list[Word], *, depth: int) -> tuple[list[Word], bool, _Extra]:
-    extra = _Extra()
-    opaque = False
-    while words and not words[0].quoted and words[0].value in _WRAPPERS:
-        name = words[0].value
-        spec = _WRAPPERS[name]
-        if name == "command" and any(w.value in ("-v", "-V") for w in words[1:2]):
-            break
-        i = 1
-        while i < len(words):
-            value = words[i].value
-            if value == "--":
-                i += 1
-                break
-            if spec.assignments and _is_assignment(words[i]):
-                extra.env_hazard |= bool(_HAZARDOUS_ENV.match(value))
-                i += 1
-                continue
-            if not value.startswith("-") or (value == "-" and "-" not in spec.flag_opts):
-                break
-            if name == "env" and (value.startswith("-S") or value.startswith("--split-string")):
-                attached = value[2:] if value.startswith("-S") else value.partition("=")[2]
-                text = attached or (words[i + 1].value if i + 1 < len(words) else "")
-                extra.runs_code = True
-                extra.inner = (*extra.inner, *_commands(text, nested=True, depth=depth + 1))
-                return [], opaque, extra
-            taken = _option_width(value, spec)
-            if taken is None:
-                opaque = True
-                i += 1
-                continue
-            i += taken
-        skip = spec.positionals
-        words = words[min(i + skip, len(words)) :]
-        if name == "xargs" and not words:
-            words = [Word("echo", "echo")]
-    return words, opaque, extra
-
-
-def _option_width(option: str, spec: _Wrapper) -> int | None:
-    """How many words an option takes (1 or 2), or None when it is not understood."""
-    if option.startswith("--"):
-        name, eq, _ = option.partition("=")
-        if name in spec.flag_opts and not eq:
-            return 1
-        if name in spec.arg_opts:
-            return 1 if eq else 2
-        return None
-    if spec.numeric and option[1:].isdigit():
-        return 1
-    if option in spec.flag_opts:
-        return 1
-    if option in spec.arg_opts:
-        return 2
-    if option[:2] in spec.arg_opts:
-        return 1
-    if all(f"-{c}" in spec.flag_opts for c in option[1:]):
-        return 1
-    return None
-
-
-def _runs_code(parts: list[Word], *, depth: int) -> tuple[bool, list[Command]]:
+def _runs_code(parts: list[Word], *, depth: int) -> tuple[str, list[Command]]:
+    """Why the command runs code a rule cannot see (empty if it does not), and that code's
+    commands where they can be read."""
     if not parts:
-        return False, []
-    name = parts[0].value.rsplit("/", 1)[-1]
+        return "", []
+    name = program(parts[0]).value.rsplit("/", 1)[-1]
     args = parts[1:]
     if name in _SHELLS:
-        inner: list[Command] = []
         for k, word in enumerate(args):
-            if word.value.startswith("-") and "c" in word.value.lstrip("-") and k + 1 < len(args):
-                inner = _commands(args[k + 1].value, nested=True, depth=depth + 1)
-                break
-        return True, inner
+            flag = word.value
+            if flag.startswith("-") and "c" in flag.lstrip("-") and k + 1 < len(args):
+                code = _commands(args[k + 1].value, nested=True, depth=depth + 1)
+                return f"`{name} -c` runs inline code", code
+        return f"`{name}` runs a script that can't be checked", []
     if name == "eval":
-        text = " ".join(w.value for w in args)
-        return True, _commands(text, nested=True, depth=depth + 1)
+        return EVAL, _commands(" ".join(w.value for w in args), nested=True, depth=depth + 1)
+    if name in _SOURCES:
+        return f"`{name}` runs a script's code in this shell", []
     if name in _CODE_RUNNERS:
-        return True, []
+        return f"`{name}` runs another command line", []
     base = re.sub(r"[\d.]+$", "", name)
     flags = _INLINE_CODE_FLAGS.get(name) or _INLINE_CODE_FLAGS.get(base)
-    if flags and any(w.value in flags or w.value[:2] in flags for w in args):
-        return True, []
+    for w in args if flags else ():
+        if w.value in flags or w.value[:2] in flags:  # type: ignore[operator]
+            flag = w.value if w.value in flags else w.value[:2]  # type: ignore[operator]
+            return f"`{name} {flag}` runs inline code", []
     if name == "find":
         return _find(args, depth=depth)
-    return False, []
+    return "", []
 
 
-def _find(args: Sequence[Word], *, depth: int) -> tuple[bool, list[Command]]:
-    runs = False
+def _find(args: Sequence[Word], *, depth: int) -> tuple[str, list[Command]]:
+    reason = ""
     inner: list[Command] = []
     i = 0
     while i < len(args):
         value = args[i].value
         if value in _FIND_WRITES:
-            runs = True
+            verb = "deletes files" if value == "-delete" else "writes files"
+            reason = reason or f"find with '{value}' {verb} and cannot be auto-allowed"
         if value in _FIND_RUNS:
-            runs = True
+            reason = reason or f"find with '{value}' runs another command"
             end = i + 1
             while end < len(args) and args[end].value not in (";", "+"):
                 end += 1
@@ -358,4 +306,4 @@ def _find(args: Sequence[Word], *, depth: int) -> tuple[bool, list[Command]]:
             inner.extend(_command(list(words), (), nested=True, hidden=False, depth=depth + 1))
             i = end
         i += 1
-    return runs, inner
+    return reason, inner
