@@ -15,6 +15,8 @@ Whatever happens, the stored conversation stays valid for the API:
 - an interrupt (`CancelledError`, the time budget) stops the calls whose tools allow it,
   commits what completed with every call answered, and leaves the conversation ending on a
   user message; the next prompt joins that message after its tool_result blocks.
+
+The session's loop also runs the UserPromptSubmit and Stop hooks (see `turn_hooks`).
 """
 
 from __future__ import annotations
@@ -64,10 +66,12 @@ from .model.base import (
 from .model.pricing import estimate_cost
 from .orchestration.pipeline import Pipeline
 from .orchestration.streaming import StreamingToolExecutor, interrupted_results
+from .permissions.hooks import HookEvent, Hooks
 from .prompt import announce, cache_last, enabled_tools, system_prompt
 from .response import ResponseReader, settle
 from .tool import Tool
 from .transcript import Transcript
+from .turn_hooks import STOP_FEEDBACK, blocked_text, run_prompt_hooks, run_stop_hooks
 from .types import ToolResult
 
 NOT_STARTED = "Not run: the response stopped before this call could start"
@@ -107,7 +111,9 @@ class RunResult(str):
     """The final text of a run (it *is* that `str`), with why and how the run ended.
 
     `stop_reason` is the API's (`end_turn`, `max_tokens`, `refusal`, `stop_sequence`, ...)
-    or the loop's own: `max_turns`, `time_budget`.
+    or the loop's own: `max_turns`, `time_budget`, `hook_blocked` (a UserPromptSubmit hook
+    blocked the prompt; nothing was sent), `hook_stopped` (a Stop hook said
+    ``continue: false``).
     """
 
     stop_reason: str
@@ -138,6 +144,8 @@ class _Run:
     cost_usd: float | None = 0.0
     turns: int = 0
     text: str = ""
+    stop_continuations: int = 0
+    """Continuations Stop hooks forced in this run."""
 
     def result(self, stop_reason: str) -> RunResult:
         return RunResult(
@@ -168,6 +176,7 @@ class AgentLoop:
         settings: LoopSettings,
         transcript: Transcript | None = None,
         messages: Sequence[Message] = (),
+        hooks: Hooks | None = None,
     ) -> None:
         self.model = model
         self.model_id = model_id
@@ -186,10 +195,28 @@ class AgentLoop:
         self.disclosure = DisclosureState()
         self.extra_tools: Callable[[], Sequence[Tool[Any]]] | None = None
         """More tools offered beside `tools`, asked for at every request (MCP servers')."""
+        self.hooks = hooks
+        """The session's (a subagent's loop has none): UserPromptSubmit, Stop, and where
+        the pipeline reports hook failures."""
+        if hooks is not None and pipeline.on_hook_errors is None:
+            pipeline.on_hook_errors = self.report_hook_errors
 
     def emit(self, event: LoopEvent) -> None:
         """Report an event to the running prompt's sinks (the session's when idle)."""
         _emit_to(self._running.sinks if self._running else self.sinks, event)
+
+    def report_hook(self, event: HookEvent, outcome: str, text: str) -> None:
+        """Tell the user what a hook did (a ``hook`` `Notice`) and record it in the
+        transcript; the model never sees this."""
+        self.emit(Notice("hook", text))
+        if self.transcript is not None:
+            self.transcript.append(
+                {"type": "hook", "hook_event_name": event, "outcome": outcome, "text": text}
+            )
+
+    def report_hook_errors(self, event: HookEvent, errors: Sequence[str]) -> None:
+        for error in errors:
+            self.report_hook(event, "error", error)
 
     # ── requests ────────────────────────────────────────────────────────────────────────
 
@@ -309,7 +336,11 @@ class AgentLoop:
         self._running = run
         try:
             if prompt.strip():
-                self.add_user([text_block(prompt)])
+                verdict = await run_prompt_hooks(self, prompt)
+                if verdict.blocked is not None:
+                    run.text = blocked_text(verdict.blocked)
+                    return run.result("hook_blocked")
+                self.add_user([text_block(prompt), *map(text_block, verdict.context)])
             if not self.messages:
                 raise ValueError("nothing to send: the prompt is empty")
             scope = asyncio.timeout(self.settings.time_budget_s)
@@ -337,6 +368,14 @@ class AgentLoop:
             stop_reason, again = await self._respond(run)
             run.turns += 1
             _emit_to(run.sinks, TurnEnd(run.turns, stop_reason))
+            if not again and stop_reason == "end_turn" and self.hooks is not None:
+                verdict = await run_stop_hooks(self, continuations=run.stop_continuations)
+                if verdict.ended is not None:
+                    return run.result("hook_stopped")
+                if verdict.go_on is not None:
+                    run.stop_continuations += 1
+                    self.add_user([text_block(STOP_FEEDBACK.format(reason=verdict.go_on))])
+                    continue
             if not again:
                 return run.result(stop_reason or "end_turn")
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
-from collections.abc import Mapping, Sequence
+import logging
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -96,6 +97,8 @@ class Pipeline:
     results: ResultStore
     can_use_tool: CanUseTool = field(default_factory=BasicCanUseTool)
     hooks: Hooks = field(default_factory=Hooks)
+    on_hook_errors: Callable[[HookEvent, Sequence[str]], None] | None = None
+    """Where the hooks' failures go (the user, never the model); the session's loop sets it."""
 
     async def run(self, call: ToolCall, context: ToolUseContext) -> ToolResult:
         """Run one call through every step; always returns exactly one result."""
@@ -198,7 +201,7 @@ class Pipeline:
         if not self.hooks.for_event(event, tool.name):
             return _NO_HOOKS
         observable = _observable(tool, input) if isinstance(input, BaseModel) else input
-        return await self.hooks.run(
+        output = await self.hooks.run(
             HookInput(
                 hook_event_name=event,
                 session_id=context.session_id,
@@ -212,9 +215,16 @@ class Pipeline:
                 error=error,
             )
         )
+        if output.errors and self.on_hook_errors is not None:
+            try:
+                self.on_hook_errors(event, output.errors)
+            except Exception:
+                _log.exception("reporting %s hook errors failed", event)
+        return output
 
 
 _NO_HOOKS = HookOutput()
+_log = logging.getLogger(__name__)
 
 
 class _Cancelled(Exception):

@@ -6,13 +6,21 @@ UserPromptSubmit, Stop. A hook is selected by a regex matcher on the tool name (
 configured in settings (see `shell_hooks`). Hooks of one event run one after another in
 registration order, each seeing the input as rewritten by the ones before it, so a notebook
 gets the same result on every run. Several decisions combine as deny > ask > allow.
+
+A sync Python hook runs in a thread of its own, so its `timeout` holds even when it blocks:
+the call goes on without it (the thread cannot be killed; it is a daemon and finishes on its
+own). A hook that raises, times out or answers nonsense becomes an entry of
+`HookOutput.errors`, which the caller shows to the user and never to the model.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
 import inspect
 import re
+import threading
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, TypeAlias
@@ -47,6 +55,8 @@ class HookInput:
     tool_response: Any = None
     error: str | None = None
     prompt: str | None = None
+    stop_hook_active: bool | None = None
+    """Stop only: True when this stop follows a continuation a Stop hook forced."""
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -63,6 +73,7 @@ class HookInput:
             "tool_response": self.tool_response,
             "error": self.error,
             "prompt": self.prompt,
+            "stop_hook_active": self.stop_hook_active,
         }
         data.update({key: value for key, value in optional.items() if value is not None})
         return data
@@ -80,6 +91,10 @@ class HookOutput:
     """PostToolUse only: replaces the tool_result content."""
     errors: tuple[str, ...] = ()
     """Non-blocking hook failures, shown to the user, never to the model."""
+    prevent_continuation: bool = False
+    """A hook answered ``continue: false``: the agent stops (Stop: it may not be forced on)."""
+    stop_reason: str | None = None
+    """Why, for the user, when `prevent_continuation` is set."""
 
 
 HookCallback: TypeAlias = Callable[[HookInput], "HookOutput | Awaitable[HookOutput | None] | None"]
@@ -161,12 +176,55 @@ class Hooks:
 
 
 async def _invoke(hook: Hook, hook_input: HookInput) -> HookOutput | None:
-    result = hook.callback(hook_input)
+    if _is_async(hook.callback):
+        result = hook.callback(hook_input)
+    else:
+        result = await _in_thread(hook.callback, hook_input)
     if inspect.isawaitable(result):
         result = await result
     if result is not None and not isinstance(result, HookOutput):
         raise TypeError(f"a hook must return HookOutput or None, not {type(result).__name__}")
     return result
+
+
+def _is_async(callback: HookCallback) -> bool:
+    call = getattr(callback, "__call__", None)  # noqa: B004 - an object with `async __call__`
+    return inspect.iscoroutinefunction(callback) or inspect.iscoroutinefunction(call)
+
+
+def _in_thread(callback: HookCallback, hook_input: HookInput) -> asyncio.Future[Any]:
+    """Run a sync hook in a daemon thread; the future is its answer.
+
+    Not the loop's executor: a hook that outlives its timeout would hold a worker there,
+    and the loop's shutdown would wait for it."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Any] = loop.create_future()
+    context = contextvars.copy_context()
+
+    def settle(outcome: Any, error: BaseException | None) -> None:
+        if future.done():
+            return  # timed out (cancelled) meanwhile
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(outcome)
+
+    def work() -> None:
+        outcome: Any = None
+        error: BaseException | None = None
+        try:
+            outcome = context.run(callback, hook_input)
+        except Exception as exc:
+            error = exc
+        except BaseException as exc:  # SystemExit and the like stop the hook, not the session
+            error = RuntimeError(f"the hook raised {type(exc).__name__}")
+        # RuntimeError: the loop closed while the hook ran, so nobody waits for it any more.
+        with contextlib.suppress(RuntimeError):
+            loop.call_soon_threadsafe(settle, outcome, error)
+
+    name = f"hook-{getattr(callback, '__name__', type(callback).__name__)}"
+    threading.Thread(target=work, name=name, daemon=True).start()
+    return future
 
 
 def _combine(combined: HookOutput, answer: HookOutput, hook: Hook) -> HookOutput:
@@ -187,4 +245,6 @@ def _combine(combined: HookOutput, answer: HookOutput, hook: Hook) -> HookOutput
         if answer.updated_output is not None
         else combined.updated_output,
         errors=(*combined.errors, *answer.errors),
+        prevent_continuation=combined.prevent_continuation or answer.prevent_continuation,
+        stop_reason=combined.stop_reason or answer.stop_reason,
     )

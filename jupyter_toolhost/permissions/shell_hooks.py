@@ -5,8 +5,10 @@ The command gets the hook's JSON on stdin (`HookInput.to_json()`) and answers by
 ``permissionDecision``, ``permissionDecisionReason``, ``updatedInput``, ``additionalContext``;
 the same keys are accepted at the top level, as are the older ``decision: approve|block``
 and ``continue: false``); 2 — blocked, stderr is the reason (for PostToolUse it is shown to
-the model instead); any other code — a non-blocking error that is shown to the user. The
-timeout kills the hook's whole process group.
+the model instead; for Stop it is what the model is told to go on with); any other code —
+a non-blocking error that is shown to the user. ``continue: false`` (with ``stopReason``)
+ends a Stop for good and blocks the call or prompt of the other events. The timeout kills
+the hook's whole process group.
 """
 
 from __future__ import annotations
@@ -135,7 +137,11 @@ def _from_json(event: HookEvent, data: Mapping[str, Any], source: str) -> HookOu
     if raw is not None and decision is None:
         errors.append(f"{event} hook `{source}`: unknown decision {raw!r}")
     text = fields.get("permissionDecisionReason", fields.get("reason"))
-    if fields.get("continue") is False:
+    stop = fields.get("continue") is False
+    stop_reason = str(fields.get("stopReason") or text or f"a {event} hook stopped the agent")
+    if stop and event == "Stop":
+        decision = None  # ``continue: false`` wins over a block: the agent stops here
+    elif stop:
         decision = "deny"
         text = fields.get("stopReason") or text or "the hook stopped the call"
     context = (
@@ -158,6 +164,8 @@ def _from_json(event: HookEvent, data: Mapping[str, Any], source: str) -> HookOu
         additional_context=tuple(context),
         updated_output=fields.get("updatedMCPToolOutput"),
         errors=tuple(errors),
+        prevent_continuation=stop,
+        stop_reason=stop_reason if stop else None,
     )
 
 
