@@ -136,6 +136,9 @@ class Tool(Generic[InputT]):
     that run no shell command."""
     get_url: Callable[[InputT], str | None] | None = None
     """The URL the call fetches, for ``WebFetch(domain:...)`` permission rules."""
+    sandboxed: Callable[[ToolUseContext], bool] | None = None
+    """Whether the call will run where read-denied paths are not visible (a sandbox such as
+    Bash's bubblewrap). None means not sandboxed; ask through `runs_sandboxed`."""
     input_schema_override: dict[str, Any] | None = None
     """A JSON schema sent to the API as is, instead of one derived from `input_model` (MCP
     tools pass their server's schema through and validate with a permissive model)."""
@@ -193,6 +196,15 @@ class Tool(Generic[InputT]):
         if self.strict:
             definition["strict"] = True
         return definition
+
+    def runs_sandboxed(self, context: ToolUseContext) -> bool:
+        """Ask `sandboxed`; no predicate, or one that raises, means not sandboxed."""
+        if self.sandboxed is None:
+            return False
+        try:
+            return bool(self.sandboxed(context))
+        except Exception:
+            return False
 
     def flag(self, predicate: Predicate, input: Any) -> bool:
         """Ask a flag predicate; one that raises counts as False (fail closed)."""
@@ -253,6 +265,7 @@ def build_tool(
     is_mcp: bool = False,
     shell_command: Callable[[InputT], str | None] | None = None,
     get_url: Callable[[InputT], str | None] | None = None,
+    sandboxed: Callable[[ToolUseContext], bool] | None = None,
     input_schema_override: dict[str, Any] | None = None,
     extras: dict[str, Any] | None = None,
 ) -> Tool[InputT]:
@@ -291,6 +304,7 @@ def build_tool(
         is_mcp=is_mcp,
         shell_command=shell_command,
         get_url=get_url,
+        sandboxed=sandboxed,
         input_schema_override=input_schema_override,
         extras=dict(extras or {}),
     )

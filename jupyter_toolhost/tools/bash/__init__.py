@@ -8,10 +8,11 @@ directory to a side file, which becomes the next call's working directory (kept 
 state under ``extras["bash.cwd"]``). Timeout, cancel and sibling abort kill the whole group.
 A non-zero exit raises, so the result is an error and siblings are cancelled.
 
-Sandbox: with ``options.extras["bash_sandbox"]`` true or ``JUPYTER_TOOLHOST_BASH_SANDBOX=1``
-the command runs under bubblewrap (`bwrap`): the file system read-only except the session's
-working directory, the shell's current directory when it is under it, and /tmp; no network.
-Asked for and `bwrap` missing, the call fails rather than run unsandboxed.
+Sandbox (`sandbox`): by default every command, foreground or background, runs under
+bubblewrap where it can start; paths a Read deny rule protects are not visible inside, paths
+an Edit deny protects and the settings files are read-only. ``JUPYTER_TOOLHOST_BASH_SANDBOX=0``
+(or ``options.extras["bash_sandbox"] = False``) turns it off, ``=1`` (or True) requires it.
+Where bwrap is missing the command runs unsandboxed, and the session's first result says so.
 """
 
 from __future__ import annotations
@@ -40,9 +41,9 @@ from .prompt import (
     STDOUT_BUDGET_BYTES,
 )
 from .readonly import is_read_only_command
+from .sandbox import plan, sandboxed
 
 CWD_KEY = "bash.cwd"
-SANDBOX_ENV = "JUPYTER_TOOLHOST_BASH_SANDBOX"
 
 
 class BashInput(BaseModel):
@@ -90,37 +91,14 @@ def _env() -> dict[str, str]:
     return env
 
 
-def sandbox_enabled(context: ToolUseContext) -> bool:
-    """Whether commands run under bubblewrap (a setting; off by default)."""
-    setting = context.options.extras.get("bash_sandbox")
-    if setting is not None:
-        return bool(setting)
-    return os.environ.get(SANDBOX_ENV, "") not in ("", "0", "false", "no")
-
-
-def sandbox_prefix(context: ToolUseContext, cwd: Path) -> list[str]:
-    """The `bwrap` arguments: read-only root, writable working dir and /tmp, no network."""
-    bwrap = shutil.which("bwrap")
-    if bwrap is None:
-        raise ToolError(
-            "The Bash sandbox is enabled but bubblewrap (`bwrap`) is not installed; the "
-            "command was not run. Install bubblewrap or turn the sandbox off."
-        )
-    argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-    argv += ["--bind", "/tmp", "/tmp", "--unshare-net", "--die-with-parent"]
-    writable = [context.cwd, context.session_dir()]
-    for path in writable:
-        path.mkdir(parents=True, exist_ok=True)
-        argv += ["--bind", str(path), str(path)]
-    return [*argv, "--chdir", str(cwd), "--"]
-
-
 async def run_bash(input: BashInput, context: ToolUseContext) -> str:
     """Run one command (or start it in the background) and describe how it went."""
     if not input.command.strip():
         raise ToolInputError("The command is empty.")
     cwd = shell_cwd(context)
-    prefix = sandbox_prefix(context, cwd) if sandbox_enabled(context) else []
+    sandbox = plan(context, cwd)
+    prefix = list(sandbox.prefix)
+    note = f"\n\n{sandbox.notice}" if sandbox.notice else ""
     if input.run_in_background:
         task = start_task(
             context,
@@ -133,7 +111,7 @@ async def run_bash(input: BashInput, context: ToolUseContext) -> str:
         return (
             f"Command running in the background with task id {task.id}.\n"
             f"Its output (stdout and stderr) goes to: {task.output_path}\n"
-            "Read that file to check on it; Sleep to wait."
+            f"Read that file to check on it; Sleep to wait.{note}"
         )
     name = _safe(context.tool_use_id or uuid.uuid4().hex)
     output_dir = context.session_dir() / "tool-results"
@@ -165,10 +143,11 @@ async def run_bash(input: BashInput, context: ToolUseContext) -> str:
         raise ToolError(
             f"Command timed out after {timeout_ms} ms; it was killed with every process it "
             f"started.\n{text}".rstrip()
+            + note
         )
     if result.exit_code != 0:
-        raise ToolError(f"{text}\nExit code {result.exit_code}".strip())
-    return text or "(no output)"
+        raise ToolError(f"{text}\nExit code {result.exit_code}".strip() + note)
+    return (text or "(no output)") + note
 
 
 def _take_cwd(context: ToolUseContext, cwd_file: Path) -> None:
@@ -230,6 +209,7 @@ def make_tool() -> Tool[BashInput]:
         interrupt_behavior="cancel",
         cancels_siblings_on_error=True,
         shell_command=_summary,
+        sandboxed=sandboxed,
         render_tool_use=_summary,
         search_hint="shell command terminal run execute bash script",
     )

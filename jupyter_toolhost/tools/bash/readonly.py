@@ -1,59 +1,41 @@
-"""Which shell commands are provably read-only (and so safe to run beside other calls).
+"""Which shell commands are provably read-only, and so safe to run beside other calls.
 
-A command qualifies only when it parses (with `shlex`) into a pipeline of known read-only
-programs: no redirection, no command or process substitution, no variables, no `;`, `&`,
-`&&` or `||`, no environment assignments, and no option that makes a reader write or run
-something (`find -exec`, `rg --pre`, `git diff --output`, ...). Anything else is treated as
-a write: the answer errs on the side of running a command alone.
+One list decides this for both the permission engine and the orchestrator:
+`jupyter_toolhost.permissions.shell_safety.is_read_only`, applied to every command the line
+would run as the bash grammar parses it. A line qualifies only when each of its commands
+is a known reader used without a writing option, nothing is redirected into a file, no
+operand is computed by the shell (a variable, a substitution, input from ``xargs``), and no
+``cd`` moves the directory the next call starts in. Anything else runs alone.
 """
 
 from __future__ import annotations
 
-import shlex
-
-READ_ONLY_PROGRAMS = frozenset(
-    {"ls", "cat", "head", "tail", "wc", "grep", "rg", "find", "git", "pwd", "echo"}
-)
-GIT_READ_ONLY = frozenset({"status", "log", "diff", "show"})
-_FIND_WRITES = frozenset(
-    {"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls"}
-)
-_RG_RUNS = ("--pre", "--search-zip", "-z")
-_GIT_WRITES = ("--output", "--ext-diff")
-_FORBIDDEN_CHARS = frozenset("$`\n\r")
+from ...permissions.shell import analyze
+from ...permissions.shell_safety import is_read_only
 
 
 def is_read_only_command(command: str) -> bool:
     """True only when every part of `command` is a known read-only program use."""
-    if not command.strip() or _FORBIDDEN_CHARS.intersection(command):
+    if not command.strip():
         return False
-    try:
-        lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
-        lexer.whitespace_split = True
-        tokens = list(lexer)
-    except ValueError:
+    analysis = analyze(command)
+    if analysis.error or not analysis.commands:
         return False
-    segments: list[list[str]] = [[]]
-    for token in tokens:
-        if token == "|":
-            segments.append([])
-        elif token and set(token) <= set("();<>|&"):
+    for item in analysis.commands:
+        if not item.parts:
+            continue
+        if item.changes_directory or not is_read_only(item):
             return False
-        else:
-            segments[-1].append(token)
-    return all(segment and _read_only_segment(segment) for segment in segments)
-
-
-def _read_only_segment(argv: list[str]) -> bool:
-    program, args = argv[0], argv[1:]
-    if program not in READ_ONLY_PROGRAMS:
-        return False
-    if program == "find":
-        return not any(arg in _FIND_WRITES for arg in args)
-    if program == "rg":
-        return not any(arg.startswith(_RG_RUNS) for arg in args)
-    if program == "git":
-        if not args or args[0] not in GIT_READ_ONLY:
+        if any(r.op not in ("<", "<&") for r in item.file_redirects()):
             return False
-        return not any(arg.startswith(_GIT_WRITES) for arg in args[1:])
+        if any(w.dynamic for w in item.path_args()) or any(
+            r.target.dynamic for r in item.file_redirects()
+        ):
+            return False
+        if len(item.source) != len(item.parts) and _fed_by_xargs(item.source):
+            return False
     return True
+
+
+def _fed_by_xargs(source: tuple[object, ...]) -> bool:
+    return any(getattr(w, "value", "").rsplit("/", 1)[-1] == "xargs" for w in source)

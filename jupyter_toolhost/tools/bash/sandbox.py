@@ -1,0 +1,299 @@
+"""The Bash sandbox: bubblewrap (`bwrap`) under every command, on by default.
+
+The file system is the host's (``/`` bound read-write, fresh ``/dev`` and ``/proc``), the
+network is shared, and on top of that: every existing path a Read deny rule protects is
+covered (a directory by an empty read-only tmpfs, a file by an empty read-only file), every
+path an Edit deny protects is bound read-only, and the settings folders (``<cwd>/.toolhost``,
+``~/.toolhost``) are read-only except ``.toolhost/sessions``, ``.toolhost/worktrees`` and the
+session's own folder.
+Every directory above a covered path is bound onto itself, so it cannot be renamed away from
+under its rule. The command gets its own PID namespace (``/proc`` shows no host process, so
+``/proc/<pid>/root`` leads nowhere) and, as root, only capabilities that cannot undo a mount.
+
+Setting: ``options.extras["bash_sandbox"]`` (True/False) or ``JUPYTER_TOOLHOST_BASH_SANDBOX``
+(``0`` off, ``1`` required; unset means on where bwrap can start). Whether bwrap can start
+is probed once per process. Where it cannot and the setting is the default, commands run
+unsandboxed and the first result of the session carries `NOTICE`.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Literal, TypeAlias
+
+from ...context import AppState, ToolUseContext, toolhost_home
+from ...permissions.ruleset import CompiledRules, compile_rules
+from ...permissions.sandbox_paths import SandboxPaths, sandbox_paths
+from ...types import ToolError
+
+SANDBOX_ENV = "JUPYTER_TOOLHOST_BASH_SANDBOX"
+NOTICE_KEY = "bash.sandbox_notice"
+MAX_MOUNTS = 2_000
+"""More covered paths than this and the command is refused (narrow the deny patterns)."""
+
+NOTICE = (
+    "Note: the shell is not sandboxed (bubblewrap is not installed or cannot start here); "
+    "deny rules are enforced by the command check alone. Install bubblewrap, or set "
+    "JUPYTER_TOOLHOST_BASH_SANDBOX=0 to silence this."
+)
+
+Setting: TypeAlias = Literal["off", "auto", "required"]
+
+_ROOT_CAPS = (
+    "CAP_CHOWN",
+    "CAP_DAC_OVERRIDE",
+    "CAP_FOWNER",
+    "CAP_FSETID",
+    "CAP_KILL",
+    "CAP_SETGID",
+    "CAP_SETUID",
+    "CAP_SETPCAP",
+    "CAP_SETFCAP",
+    "CAP_NET_BIND_SERVICE",
+    "CAP_NET_RAW",
+    "CAP_AUDIT_WRITE",
+)
+"""Root keeps these inside (so `chown`, `pip install` as root work); none can unmount, make
+device nodes, open files by handle or trace a process."""
+
+_ORDER = {"pin": 0, "ro": 1, "rw": 2, "hide": 3, "session": 4}
+MountKind: TypeAlias = Literal["pin", "ro", "rw", "hide", "session"]
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """How one command runs: the argv prefix (empty when unsandboxed) and a notice to show."""
+
+    prefix: tuple[str, ...] = ()
+    notice: str | None = None
+    paths: SandboxPaths | None = None
+
+
+def setting(context: ToolUseContext) -> Setting:
+    """The sandbox setting: the option first, then the environment; unknown values require."""
+    value = context.options.extras.get("bash_sandbox")
+    if value is not None:
+        return "required" if value else "off"
+    text = os.environ.get(SANDBOX_ENV, "").strip().lower()
+    if text in ("", "auto", "default"):
+        return "auto"
+    if text in ("0", "false", "no", "off"):
+        return "off"
+    return "required"
+
+
+_probe_lock = threading.Lock()
+_probed: dict[str, str | None] = {}
+
+
+def bwrap_problem() -> tuple[str | None, str | None]:
+    """`bwrap`'s path on PATH and why it cannot start (None when it can); probed once."""
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        return None, "bubblewrap (`bwrap`) is not installed"
+    with _probe_lock:
+        if bwrap not in _probed:
+            _probed[bwrap] = _probe(bwrap)
+        return bwrap, _probed[bwrap]
+
+
+def _probe(bwrap: str) -> str | None:
+    argv = [bwrap, *_base_args(), "--", "true"]
+    try:
+        done = subprocess.run(argv, capture_output=True, timeout=10, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"bwrap cannot start: {exc}"
+    if done.returncode != 0:
+        detail = done.stderr.decode("utf-8", errors="replace").strip()
+        return f"bwrap cannot start: {detail or f'exit code {done.returncode}'}"
+    return None
+
+
+def will_sandbox(context: ToolUseContext) -> bool:
+    """Whether the next command runs under bwrap."""
+    return setting(context) != "off" and bwrap_problem()[1] is None
+
+
+def sandboxed(context: ToolUseContext) -> bool:
+    """The `Tool.sandboxed` predicate: bwrap will be used and it hides every read-denied
+    path (no bare ``Read`` deny, no wildcard pattern reaching above the session's roots)."""
+    if not will_sandbox(context):
+        return False
+    found = sandbox_paths(
+        _compiled(context), cwd=os.fspath(context.cwd), roots=_roots(context), limit=0
+    )
+    return found.complete
+
+
+def plan(context: ToolUseContext, cwd: Path) -> Plan:
+    """The sandbox for one command; raises `ToolError` when it is required and cannot be had."""
+    mode = setting(context)
+    if mode == "off":
+        return Plan()
+    bwrap, problem = bwrap_problem()
+    if bwrap is None or problem is not None:
+        if mode == "required":
+            raise ToolError(
+                f"The Bash sandbox is required ({SANDBOX_ENV}=1) but {problem}; the command "
+                "was not run. Install bubblewrap or turn the sandbox off."
+            )
+        return Plan(notice=_notice_once(context))
+    paths = sandbox_paths(_compiled(context), cwd=os.fspath(context.cwd), roots=_roots(context))
+    mounts = _mounts(context, paths)
+    if len(mounts) > MAX_MOUNTS:
+        raise ToolError(
+            f"The deny rules cover {len(mounts)} paths, more than the Bash sandbox mounts "
+            f"({MAX_MOUNTS}); the command was not run. Narrow the wildcard deny patterns, or "
+            f"set {SANDBOX_ENV}=0."
+        )
+    argv = [bwrap, *_base_args()]
+    for path, kind in mounts:
+        argv += _mount_args(path, kind)
+    argv += ["--chdir", os.fspath(cwd), "--"]
+    return Plan(prefix=tuple(argv), paths=paths)
+
+
+def _base_args() -> list[str]:
+    argv = ["--bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    argv += ["--unshare-pid", "--die-with-parent"]
+    if os.geteuid() == 0:
+        argv += ["--cap-drop", "ALL"]
+        for cap in _ROOT_CAPS:
+            argv += ["--cap-add", cap]
+    return argv
+
+
+def _notice_once(context: ToolUseContext) -> str | None:
+    shown: list[bool] = []
+
+    def update(state: AppState) -> AppState:
+        if state.extras.get(NOTICE_KEY):
+            shown.append(True)
+            return state
+        return replace(state, extras={**state.extras, NOTICE_KEY: True})
+
+    context.set_app_state(update)
+    return None if shown else NOTICE
+
+
+_compiled_cache: list[tuple[object, str, str, CompiledRules]] = []
+
+
+def _compiled(context: ToolUseContext) -> CompiledRules:
+    rules = context.get_app_state().tool_permission_context.rules
+    cwd = os.fspath(context.cwd)
+    home = os.path.expanduser("~")
+    cached = _compiled_cache[0] if _compiled_cache else None
+    if cached is not None and cached[0] is rules and cached[1] == cwd and cached[2] == home:
+        return cached[3]
+    compiled = compile_rules(rules, cwd=cwd, home=home)
+    _compiled_cache[:] = [(rules, cwd, home, compiled)]
+    return compiled
+
+
+def _roots(context: ToolUseContext) -> tuple[str, ...]:
+    extra = context.get_app_state().tool_permission_context.additional_working_directories
+    return (os.fspath(context.cwd), *extra)
+
+
+def _mounts(context: ToolUseContext, paths: SandboxPaths) -> list[tuple[str, MountKind]]:
+    """Every mount in the order bwrap must apply them (parents before children)."""
+    wanted: list[tuple[str, MountKind]] = []
+    home = Path(os.path.expanduser("~"))
+    for folder in (context.cwd / ".toolhost", home / ".toolhost"):
+        folder.mkdir(parents=True, exist_ok=True)
+        wanted.append((os.fspath(folder), "ro"))
+        for name in ("settings.json", "settings.local.json"):
+            target = folder / name
+            if target.exists():
+                wanted.append((os.path.realpath(target), "ro"))
+    sessions = context.cwd / ".toolhost" / "sessions"
+    session = context.session_dir()
+    session.mkdir(parents=True, exist_ok=True)
+    sessions.mkdir(parents=True, exist_ok=True)
+    wanted.append((os.fspath(sessions), "rw"))
+    worktrees = context.cwd / ".toolhost" / "worktrees"  # EnterWorktree's checkouts
+    if worktrees.is_dir():
+        wanted.append((os.fspath(worktrees), "rw"))
+    if toolhost_home(context.cwd) != context.cwd / ".toolhost":
+        wanted.append((os.fspath(toolhost_home(context.cwd)), "rw"))
+    wanted.append((os.fspath(session), "session"))
+    wanted += _of(paths.read_only, "ro")
+    wanted += _of(paths.hidden, "hide")
+    pins = {a for path, _k in wanted for a in _ancestors(path)}
+    pins.update(a for root in _roots(context) for a in (*_ancestors(root), root))
+    wanted += _of(sorted(pins), "pin")
+    # bwrap follows symlinks in a mount's destination: order and cover by the real paths
+    wanted = [(os.path.realpath(path), kind) for path, kind in wanted]
+    wanted.sort(key=lambda e: (e[0].count("/"), _ORDER[e[1]], e[0]))
+    accepted: dict[str, MountKind] = {}
+    ordered: list[tuple[str, MountKind]] = []
+    for path, kind in wanted:
+        cover = _cover(path, accepted)
+        if cover == "hide" and kind != "session":
+            continue
+        if cover == "ro" and kind in ("pin", "ro"):
+            continue
+        if accepted.get(path) == kind or not os.path.lexists(path):
+            continue
+        accepted[path] = kind
+        ordered.append((path, kind))
+    return ordered
+
+
+def _of(paths: Iterable[str], kind: MountKind) -> list[tuple[str, MountKind]]:
+    return [(path, kind) for path in paths]
+
+
+def _ancestors(path: str) -> list[str]:
+    parts = [p for p in os.path.normpath(path).split("/") if p]
+    return ["/" + "/".join(parts[:i]) for i in range(1, len(parts))]
+
+
+def _cover(path: str, accepted: dict[str, MountKind]) -> MountKind | None:
+    """The kind of the deepest accepted mount at or above `path`."""
+    probe = path
+    while True:
+        kind = accepted.get(probe)
+        if kind is not None:
+            return kind
+        parent = os.path.dirname(probe)
+        if parent == probe:
+            return None
+        probe = parent
+
+
+def _mount_args(path: str, kind: MountKind) -> list[str]:
+    match kind:
+        case "pin" | "rw" | "session":
+            return ["--bind", path, path]
+        case "ro":
+            return ["--ro-bind", path, path]
+        case "hide":
+            if os.path.isdir(path):
+                return ["--tmpfs", path, "--remount-ro", path]
+            return ["--ro-bind", _empty_file(), path]
+
+
+_empty_lock = threading.Lock()
+_empty: list[str] = []
+
+
+def _empty_file() -> str:
+    """A read-only empty file, bound over hidden files (made once per process)."""
+    with _empty_lock:
+        if _empty and os.path.isfile(_empty[0]) and os.path.getsize(_empty[0]) == 0:
+            return _empty[0]
+        folder = tempfile.mkdtemp(prefix="toolhost-sandbox-")
+        path = os.path.join(folder, "empty")
+        Path(path).touch()
+        os.chmod(path, 0o444)
+        _empty[:] = [path]
+        return path
