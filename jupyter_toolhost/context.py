@@ -180,6 +180,11 @@ class AppState:
     """State owned by individual tools (tasks, worktree, ...), keyed by owner."""
 
 
+SHELL_CWD_KEY = "bash.cwd"
+"""`AppState.extras` key of the directory a shell tool's next command starts in: the shell
+tool keeps it between calls, and the permission engine resolves paths against it."""
+
+
 class AppStateStore:
     """Holds the `AppState`; `update(f)` applies `f` atomically, even from worker threads."""
 

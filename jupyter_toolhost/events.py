@@ -54,7 +54,11 @@ class PermissionRequested:
     request: ApprovalRequest
 
 
-NoticeKind: TypeAlias = Literal["retry", "max_tokens", "refusal", "limit", "stream", "compaction"]
+NoticeKind: TypeAlias = Literal[
+    "retry", "max_tokens", "refusal", "limit", "stream", "compaction", "hook", "settings"
+]
+"""``hook``: a hook failed, blocked a prompt, or stopped or continued the agent.
+``settings``: a settings file changed on disk after the session started (not applied)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from .compaction import CompactBoundary
 from .context import AppState, AppStateStore, ToolUseContext, ToolUseOptions
 from .conversation import Message
-from .events import EventSink, PermissionRequested
+from .events import EventSink, Notice, PermissionRequested, emit_to
 from .loop import AgentLoop, LoopSettings, RunResult
 from .model.anthropic_model import AnthropicModel, default_model_name
 from .model.base import Model, Usage
@@ -35,6 +35,7 @@ from .types import PermissionMode, ToolPermissionContext
 
 if TYPE_CHECKING:
     from .mcp import McpManager
+    from .permissions.settings_watch import SettingsWatch
 
 
 def default_tools(
@@ -128,11 +129,12 @@ class Session:
         if duplicates:
             raise ValueError(f"tool names must be unique; repeated: {', '.join(duplicates)}")
         root = Path(cwd if cwd is not None else os.getcwd()).resolve()
-        hooks = hooks or Hooks()
+        hooks = hooks if hooks is not None else Hooks()  # an empty Hooks is falsy
         reporter = _ReportingApprover(approver)
         permissions, can_use_tool = _permissions(
             root, permission_mode, reporter, can_use_tool, hooks, load_settings
         )
+        self._settings_watch = _watch_settings(root) if load_settings else None
         self.settings_problems: list[str] = [str(p) for p in permissions.problems]
         """What was wrong in the settings files (each with its file and line)."""
         context = ToolUseContext(
@@ -164,6 +166,7 @@ class Session:
             context=context,
             settings=settings,
             transcript=transcript,
+            hooks=hooks,  # UserPromptSubmit, Stop, and where hook failures are shown
         )
         reporter.loop = self._loop
         engine = pipeline.can_use_tool
@@ -223,6 +226,9 @@ class Session:
             await self.mcp.start()  # connects what is not connected yet; never raises
         async with self._run_lock:
             self._task = asyncio.current_task()
+            for text in self._settings_watch.changes() if self._settings_watch else ():
+                notice = Notice("settings", text)
+                emit_to([*self._loop.sinks, *([on_event] if on_event else [])], notice)
             try:
                 result = await self._loop.run(prompt, on_event=on_event)
             finally:
@@ -368,6 +374,14 @@ def _permissions(
     starting = _StartingPermissions(context, tuple(settings.problems))
     engine = can_use_tool or PermissionEngine(approver=approver, sources=settings.sources)
     return starting, engine
+
+
+def _watch_settings(cwd: Path) -> SettingsWatch:
+    """Watch the settings files the session read, to say when one changes on disk."""
+    from .permissions.settings import settings_files
+    from .permissions.settings_watch import SettingsWatch
+
+    return SettingsWatch(path for _, path, _ in settings_files(cwd=cwd))
 
 
 def _mcp_from_settings(cwd: Path, load: bool) -> McpManager | None:

@@ -26,7 +26,7 @@ RuleBehavior: TypeAlias = Literal["allow", "ask", "deny"]
 InterruptBehavior: TypeAlias = Literal["cancel", "block"]
 
 ReasonKind: TypeAlias = Literal[
-    "rule", "mode", "hook", "tool", "approver", "classifier", "default", "other"
+    "rule", "mode", "hook", "tool", "approver", "classifier", "default", "safety", "other"
 ]
 
 

@@ -5,10 +5,17 @@ What each module owns:
 - ``api``: the seams — `PermissionRequest`, `CanUseTool`, `Approver`, `BasicCanUseTool`.
 - ``hooks``: Python hooks and their combination; ``shell_hooks``: hooks as shell commands.
 - ``rules``: rule strings parsed; ``ruleset``: rules of every source compiled to matchers.
-- ``shell_lex``/``shell``/``shell_rules``/``shell_safety``: shell command lines as rules see them.
+- ``shell_parse`` (tree-sitter-bash), ``shell_words`` (ANSI-C quotes, brace expansion),
+  ``shell_wrappers`` (``env``, ``sudo``, ``/bin/`` prefixes...), ``shell_lex`` (words),
+  ``shell``: shell command lines as rules see them; ``shell_rules``: Bash rule matching;
+  ``shell_safety``: which commands only read, read whole trees, or hide code in options.
 - ``paths``: gitignore-style path patterns, resolution through an injected resolver.
-- ``facts``: what one call touches; ``decision``: the pure `decide()`.
-- ``settings``: settings files of every scope, `save_rule`.
+- ``facts``: what one call touches; ``guards``: what no rule or mode waives (protected
+  folders, trees holding denied paths, commands that can't be checked); ``decision``: the
+  pure `decide()`.
+- ``sandbox_paths``: deny rules turned into the paths the Bash sandbox hides or freezes.
+- ``settings``: settings files of every scope, `save_rule`; ``settings_watch``: changes to
+  them on disk during a session.
 - ``engine``: `PermissionEngine`, the `CanUseTool` that combines all of it.
 
 The decision function itself does no I/O beyond reading files through an injected resolver.

@@ -1,6 +1,8 @@
 """The permission decision for one call: a pure function of the call, the rules and the mode.
 
-Order (first match wins): a hook's deny → deny rules → unverifiable input asks → plan mode
+Order (first match wins): a hook's deny → deny rules → the guards (`guards`: protected
+folders, trees that hold a denied path, commands that cannot be checked) → unverifiable input
+asks → plan mode
 denies what is not read-only → ask rules → a hook's ask → bypassPermissions → allow rules
 (every sub-command, every path) → a hook's allow → acceptEdits → read-only calls inside the
 working directories → ask. Under dontAsk what would ask is denied. Every result carries a
@@ -25,10 +27,11 @@ from ..types import (
     PermissionResult,
 )
 from .facts import CallFacts, CommandFacts, PathRef, call_facts
+from .guards import Guard, guard
 from .hooks import HookOutput
-from .paths import PathResolver, skeleton
+from .paths import PathResolver, inside_any, skeleton
 from .ruleset import BehaviorRules, CompiledRules, SourcedRule
-from .shell_safety import creates_or_moves_files, is_read_only
+from .shell_safety import creates_or_moves_files
 
 PLAN_MODE_MESSAGE = (
     "{tool} was not run: the session is in plan mode, where only read-only tools may run. "
@@ -53,9 +56,23 @@ def decide(
     resolver: PathResolver,
     working_dirs: Sequence[str] = (),
     hook: HookOutput | None = None,
+    shell_cwd: str | None = None,
+    sandboxed: bool = False,
 ) -> PermissionResult:
-    """Decide one call from its tool's flags, the rules and the mode; the reason says why."""
-    facts = call_facts(tool, input, cwd=cwd, resolver=resolver, working_dirs=(cwd, *working_dirs))
+    """Decide one call from its tool's flags, the rules and the mode; the reason says why.
+
+    `cwd` and `working_dirs` are the session's roots; `shell_cwd` is where a shell tool's
+    command starts (its carried directory); `sandboxed` says the call runs where read-denied
+    paths are not visible.
+    """
+    facts = call_facts(
+        tool,
+        input,
+        cwd=cwd,
+        resolver=resolver,
+        working_dirs=(cwd, *working_dirs),
+        shell_cwd=shell_cwd,
+    )
     name = tool.name
     decision = hook.permission_decision if hook else None
     if hook and decision == "deny":
@@ -69,6 +86,9 @@ def decide(
             f"{denied.rule.rule.text} in {denied.rule.label}.",
             denied.rule.reason(),
         )
+    caught = guard(rules, facts, resolver=resolver, sandboxed=sandboxed)
+    if caught is not None:
+        return _guarded(name, mode, caught)
     if facts.unverifiable:
         reason = DecisionReason("other", facts.unverifiable, name)
         return _ask(name, mode, f"{name} needs approval: {facts.unverifiable}", reason, ())
@@ -109,6 +129,16 @@ def _ask(
             reason or DecisionReason("mode", "dontAsk"),
         )
     return PermissionAsk(message, reason, tuple(dict.fromkeys(suggestions)))
+
+
+def _guarded(name: str, mode: PermissionMode, caught: Guard) -> PermissionResult:
+    if mode == "dontAsk" or (mode == "bypassPermissions" and not caught.askable_in_bypass):
+        return PermissionDeny(
+            f"{name} was not run: {caught.message}. (The permission mode is {mode}, so it "
+            "was denied instead of asked.)",
+            caught.reason,
+        )
+    return PermissionAsk(f"{name} needs approval: {caught.message}", caught.reason, ())
 
 
 # ── deny and ask: any part of the call matching is enough ────────────────────────────
@@ -172,13 +202,17 @@ def _shell_first(rules: BehaviorRules, facts: CallFacts) -> _Match | None:
 
 
 def _glob_reaching(rules: CompiledRules, facts: CallFacts) -> _Match | None:
-    """A glob operand that may expand to a path a deny or ask rule protects: ask."""
+    """A glob operand that may expand to a path an ask rule or an Edit deny protects: ask.
+    (A glob that may reach a Read deny is stopped by the guards, unless sandboxed.)"""
     for item in facts.commands:
         for glob in item.globs:
-            for behavior in (rules.deny, rules.ask):
-                hit = behavior.read.reaches_into(glob) or behavior.edit.reaches_into(glob)
-                if hit:
-                    return _Match(hit, f" (the pattern {glob} may expand to a protected path)")
+            hit = (
+                rules.deny.edit.reaches_into(glob)
+                or rules.ask.read.reaches_into(glob)
+                or rules.ask.edit.reaches_into(glob)
+            )
+            if hit:
+                return _Match(hit, f" (the pattern {glob} may expand to a protected path)")
     return None
 
 
@@ -254,10 +288,9 @@ def _shell_allowed(
 ) -> tuple[DecisionReason | None, tuple[str, ...]]:
     suggestions: list[str] = []
     reasons: list[DecisionReason] = []
-    compound = len([c for c in facts.commands if c.command.parts]) > 1
     for item in facts.commands:
         command = item.command
-        reason = _command_allowed(rules, facts, item, mode, compound=compound)
+        reason = _command_allowed(rules, facts, item, mode)
         if reason is None:
             text = command.source_text if command.risky else command.text
             suggestions.append(f"Bash({text})")
@@ -292,14 +325,10 @@ def _command_allowed(
     facts: CallFacts,
     item: CommandFacts,
     mode: PermissionMode,
-    *,
-    compound: bool,
 ) -> DecisionReason | None:
     command = item.command
     if not command.parts:
         return DecisionReason("default", "no command")
-    if compound and command.changes_directory:
-        return None
     if command.risky:
         hit = rules.shell.match((command.source_text,), exact_only=True)
     else:
@@ -308,11 +337,15 @@ def _command_allowed(
         return hit.reason()
     if item.dynamic or not all(_inside_dir(facts, _glob_dir(g)) for g in item.globs):
         return None
-    if not all(facts.inside(ref) for ref in item.paths):
+    if not all(facts.inside(ref) for ref in (*item.paths, *item.trees)):
         return None
+    if not inside_any(facts.shell_dirs, facts.working_dirs):
+        return None  # the shell is outside the roots: what it reads there is not allowed
+    if command.changes_directory:
+        return DecisionReason("default", "cd inside the working directories")
     if mode == "acceptEdits" and creates_or_moves_files(command):
         return DecisionReason("mode", f"acceptEdits: {command.name} inside the working dirs")
-    if is_read_only(command):
+    if item.traits is not None and item.traits.read_only:
         return DecisionReason("default", "read-only commands inside the working directories")
     return None
 

@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
-from ..context import AppState
+from ..context import SHELL_CWD_KEY, AppState
 from ..types import (
     DecisionReason,
     PermissionAllow,
@@ -91,8 +91,11 @@ class PermissionEngine:
 
     async def __call__(self, request: PermissionRequest) -> PermissionResult:
         context = request.context
-        permission = context.get_app_state().tool_permission_context
+        state = context.get_app_state()
+        permission = state.tool_permission_context
         cwd = os.fspath(context.cwd)
+        tool = request.tool
+        shell_cwd = state.extras.get(SHELL_CWD_KEY) if tool.shell_command is not None else None
         verdict = decide(
             tool=request.tool,
             input=request.input,
@@ -102,6 +105,8 @@ class PermissionEngine:
             resolver=self.resolver,
             working_dirs=permission.additional_working_directories,
             hook=request.hook,
+            shell_cwd=shell_cwd if isinstance(shell_cwd, str) else None,
+            sandboxed=tool.runs_sandboxed(context),
         )
         if isinstance(verdict, PermissionDeny) and not _mode_only(verdict):
             return verdict
@@ -118,12 +123,14 @@ class PermissionEngine:
                 f"{result.message}. The permission mode is dontAsk, so it was denied.",
                 DecisionReason("mode", "dontAsk"),
             )
-        if permission.mode == "auto" and (result.reason is None or result.reason.kind != "rule"):
+        firm = result.reason is not None and result.reason.kind in ("rule", "safety")
+        if permission.mode == "auto" and not firm:
             judged = await self._classify(request)
             if judged is not None:
                 return judged
         answer, decision = await ask_approver(request, result, self.approver)
-        if decision is not None and decision.choice == "always":
+        guarded = result.reason is not None and result.reason.kind == "safety"
+        if decision is not None and decision.choice == "always" and not guarded:
             rules = result.suggested_rules or (request.tool.name,)
             add_session_rules(context, rules)
             if decision.save:

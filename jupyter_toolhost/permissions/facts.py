@@ -5,6 +5,14 @@
 function then works on these facts only. A predicate that raises, or input holding
 characters a reader cannot see, makes the call unverifiable: it can be asked, never
 auto-allowed.
+
+Shell paths are resolved where the shell really is: the directory the shell tool carries
+between calls (`shell_cwd`), then after each ``cd``/``pushd`` of the line itself. Because a
+``cd`` may fail or sit in a subshell, a relative path is resolved against every directory the
+shell may be in by then, and each resolution is a candidate (a deny matches any of them; an
+allow needs all). A ``cd`` whose target is not known (``cd $X``, ``cd -``, ``popd``) makes
+every later relative path unknown. "Inside the working directories" is always about the
+session's roots, never about wherever the shell has wandered.
 """
 
 from __future__ import annotations
@@ -12,13 +20,22 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 from urllib.parse import urlsplit
 
 from .paths import PathResolver, candidates, has_invisible, inside_any
 from .shell import Command, ShellAnalysis, analyze
 from .shell_lex import Redirect, Word
-from .shell_safety import is_read_only
+from .shell_safety import (
+    copies_trees,
+    git_prints_contents,
+    git_sets_config,
+    git_stages_worktree,
+    is_read_only,
+    recursive_roots,
+    runs_inline_code,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +45,44 @@ class PathRef:
     written: str
     candidates: tuple[str, ...]
     write: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Traits:
+    """What a command is, apart from where it runs: computed once per command line."""
+
+    path_words: tuple[Word, ...]
+    redirects: tuple[Redirect, ...]
+    roots: tuple[str, ...] | None
+    read_only: bool
+    fed_by_xargs: bool
+    inline_code: str | None
+    git_contents: bool
+    git_stages: bool
+    git_config: bool
+    copies: bool
+
+
+@lru_cache(maxsize=4096)
+def traits_of(text: str) -> tuple[Traits, ...]:
+    """The `Traits` of each command `analyze(text)` finds, in order."""
+    return tuple(_traits(c) for c in analyze(text).commands)
+
+
+def _traits(command: Command) -> Traits:
+    named = bool(command.parts)
+    return Traits(
+        path_words=tuple(_path_words(command)),
+        redirects=tuple(command.file_redirects()),
+        roots=recursive_roots(command) if named else None,
+        read_only=named and is_read_only(command),
+        fed_by_xargs=_fed_by_xargs(command),
+        inline_code=runs_inline_code(command) if named else None,
+        git_contents=git_prints_contents(command),
+        git_stages=git_stages_worktree(command),
+        git_config=git_sets_config(command),
+        copies=copies_trees(command),
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +100,11 @@ class CommandFacts:
     read_targets: tuple[PathRef, ...] = ()
     dynamic_target: bool = False
     """A redirection target is only known when the shell runs."""
+    trees: tuple[PathRef, ...] = ()
+    """Directories the command reads as whole trees (``grep -r``, ``find``, ``tar c``...)."""
+    writes: bool = False
+    """Not a known reader: its operands may be written."""
+    traits: Traits | None = None
 
 
 @dataclass(slots=True)
@@ -64,6 +124,8 @@ class CallFacts:
     ascii: bool = True
     """Every path and command is plain ASCII (no look-alike letters to check)."""
     working_dirs: tuple[str, ...] = field(default_factory=tuple)
+    shell_dirs: tuple[str, ...] = ()
+    """Where the shell starts (its carried directory), resolved."""
 
     @property
     def is_shell(self) -> bool:
@@ -74,9 +136,16 @@ class CallFacts:
 
 
 def call_facts(
-    tool: Any, input: Any, *, cwd: str, resolver: PathResolver, working_dirs: Sequence[str]
+    tool: Any,
+    input: Any,
+    *,
+    cwd: str,
+    resolver: PathResolver,
+    working_dirs: Sequence[str],
+    shell_cwd: str | None = None,
 ) -> CallFacts:
-    """Ask the tool's predicates about `input` and resolve what they name."""
+    """Ask the tool's predicates about `input` and resolve what they name; shell paths are
+    resolved against `shell_cwd` (the shell's carried directory; default `cwd`)."""
     name: str = tool.name
     facts = CallFacts(tool_name=name)
     if name.startswith("mcp__"):
@@ -101,57 +170,128 @@ def call_facts(
             facts.unverifiable = "the path holds invisible or control characters"
     if shell is not None:
         facts.ascii = str(shell).isascii() and cwd.isascii()
-        _shell_facts(facts, str(shell), cwd, resolver)
+        _shell_facts(facts, str(shell), shell_cwd or cwd, resolver)
     if url is not None:
         facts.url = str(url)
         facts.host = _host(facts.url)
     return facts
 
 
-def _ref(written: str, cwd: str, resolver: PathResolver, *, write: bool) -> PathRef:
-    return PathRef(written, candidates(written, cwd=cwd, resolver=resolver), write)
+def _ref(written: str, cwd: str | Sequence[str], resolver: PathResolver, *, write: bool) -> PathRef:
+    dirs = (cwd,) if isinstance(cwd, str) else cwd
+    found = [c for d in dirs for c in candidates(written, cwd=d, resolver=resolver)]
+    return PathRef(written, tuple(dict.fromkeys(found)), write)
 
 
 def _shell_facts(facts: CallFacts, text: str, cwd: str, resolver: PathResolver) -> None:
     facts.shell_text = text
     facts.shell = analyze(text)
+    facts.shell_dirs = candidates(cwd, cwd=cwd, resolver=resolver)
     if facts.shell.error:
         facts.unverifiable = facts.shell.error
         facts.read_only = False
         return
-    built = tuple(_command_facts(c, cwd, resolver) for c in facts.shell.commands)
-    facts.commands = built
+    dirs: tuple[str, ...] | None = (cwd,)
+    built: list[CommandFacts] = []
+    for command, traits in zip(facts.shell.commands, traits_of(text), strict=True):
+        item = _command_facts(command, traits, dirs, resolver)
+        built.append(item)
+        if command.changes_directory:
+            dirs = _after_cd(command, dirs, resolver)
+    facts.commands = tuple(built)
     facts.read_only = (
         bool(built)
-        and all(not c.command.parts or is_read_only(c.command) for c in built)
+        and all(not c.command.parts or (c.traits and c.traits.read_only) for c in built)
         and not any(c.write_targets or c.dynamic or c.dynamic_target for c in built)
     )
 
 
-def _command_facts(command: Command, cwd: str, resolver: PathResolver) -> CommandFacts:
+def _after_cd(
+    command: Command, dirs: tuple[str, ...] | None, resolver: PathResolver
+) -> tuple[str, ...] | None:
+    """Where the shell may be after this ``cd``: where it was (the cd may fail or sit in a
+    subshell) plus the target; None once it is not known."""
+    args = [w for w in command.parts[1:] if not w.value.startswith("-") or w.value == "-"]
+    if dirs is None or command.name == "popd" or len(args) != 1 or args[0].dynamic:
+        if command.name != "popd" and not args and dirs is not None:
+            return (*dirs, resolver.home())
+        return None
+    target = args[0].value
+    if target == "-" or args[0].glob:
+        return None
+    moved = [p for d in dirs for p in candidates(target, cwd=d, resolver=resolver)]
+    return tuple(dict.fromkeys((*dirs, *moved)))
+
+
+def _command_facts(
+    command: Command, traits: Traits, dirs: tuple[str, ...] | None, resolver: PathResolver
+) -> CommandFacts:
     refs: list[PathRef] = []
     globs: list[str] = []
-    dynamic = False
-    for word in command.path_args():
-        if word.dynamic:
+    dynamic = traits.fed_by_xargs
+    for word in traits.path_words:
+        if word.dynamic or (dirs is None and not _absolute_word(word.value)):
             dynamic = True
         elif word.glob:
-            globs.append(_glob_path(word, cwd, resolver))
+            globs.extend(_glob_path(word, d, resolver) for d in dirs or ("/",))
         elif word.value:
-            refs.append(_ref(word.value, cwd, resolver, write=False))
+            refs.append(_ref(word.value, dirs or ("/",), resolver, write=False))
     dynamic_target = False
     writes: list[PathRef] = []
     reads: list[PathRef] = []
-    for redirect in command.file_redirects():
+    for redirect in traits.redirects:
         target = redirect.target
-        if target.dynamic or target.glob:
+        if target.dynamic or target.glob or (dirs is None and not _absolute_word(target.value)):
             dynamic_target = True
             continue
-        ref = _ref(target.value, cwd, resolver, write=_writes(redirect))
+        ref = _ref(target.value, dirs or ("/",), resolver, write=_writes(redirect))
         (writes if ref.write else reads).append(ref)
-    return CommandFacts(
-        command, tuple(refs), tuple(globs), dynamic, tuple(writes), tuple(reads), dynamic_target
+    roots = traits.roots
+    trees = tuple(
+        _ref(root, dirs or ("/",), resolver, write=False)
+        for root in roots or ()
+        if dirs is not None or _absolute_word(root)
     )
+    if roots and dirs is None and len(trees) < len(roots):
+        dynamic = True
+    return CommandFacts(
+        command,
+        tuple(refs),
+        tuple(globs),
+        dynamic,
+        tuple(writes),
+        tuple(reads),
+        dynamic_target,
+        trees,
+        bool(command.parts) and not traits.read_only,
+        traits,
+    )
+
+
+def _path_words(command: Command) -> list[Word]:
+    """Operands that may be paths, plus the value of ``key=FILE`` operands (``dd of=``) and
+    the path half of git's ``REV:path``."""
+    words = command.path_args()
+    for word in list(words):
+        key, eq, value = word.value.partition("=")
+        if eq and value and key.isalpha() and not word.dynamic:  # `dd of=FILE`, `if=FILE`
+            words.append(Word(value, value, word.quoted, False, word.glob))
+    if command.name == "git":
+        for word in list(words):
+            rev, colon, path = word.value.partition(":")
+            if colon and path and "/" not in rev and not word.dynamic:
+                words.append(Word(path, path, word.quoted, False, word.glob))
+    return words
+
+
+def _fed_by_xargs(command: Command) -> bool:
+    """``xargs cmd``: the operands come from standard input, so they are not known."""
+    skipped = len(command.source) - len(command.parts)
+    return any(w.value.rsplit("/", 1)[-1] == "xargs" for w in command.source[:skipped])
+
+
+def _absolute_word(value: str) -> bool:
+    return value.startswith(("/", "~"))
 
 
 def _writes(redirect: Redirect) -> bool:

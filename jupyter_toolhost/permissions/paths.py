@@ -18,7 +18,7 @@ import os
 import posixpath
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Generic, Protocol, TypeVar
@@ -26,6 +26,8 @@ from typing import Generic, Protocol, TypeVar
 T = TypeVar("T")
 
 _WILDCARDS = frozenset("*?[")
+TREE_LIMIT = 20_000
+"""Entries a tree check walks before it assumes the tree holds a protected path."""
 
 
 class PathResolver(Protocol):
@@ -37,6 +39,15 @@ class PathResolver(Protocol):
 
     def home(self) -> str:
         """The user's home directory."""
+        ...
+
+    def tree_holds(self, root: str, match: Callable[[str], bool]) -> bool:
+        """Whether some path below `root` satisfies `match` (True when it cannot tell)."""
+        ...
+
+    def git_holds(self, directory: str, match: Callable[[str], bool]) -> bool:
+        """Whether the git repository around `directory` tracks, stages or ever committed a
+        path that satisfies `match` (True when it cannot tell; False outside a repository)."""
         ...
 
 
@@ -52,6 +63,33 @@ class OsResolver:
     def home(self) -> str:
         return self._home if self._home is not None else os.path.expanduser("~")
 
+    def tree_holds(self, root: str, match: Callable[[str], bool]) -> bool:
+        """Walk `root` for a matching path (a symlink also by its target, never followed);
+        past `TREE_LIMIT` entries, or in a tree that cannot be read, the answer is True."""
+        stack, seen = [root], 0
+        while stack:
+            try:
+                with os.scandir(stack.pop()) as entries:
+                    for entry in entries:
+                        seen += 1
+                        if match(entry.path) or (
+                            entry.is_symlink() and match(os.path.realpath(entry.path))
+                        ):
+                            return True
+                        if entry.is_dir(follow_symlinks=False):
+                            stack.append(entry.path)
+            except FileNotFoundError:
+                continue
+            except OSError:
+                return True
+            if seen > TREE_LIMIT:
+                return True
+        return False
+
+    def git_holds(self, directory: str, match: Callable[[str], bool]) -> bool:
+        paths = git_paths(directory)
+        return True if paths is None else any(match(p) for p in paths)
+
 
 class PureResolver:
     """A resolver that touches nothing: paths are taken as they are (no symlinks)."""
@@ -64,6 +102,76 @@ class PureResolver:
 
     def home(self) -> str:
         return self._home
+
+    def tree_holds(self, root: str, match: Callable[[str], bool]) -> bool:
+        return True  # nothing is read, so any tree may hold anything
+
+    def git_holds(self, directory: str, match: Callable[[str], bool]) -> bool:
+        return True
+
+
+_GIT_CACHE: dict[str, tuple[tuple[object, ...], frozenset[str]]] = {}
+_NO_REPO: frozenset[str] = frozenset()
+
+
+def git_paths(directory: str) -> frozenset[str] | None:
+    """Absolute paths the repository around `directory` tracks, stages, or has in any commit
+    of any ref (empty outside a repository; None when git cannot tell). Cached until the
+    repository's index, HEAD or refs change."""
+    top = _git_top(directory)
+    if top is None:
+        return _NO_REPO
+    git = os.path.join(top, ".git")
+    key = tuple(
+        _mtime(os.path.join(git, name))
+        for name in ("index", "HEAD", "packed-refs", "refs/heads", "refs/stash", "logs/HEAD")
+    )
+    cached = _GIT_CACHE.get(top)
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    listed = _git_lines(top, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+    history = _git_lines(top, "log", "--all", "--format=", "--name-only", "-z", "--no-renames")
+    if listed is None or history is None:
+        return None
+    names = frozenset(f"{top}/{n}" for n in (*listed, *history) if n)
+    _GIT_CACHE[top] = (key, names)
+    return names
+
+
+def _git_top(directory: str) -> str | None:
+    here = directory
+    while True:
+        if os.path.exists(os.path.join(here, ".git")):
+            return here
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent
+
+
+def _git_lines(top: str, *args: str) -> list[str] | None:
+    import subprocess
+
+    try:
+        done = subprocess.run(
+            ["git", "-C", top, *args],
+            capture_output=True,
+            timeout=10,
+            check=False,
+            env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"},
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if done.returncode != 0:
+        return None
+    return [n.strip("\n") for n in done.stdout.decode(errors="replace").split("\0")]
+
+
+def _mtime(path: str) -> int | None:
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return None
 
 
 def absolute(path: str, *, cwd: str, home: str) -> str:
@@ -225,6 +333,7 @@ class PathRuleSet(Generic[T]):
         flags = re.DOTALL | (re.IGNORECASE if folded else 0)
         self._folded = folded
         self._entries = [(item, c.static_prefix) for item, c in entries]
+        self._patterns = tuple(entries)
         self._by_prefix: dict[str, list[tuple[int, T, re.Pattern[str]]]] = {}
         for index, (item, c) in enumerate(entries):
             compiled = re.compile(_fold_regex(c.regex, folded), flags)
@@ -236,6 +345,10 @@ class PathRuleSet(Generic[T]):
 
     def __bool__(self) -> bool:
         return bool(self._entries)
+
+    def patterns(self) -> tuple[tuple[T, CompiledPattern], ...]:
+        """Every item with its compiled pattern, in rule order (for tools that enumerate)."""
+        return self._patterns
 
     def match(self, paths: Iterable[str]) -> T | None:
         """The first item whose pattern matches any of `paths`.
@@ -261,6 +374,21 @@ class PathRuleSet(Generic[T]):
                 if pattern.fullmatch(subject):
                     return item
         return None
+
+    def reaching_tree(self, root: str) -> tuple[T | None, bool]:
+        """What protects a path below the directory `root`.
+
+        Returns (item, certain): a pattern whose static prefix lies inside `root` (certain),
+        or, with certain False, one whose prefix holds `root` so that only the tree's contents
+        can tell (a wildcard such as ``**/.env``).
+        """
+        maybe: T | None = None
+        for item, prefix in self._entries:
+            if is_inside(prefix, root) and prefix.rstrip("/") != root.rstrip("/"):
+                return item, True
+            if maybe is None and is_inside(root, prefix):
+                maybe = item
+        return maybe, False
 
     def reaches_into(self, glob: str) -> T | None:
         """An item whose pattern could match a path the absolute `glob` expands to.

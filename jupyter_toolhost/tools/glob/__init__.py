@@ -9,6 +9,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from ...context import ToolUseContext
+from ...permissions.engine import read_denied
 from ...process import run_capture
 from ...tool import Tool, build_tool
 from ...types import ToolInputError
@@ -92,9 +93,12 @@ async def glob_files(input: GlobInput, context: ToolUseContext) -> str:
         found = await rg_glob(rg, root, pattern, context)
     else:
         found = await asyncio.to_thread(python_glob, root, pattern)
-    if not found:
-        return "No files found"
-    ordered = newest_first(found)
+    hidden = read_denied(context)
+    kept = [p for p in found if not hidden(os.path.join(root, p))]
+    note = WITHHELD_NOTE.format(count=len(found) - len(kept)) if len(kept) < len(found) else ""
+    if not kept:
+        return "\n".join(filter(None, ("No files found", note)))
+    ordered = newest_first(kept)
     shown = ordered[:MAX_RESULTS]
     text = "\n".join(shown)
     if len(ordered) > MAX_RESULTS:
@@ -102,7 +106,10 @@ async def glob_files(input: GlobInput, context: ToolUseContext) -> str:
             f"\n(Results are truncated: showing {MAX_RESULTS} of {len(ordered)} files. "
             "Use a more specific path or pattern.)"
         )
-    return text
+    return f"{text}\n{note}" if note else text
+
+
+WITHHELD_NOTE = "({count} matching path(s) that a Read deny rule protects were left out.)"
 
 
 def _path_of(input: GlobInput) -> str:

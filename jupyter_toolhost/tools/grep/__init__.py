@@ -7,14 +7,25 @@ pydantic model maps them to Python names with aliases.
 from __future__ import annotations
 
 import asyncio
+import os
+from collections.abc import Callable
+from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ...context import ToolUseContext
+from ...permissions.engine import read_denied
 from ...tool import Tool, build_tool
 from ...types import ToolInputError
 from .._search import rg_binary
-from .engine import GrepQuery, OutputMode, format_hits, python_search, rg_search
+from .engine import (
+    GrepQuery,
+    OutputMode,
+    SearchOutcome,
+    format_hits,
+    python_search,
+    rg_search,
+)
 from .prompt import DESCRIPTION, NAME
 
 MAX_RESULT_CHARS = 20_000
@@ -84,6 +95,7 @@ async def grep(input: GrepInput, context: ToolUseContext) -> str:
         outcome = await rg_search(rg, query, abort=context.abort)
     else:
         outcome = await asyncio.to_thread(python_search, query)
+    withhold(outcome, query.root, read_denied(context))
     return format_hits(
         outcome,
         mode=query.mode,
@@ -91,6 +103,20 @@ async def grep(input: GrepInput, context: ToolUseContext) -> str:
         context=query.before > 0 or query.after > 0,
         head_limit=input.head_limit,
     )
+
+
+WITHHELD_NOTE = (
+    "({count} matching file(s) under paths a Read deny rule protects were left out of "
+    "these results.)"
+)
+
+
+def withhold(outcome: SearchOutcome, root: Path, hidden: Callable[[str], bool]) -> None:
+    """Drop the hits in files a Read deny protects, and say that some were dropped."""
+    kept = [h for h in outcome.hits if not hidden(os.path.join(root, h.path))]
+    if len(kept) < len(outcome.hits):
+        outcome.notes.append(WITHHELD_NOTE.format(count=len(outcome.hits) - len(kept)))
+        outcome.hits = kept
 
 
 def _path_of(input: GrepInput) -> str:

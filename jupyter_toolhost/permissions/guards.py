@@ -1,0 +1,240 @@
+"""Checks that no allow rule and no mode can waive, run after the deny rules.
+
+- **Protected paths.** A write into a ``.toolhost/`` or ``.git/`` folder (the settings, hooks
+  and repository configuration that decide what the agent may do) is asked in every mode,
+  bypassPermissions included, and denied in dontAsk. Reading them is not guarded.
+- **Trees that hold a denied path.** A command that reads a whole tree (``grep -r``, ``rg``,
+  ``find``, ``tar c``, ``cp -r``, ``du``, ``git grep``...) over a directory in which a Read deny
+  protects something reads that too; so does a glob that may expand into it. Unless the shell
+  runs in the sandbox, where read-denied paths are not visible, it is never allowed by a rule
+  or a mode.
+- **Commands that cannot be checked.** While any Bash, Read or Edit deny exists, a command
+  whose program or targets are only known when it runs (a substitution or variable in command
+  position, ``eval``, ``sh -c``, ``python -c``, brace expansion, a target computed by the
+  shell, a ``cd`` to an unknown place, a line the grammar cannot parse) is never allowed by a
+  prefix rule, the read-only list, acceptEdits, the auto classifier or bypassPermissions; only
+  a rule that names the exact command does.
+
+What a guard catches is asked (reason kind "safety"; auto mode's classifier is not consulted)
+in default, acceptEdits, plan and auto; denied in dontAsk; and in bypassPermissions, which
+promised never to ask, denied — except a protected-path write, which a person may still allow.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..types import DecisionReason
+from .facts import CallFacts, CommandFacts, PathRef
+from .paths import PathResolver, compile_pattern
+from .ruleset import CompiledRules, SourcedRule
+
+PROTECTED_DIRS = (".toolhost", ".git")
+"""Folders whose contents decide what the agent may do (settings, hooks, git config)."""
+WORKTREES = "/.toolhost/worktrees/"
+"""Where EnterWorktree checks out git worktrees: ordinary working trees, not settings (their
+own ``.toolhost/`` and ``.git`` inside stay protected)."""
+
+_NOT_FILES = frozenset(
+    {"echo", "printf", "sleep", "seq", "expr", "true", "false", "test", "[", "basename",
+     "dirname", "date", "export", "read", "shift", "exit", "return", "set", "unset", "local"}
+)  # fmt: skip
+"""Commands whose operands are never file names: a variable among them reads no file."""
+
+
+@dataclass(frozen=True, slots=True)
+class Guard:
+    """What a guard caught: the message for the person and the model, and whether a person
+    may still allow it in bypassPermissions mode."""
+
+    message: str
+    reason: DecisionReason
+    askable_in_bypass: bool = False
+
+
+def guard(
+    rules: CompiledRules,
+    facts: CallFacts,
+    *,
+    resolver: PathResolver,
+    sandboxed: bool,
+) -> Guard | None:
+    """The first guard this call trips, or None."""
+    name = facts.tool_name
+    protected = _protected_write(rules, facts)
+    if protected is not None:
+        return Guard(
+            f"{name} writes {protected.written}, inside a protected folder "
+            f"({'/, '.join(PROTECTED_DIRS)}/): the settings, hooks and git configuration "
+            "there decide what the agent may do, so a person must approve it",
+            DecisionReason("safety", "write to a protected folder", protected.written),
+            askable_in_bypass=True,
+        )
+    deny = rules.deny
+    git_reads = any(
+        c.traits.git_contents or (sandboxed and c.traits.git_stages)
+        for c in facts.commands
+        if c.traits is not None
+    )
+    if deny.read and git_reads:
+        hit = _git_hit(rules, facts, resolver)
+        if hit is not None:
+            return Guard(
+                f"git reads the repository's history, which holds paths the rule {hit} "
+                "denies (the sandbox hides them in the working tree, where git would record "
+                "them as deleted, but not in git's objects)",
+                DecisionReason("safety", "git contents that include a denied path", hit),
+            )
+    if deny.read:
+        for item in facts.commands:
+            if sandboxed and not (item.traits and item.traits.copies):
+                continue  # denied paths are not visible to a reader in the sandbox
+            for tree in item.trees:
+                hit = _tree_hit(rules, tree, resolver)
+                if hit is not None:
+                    return Guard(
+                        f"`{item.command.text}` reads the whole tree {tree.written}, which "
+                        f"holds paths the rule {hit} denies; search a narrower path, or "
+                        "run it in the sandbox where denied paths are not visible",
+                        DecisionReason("safety", "a recursive read over a denied path", hit),
+                    )
+            for glob in item.globs:
+                hit = _glob_hit(rules, glob, resolver)
+                if hit is not None:
+                    return Guard(
+                        f"the pattern {glob} may expand to a path the rule "
+                        f"{hit.rule.text} in {hit.label} denies; name the files instead",
+                        DecisionReason("safety", "a glob that may reach a denied path", glob),
+                    )
+    for item in facts.commands:
+        for glob in item.globs:
+            hit = deny.edit.reaches_into(glob)
+            if hit is not None and item.writes:
+                return Guard(
+                    f"the pattern {glob} may expand to a path the rule {hit.rule.text} in "
+                    f"{hit.label} protects from edits; name the files instead",
+                    DecisionReason("safety", "a glob that may reach a protected path", glob),
+                )
+    if deny.shell or deny.read or deny.edit or "shell" in deny.classes:
+        why = _unknowable(rules, facts)
+        if why is not None:
+            return Guard(
+                f"{why}, and deny rules are in force, so it can't be allowed by a mode or a "
+                "prefix rule; rewrite it with the program and paths written out",
+                DecisionReason("safety", why),
+            )
+    return None
+
+
+def _protected_write(rules: CompiledRules, facts: CallFacts) -> PathRef | None:
+    if facts.path is not None and facts.path.write and _in_protected(facts.path):
+        return facts.path
+    for item in facts.commands:
+        command = item.command
+        if item.traits and item.traits.git_config and not rules.allow.shell.match(
+            (command.text, command.source_text)
+        ):
+            return PathRef(f"the repository's configuration (`{command.text}`)", (), True)
+        for ref in item.write_targets:
+            if _in_protected(ref):
+                return ref
+        if item.writes and item.command.name not in ("git", "cd", "pushd"):
+            for ref in item.paths:
+                if _in_protected(ref):
+                    return ref
+            for glob in item.globs:
+                if any(f"/{d}" in glob for d in PROTECTED_DIRS):
+                    return PathRef(glob, (glob,), True)
+    return None
+
+
+def _in_protected(ref: PathRef) -> bool:
+    return any(
+        f"/{d}/" in path.replace(WORKTREES, "/") + "/"
+        for path in ref.candidates
+        for d in PROTECTED_DIRS
+    )
+
+
+def _glob_hit(rules: CompiledRules, glob: str, resolver: PathResolver) -> SourcedRule | None:
+    """A Read deny a glob may expand into: certainly (a denied folder lies where the glob
+    looks), or as the files on disk show (a wildcard deny such as ``**/.env``)."""
+    read = rules.deny.read
+    hit = read.reaches_into(glob)
+    if hit is None:
+        return None
+    literal = glob[: min((glob.index(c) for c in "*?[" if c in glob), default=len(glob))]
+    base = literal.rsplit("/", 1)[0] or "/"
+    _item, certain = read.reaching_tree(base)
+    if certain:
+        return hit
+    shape = re.compile(compile_pattern("/" + glob, cwd="/", home="/", settings_root="/").regex)
+
+    def reached(path: str) -> bool:
+        if shape.fullmatch(path) is None:
+            return False
+        return read.match((path, resolver.realpath(path))) is not None
+
+    return hit if resolver.tree_holds(base, reached) else None
+
+
+def _git_hit(rules: CompiledRules, facts: CallFacts, resolver: PathResolver) -> str | None:
+    read = rules.deny.read
+    found: list[str] = []
+
+    def denied(path: str) -> bool:
+        hit = read.match((path,))
+        if hit is not None:
+            found.append(f"{hit.rule.text} in {hit.label}")
+        return hit is not None
+
+    for directory in facts.shell_dirs:
+        if resolver.git_holds(directory, denied):
+            return found[0] if found else "a Read deny rule"
+    return None
+
+
+def _tree_hit(rules: CompiledRules, tree: PathRef, resolver: PathResolver) -> str | None:
+    read = rules.deny.read
+    for root in tree.candidates:
+        item, certain = read.reaching_tree(root)
+        if item is None:
+            continue
+        if certain or resolver.tree_holds(root, lambda p: read.match((p,)) is not None):
+            return f"{item.rule.text} in {item.label}"
+    return None
+
+
+def _unknowable(rules: CompiledRules, facts: CallFacts) -> str | None:
+    if facts.is_shell and facts.unverifiable:
+        return f"The command can't be checked before it runs ({facts.unverifiable})"
+    for item in facts.commands:
+        command = item.command
+        why = None
+        if command.risky:
+            why = _risk(item)
+        elif item.traits is not None and item.traits.inline_code is not None:
+            why = item.traits.inline_code
+        elif item.dynamic_target or (item.dynamic and command.name not in _NOT_FILES):
+            why = (
+                f"`{command.source_text}` names a file that is only known when it runs"
+                " (a variable, a substitution, input from xargs, or a cd to an unknown place)"
+            )
+        if why is not None and not rules.allow.shell.match((command.source_text,), exact_only=True):
+            return why  # (a rule that names this exact command allows it)
+    return None
+
+
+def _risk(item: CommandFacts) -> str:
+    command = item.command
+    reason = getattr(command, "risk_reason", "") or ""
+    if reason:
+        return f"{reason}: `{command.source_text}`"
+    if command.opaque:
+        return f"The program `{command.source_text}` runs is only known when it runs"
+    if command.runs_code:
+        return f"`{command.source_text}` runs code that can't be checked before it runs"
+    if command.env_hazard:
+        return f"An assignment in `{command.source_text}` changes what runs"
+    return f"`{command.source_text}` is quoted in a way that hides what it runs"
