@@ -5,6 +5,12 @@ reads inside and outside the project, edits, allowed, compound and denied shell 
 web fetches, MCP and custom tools. Measured three ways: with the lexical resolver (no file
 system at all), with the real `os.path.realpath` resolver, and with shell parsing uncached
 (every command new). Run: ``.venv/bin/python -m benchmarks.bench_permissions``.
+
+Beside the lexical rate stands a machine-speed reference measured in the same run: a fixed
+pure-Python op (`reference_op`), timed in rounds that alternate with the decision rounds so
+both see the same load. "Decisions per reference op" is the rate divided by it, round by
+round; on a noisy shared machine both drop together, so that ratio is the figure to compare
+across machines and runs.
 """
 
 from __future__ import annotations
@@ -126,12 +132,42 @@ CALLS: list[tuple[str, dict[str, str]]] = [
 ]
 
 
-def _rate(run: Callable[[], None], seconds: float = 0.6) -> float:
+def _rate(run: Callable[[], None], seconds: float = 0.6, per_run: int = len(CALLS)) -> float:
     count, started = 0, time.perf_counter()
     while (elapsed := time.perf_counter() - started) < seconds:
         run()
         count += 1
-    return count * len(CALLS) / elapsed
+    return count * per_run / elapsed
+
+
+_REFERENCE_WORDS = tuple(f"word{i}" for i in range(32))
+
+
+def reference_op() -> int:
+    """One op of the machine-speed reference: a fixed pure-Python workload (a dict built,
+    a string joined, split, upper-cased and looked up), the kind of work a decision does."""
+    table = {word: i for i, word in enumerate(_REFERENCE_WORDS)}
+    total = 0
+    for part in " ".join(_REFERENCE_WORDS).split():
+        total += table[part] + len(part.upper())
+    return total
+
+
+def _reference(repeat: int = 50) -> None:
+    for _ in range(repeat):
+        reference_op()
+
+
+def _paired_rounds(run: Callable[[], None]) -> tuple[float, float, float]:
+    """Decision rates and reference rates measured in alternation, so that both see the
+    same machine: (median decisions/s, median reference ops/s, median of their ratios)."""
+    decisions: list[float] = []
+    references: list[float] = []
+    for _ in range(ROUNDS):
+        references.append(_rate(_reference, 0.3, per_run=50))
+        decisions.append(_rate(run))
+    ratios = [d / r for d, r in zip(decisions, references, strict=True)]
+    return median(decisions), median(references), median(ratios)
 
 
 def _runner(compiled: CompiledRules, cwd: str, resolver: PathResolver, *, cached: bool):
@@ -167,8 +203,8 @@ def main() -> None:
                 resolver=PureResolver(),
             )
             behaviors.append(result.behavior)
-        pure = median(
-            [_rate(_runner(compiled, cwd, PureResolver(), cached=True)) for _ in range(ROUNDS)]
+        pure, reference, relative = _paired_rounds(
+            _runner(compiled, cwd, PureResolver(), cached=True)
         )
         real = median(
             [_rate(_runner(compiled, cwd, OsResolver(), cached=True)) for _ in range(ROUNDS)]
@@ -186,6 +222,20 @@ def main() -> None:
             pure,
             "1/s",
             f"target ≥ 50,000; mix {mix}",
+        ),
+        Measure(
+            "reference_ops",
+            "  machine speed: reference op/s",
+            reference,
+            "1/s",
+            "fixed pure-Python op, measured between the decision rounds",
+        ),
+        Measure(
+            "decisions_pure_relative",
+            "  decisions per reference op",
+            relative,
+            "x",
+            "median of the rounds' ratios; compare this across machines",
         ),
         Measure("decisions_os", "decisions/s, os.path.realpath resolver", real, "1/s"),
         Measure(
