@@ -27,6 +27,9 @@ if TYPE_CHECKING:
 class AbortSignal:
     """A cancellation flag that both coroutines and worker threads can watch.
 
+    Every call gets its own as `context.abort`: async tools are cancelled when it fires;
+    sync tools poll it (`context.cancelled()`, `aborted`, `wait_blocking(timeout)`).
+
     `child()` makes a signal that fires when this one does, but aborting the child leaves
     the parent alone (the sibling-abort signal of a batch is such a child).
     """
@@ -253,6 +256,17 @@ class ToolUseContext:
     """Set for the duration of one call: the id of the tool_use being run."""
     progress: Callable[[str], None] | None = None
     """Report progress text for the call being run (shown live by front ends)."""
+
+    def cancelled(self) -> bool:
+        """Whether this call was told to stop (an interrupt, a failed sibling, a time budget).
+
+        A sync tool function runs in a worker thread that cannot be killed: when it works for
+        a while, it should check this between steps (or wait with
+        `context.abort.wait_blocking(seconds)`) and return early. One that has not returned
+        half a second after the flag was raised is reported to the model as possibly still
+        running, and keeps its pool thread until it returns.
+        """
+        return self.abort.aborted
 
     def get_app_state(self) -> AppState:
         return self.app_state.get()

@@ -453,10 +453,13 @@ def tool(
     docstring the description (Google-style ``Args:`` become field descriptions).
 
     A parameter annotated `ToolUseContext` receives the call's context. Sync functions run
-    in a worker thread. Like every tool, the result is not read-only and not
-    concurrency-safe unless the options say so. With `register` (the default) the tool is
-    recorded so the next `%%agent` cell of the kernel offers it to the model; defining a
-    tool of the same name again replaces it.
+    in a worker thread (a pool as large as the concurrency cap); a thread cannot be killed,
+    so a long sync function should check `context.cancelled()` between steps and return
+    early when it is set (an interrupt, a failed sibling; for a "block" tool, once its
+    grace after an interrupt is over). Like every tool, the result is not read-only and
+    not concurrency-safe unless the options say so. With `register` (the default) the tool
+    is recorded so the next `%%agent` cell of the kernel offers it to the model; defining
+    a tool of the same name again replaces it.
     """
 
     def make(function: ToolFunction) -> Tool[Any]:

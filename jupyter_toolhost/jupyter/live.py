@@ -6,6 +6,8 @@
 - When a batch is over, its cards are displayed once, grouped, in the order the model sent
   the calls; nothing that varies between runs (ids, durations, completion order) is in
   their text or HTML.
+- After an interrupt, a "block" call that is let finish is named in the live panel with its
+  grace counting down ("Finishing Sleep(…) — 3 s…2 s…"): transient, like every live update.
 - A footer closes the cell.
 
 This class only renders; it never decides anything about the run.
@@ -18,7 +20,13 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ..orchestration.events import CallFinished, CallProgress, CallQueued, CallStarted
+from ..orchestration.events import (
+    CallFinished,
+    CallFinishing,
+    CallProgress,
+    CallQueued,
+    CallStarted,
+)
 from .render import (
     EMPTY_LIVE,
     CallCard,
@@ -69,6 +77,8 @@ class LiveView:
         self._last_progress = 0.0
         self._text_open = False
         self._flushed: set[str] = set()
+        self._countdowns: dict[str, list[int]] = {}
+        """call id → the seconds of grace shown so far, for calls let finish after an interrupt."""
         self._started = time.perf_counter()
 
     # ── text ───────────────────────────────────────────────────────────────────────────
@@ -116,6 +126,9 @@ class LiveView:
                     if now - self._last_progress >= _PROGRESS_INTERVAL:
                         self._last_progress = now
                         self._refresh()
+            case CallFinishing(call_id=call_id, remaining_s=remaining):
+                self._countdowns.setdefault(call_id, []).append(remaining)
+                self._refresh()
             case CallFinished():
                 self._finish(event)
             case _:
@@ -178,10 +191,21 @@ class LiveView:
         running = [card for card in self._pending() if not card.final]
         if running:
             elapsed = time.perf_counter() - self._started
-            status = f"running… {elapsed:.1f} s"
+            status = self.finishing_status() or f"running… {elapsed:.1f} s"
             self._panel.update(live_display(running, status=status, elapsed=elapsed))
         else:
             self._panel.update(EMPTY_LIVE)
+
+    def finishing_status(self) -> str:
+        """The countdown line of calls let finish after an interrupt ("" when none)."""
+        parts = []
+        for call_id, seconds in self._countdowns.items():
+            card = self.cards.get(call_id)
+            if card is None or card.final:
+                continue
+            label = f"{card.name}({card.summary})" if card.summary else card.name
+            parts.append(f"Finishing {label} — " + "…".join(f"{n} s" for n in seconds) + "…")
+        return "; ".join(parts)
 
     # ── the end ────────────────────────────────────────────────────────────────────────
 

@@ -4,6 +4,7 @@
 - ``batches``: ``partition_tool_calls`` and ``run_tools`` for a whole message.
 - ``streaming``: ``StreamingToolExecutor``, which starts safe calls while a message streams.
 - ``executor``: what the two above share (per-call contexts, results of stopped calls).
+- ``concurrency``: the concurrency cap, and the thread pool (of that size) sync tools run on.
 - ``events``: what a front end watches (queued, started, progress, finished).
 
 Knows nothing about Jupyter or the model client.

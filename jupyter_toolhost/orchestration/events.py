@@ -48,6 +48,15 @@ class CallProgress:
 
 
 @dataclass(frozen=True, slots=True)
+class CallFinishing:
+    """After an interrupt, a running "block" call is let finish: `remaining_s` (whole
+    seconds) of its grace are left. Sent once per second; then it finishes or is stopped."""
+
+    call_id: str
+    remaining_s: int
+
+
+@dataclass(frozen=True, slots=True)
 class CallFinished:
     """The call has its one tool_result.
 
@@ -62,7 +71,7 @@ class CallFinished:
     batch: int
 
 
-ToolEvent: TypeAlias = CallQueued | CallStarted | CallProgress | CallFinished
+ToolEvent: TypeAlias = CallQueued | CallStarted | CallProgress | CallFinishing | CallFinished
 EventSink: TypeAlias = Callable[[ToolEvent], None]
 
 

@@ -9,7 +9,6 @@ tool and its parsed input, never from its name; anything that cannot be decided 
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -17,21 +16,11 @@ from typing import Any
 from ..context import AbortSignal, ToolUseContext
 from ..tool import Tool
 from ..types import InterruptBehavior, PermissionAllow, ToolCall, ToolResult
+from .concurrency import CONCURRENCY_ENV as CONCURRENCY_ENV
+from .concurrency import DEFAULT_MAX_CONCURRENCY as DEFAULT_MAX_CONCURRENCY
+from .concurrency import max_tool_use_concurrency as max_tool_use_concurrency
 from .events import CallStatus
 from .pipeline import error_content, find_tool, parse_input
-
-CONCURRENCY_ENV = "JUPYTER_TOOLHOST_MAX_TOOL_USE_CONCURRENCY"
-DEFAULT_MAX_CONCURRENCY = 10
-
-
-def max_tool_use_concurrency() -> int:
-    """How many calls may execute at once: the environment's setting, else 10."""
-    raw = os.environ.get(CONCURRENCY_ENV, "").strip()
-    try:
-        value = int(raw)
-    except ValueError:
-        return DEFAULT_MAX_CONCURRENCY
-    return value if value > 0 else DEFAULT_MAX_CONCURRENCY
 
 
 @dataclass(frozen=True, slots=True)

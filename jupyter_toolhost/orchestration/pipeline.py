@@ -10,12 +10,14 @@ cancellation of the task that awaits it.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import inspect
 import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, TypeAlias
 
 from pydantic import BaseModel, ValidationError
 
@@ -33,6 +35,37 @@ from ..types import (
     ToolResult,
     ToolResultContent,
 )
+from .concurrency import sync_tool_pool
+
+SYNC_STOP_WAIT_S = 0.5
+"""How long a stopped sync call's thread is given to notice its abort flag and return."""
+STOPPED_WHEN_ASKED = "The tool stopped when asked."
+STILL_RUNNING = (
+    "The tool's function runs in a worker thread, which cannot be killed, and had not "
+    "returned when this result was written: it may still be running and may still change "
+    "things (files, variables) after this."
+)
+
+CallPhase: TypeAlias = Literal["preparing", "calling", "finishing"]
+
+
+@dataclass(eq=False)
+class CallHandle:
+    """What the orchestrator can see of one call while the pipeline runs it.
+
+    `phase` is "preparing" through validation, PreToolUse hooks and the permission check
+    (an approval prompt included), "calling" while the tool's own `call()` runs, and
+    "finishing" after it (the result budget, PostToolUse hooks).
+    """
+
+    phase: CallPhase = "preparing"
+    thread: Future[Any] | None = None
+    """The worker-thread future of a sync `call()`, once it was submitted."""
+
+    @property
+    def thread_running(self) -> bool:
+        """A sync `call()` was submitted to a worker thread and has not returned."""
+        return self.thread is not None and not self.thread.done()
 
 
 def error_content(message: str) -> str:
@@ -100,8 +133,13 @@ class Pipeline:
     on_hook_errors: Callable[[HookEvent, Sequence[str]], None] | None = None
     """Where the hooks' failures go (the user, never the model); the session's loop sets it."""
 
-    async def run(self, call: ToolCall, context: ToolUseContext) -> ToolResult:
-        """Run one call through every step; always returns exactly one result."""
+    async def run(
+        self, call: ToolCall, context: ToolUseContext, *, handle: CallHandle | None = None
+    ) -> ToolResult:
+        """Run one call through every step; always returns exactly one result.
+
+        `handle` (the orchestrator's) is kept up to date with the call's phase.
+        """
         tool = find_tool(call.name, context.options.tools)
         if tool is None:
             return self._unknown_tool(call, context)
@@ -109,10 +147,15 @@ class Pipeline:
             parsed = parse_input(tool, call.input)
         except ToolInputValidationError as exc:
             return _error(call, str(exc), tool)
-        return await self._run_parsed(call, tool, parsed, context)
+        return await self._run_parsed(call, tool, parsed, context, handle or CallHandle())
 
     async def _run_parsed(
-        self, call: ToolCall, tool: Tool[Any], parsed: BaseModel, context: ToolUseContext
+        self,
+        call: ToolCall,
+        tool: Tool[Any],
+        parsed: BaseModel,
+        context: ToolUseContext,
+        handle: CallHandle,
     ) -> ToolResult:
         observable = _observable(tool, parsed)
         pre = await self._run_hooks("PreToolUse", call, tool, observable, context)
@@ -137,7 +180,7 @@ class Pipeline:
             except ToolInputValidationError as exc:
                 return _error(call, f"The permission check rewrote the input badly: {exc}", tool)
 
-        result = await self._call(call, tool, parsed, context, decision)
+        result = await self._call(call, tool, parsed, context, decision, handle)
         result.additional_context = (*pre.additional_context, *result.additional_context)
         return result
 
@@ -148,10 +191,12 @@ class Pipeline:
         parsed: BaseModel,
         context: ToolUseContext,
         decision: PermissionResult,
+        handle: CallHandle,
     ) -> ToolResult:
         call_context = context.for_call(call.id, context.abort)
+        handle.phase = "calling"
         try:
-            output = await _invoke(tool, parsed, call_context)
+            output = await _invoke(tool, parsed, call_context, handle)
         except _Cancelled as cancelled:
             return _error(call, f"Cancelled: {cancelled.reason}", tool, decision=decision)
         except Exception as exc:
@@ -162,6 +207,8 @@ class Pipeline:
             )
             failed.additional_context = post.additional_context
             return failed
+        finally:
+            handle.phase = "finishing"
 
         try:
             content = tool.map_result(output)
@@ -233,15 +280,26 @@ class _Cancelled(Exception):
         self.reason = reason
 
 
-async def _invoke(tool: Tool[Any], parsed: BaseModel, context: ToolUseContext) -> Any:
-    """Run `call()` (in a thread when it is sync), racing the call's abort signal."""
+async def _invoke(
+    tool: Tool[Any], parsed: BaseModel, context: ToolUseContext, handle: CallHandle
+) -> Any:
+    """Run `call()` (in a worker thread when it is sync), racing the call's abort signal.
+
+    An async call is cancelled when the signal fires. A sync one cannot be: its thread is
+    told through the signal (`context.abort`, `context.cancelled()`) and given
+    `SYNC_STOP_WAIT_S` to return; the result says whether it did. Its pool thread stays
+    taken until the function returns.
+    """
     signal: AbortSignal = context.abort
     if signal.aborted:
         raise _Cancelled(signal.reason or "aborted")
     if inspect.iscoroutinefunction(tool.call):
         work: asyncio.Future[Any] = asyncio.ensure_future(tool.call(parsed, context))
     else:
-        work = asyncio.ensure_future(asyncio.to_thread(_call_sync, tool, parsed, context))
+        runner = contextvars.copy_context().run
+        thread = sync_tool_pool().submit(runner, _call_sync, tool, parsed, context)
+        handle.thread = thread
+        work = asyncio.wrap_future(thread)
     aborted = asyncio.ensure_future(signal.wait())
     try:
         done, _ = await asyncio.wait({work, aborted}, return_when=asyncio.FIRST_COMPLETED)
@@ -252,8 +310,18 @@ async def _invoke(tool: Tool[Any], parsed: BaseModel, context: ToolUseContext) -
         aborted.cancel()
     if work in done:
         return work.result()
-    work.cancel()
-    raise _Cancelled(signal.reason or "aborted")
+    reason = signal.reason or "aborted"
+    if handle.thread is None:
+        work.cancel()
+        raise _Cancelled(reason)
+    if handle.thread.cancel():  # still waiting for a free thread: it never runs
+        raise _Cancelled(reason)
+    await asyncio.wait({work}, timeout=SYNC_STOP_WAIT_S)
+    if work.done():
+        if not work.cancelled():
+            work.exception()  # retrieved: what it raised on the way out is not the answer
+        raise _Cancelled(f"{reason}. {STOPPED_WHEN_ASKED}")
+    raise _Cancelled(f"{reason}. {STILL_RUNNING}")
 
 
 def _call_sync(tool: Tool[Any], parsed: BaseModel, context: ToolUseContext) -> Any:

@@ -11,15 +11,23 @@ Stopping: the executor holds a child of the turn's abort signal (the sibling sig
 gives every call its own child of that. When a call of a tool with
 `cancels_siblings_on_error` fails, the sibling signal fires (tools kill their subprocess
 groups from its callbacks), the running calls are cancelled and nothing queued starts; the
-turn's signal is left alone. `interrupt()` cancels calls whose tool says "cancel" and lets
-"block" ones finish; `discard()` drops calls that have not started. Whatever happens, every
-added call gets exactly one result.
+turn's signal is left alone. `interrupt()` at once answers every call that has not
+started (queued, or still in its hooks or permission check — an approval prompt) and
+cancels running calls whose tool says "cancel"; running "block" calls may finish.
+`discard()` drops calls that have not started. Whatever happens, every added call gets
+exactly one result.
+
+A sync tool's thread cannot be cancelled: a stopped sync call is told through its abort
+signal and the pipeline answers once the thread returned or after `SYNC_STOP_WAIT_S`,
+saying which (its pool thread stays taken until it returns).
 
 A kernel interrupt reaches the task awaiting `results()` as `CancelledError`. The executor
-then interrupts, lets "block" calls finish for up to `interrupt_grace_s` seconds (3 s by
-default; after that they are cancelled too), and re-raises the `CancelledError` with the
-results of every call attached: read them with `interrupted_results(exc)` or
-`executor.completed_results()`.
+then interrupts, lets running "block" calls finish for up to `interrupt_grace_s` seconds
+(3 s by default), emitting a `CallFinishing` countdown each second, and stops them after
+that, or at once on a second cancellation (a second interrupt). It re-raises the
+`CancelledError` with the results of every call attached: read them with
+`interrupted_results(exc)` or `executor.completed_results()`. The grace is for running
+"block" calls only; nothing else waits for it.
 """
 
 from __future__ import annotations
@@ -27,9 +35,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Literal, TypeAlias
 
@@ -38,6 +47,7 @@ from ..types import ToolCall, ToolResult
 from .events import (
     NOT_STARTED_BATCH,
     CallFinished,
+    CallFinishing,
     CallProgress,
     CallQueued,
     CallStarted,
@@ -56,13 +66,20 @@ from .executor import (
     status_of,
     stopped_result,
 )
-from .pipeline import Pipeline
+from .pipeline import STILL_RUNNING, SYNC_STOP_WAIT_S, CallHandle, Pipeline
 
 INTERRUPT_GRACE_S = 3.0
 """How long "block" calls may run on after a kernel interrupt before they are cancelled."""
 REAP_TIMEOUT_S = 1.0
 """How long `results()` waits for cancelled calls to unwind (normally a few loop ticks)."""
+STOP_ANSWER_MARGIN_S = 0.5
+"""How much longer than `SYNC_STOP_WAIT_S` a stopped sync call's answer may take."""
 USER_INTERRUPT = "interrupted by user"
+NOT_STARTED_ON_INTERRUPT = (
+    "{message} while its permission was being decided (an approval prompt or a hook): "
+    "the call never started"
+)
+INTERRUPTED_AGAIN = "Interrupted again by user: stopped before it finished"
 DISCARDED = "Not run: the message that contained this call was discarded (its stream failed)"
 _RESULTS_ATTR = "tool_results"
 
@@ -87,6 +104,9 @@ class _Entry:
     started_at: float | None = None
     batch: int = NOT_STARTED_BATCH
     modifier_applied: bool = False
+    handle: CallHandle = field(default_factory=CallHandle)
+    stopping: bool = False
+    """A sync call was told to stop; the pipeline answers once its thread returned."""
 
 
 class StreamingToolExecutor:
@@ -114,6 +134,7 @@ class StreamingToolExecutor:
         self._closed: str | None = None
         """Set once nothing more may start: the message queued and later calls get."""
         self._sibling_failed = False
+        self._interrupted = False
         self._finalized = False
         self._answered = asyncio.Event()
         self._answered.set()
@@ -142,6 +163,8 @@ class StreamingToolExecutor:
         if self._finalized:
             return self.completed_results()
         try:
+            if self._interrupted:
+                await self._give_grace()
             await self._answered.wait()
             await self._reap()
         except asyncio.CancelledError as exc:
@@ -151,11 +174,17 @@ class StreamingToolExecutor:
         return self._finalize()
 
     def interrupt(self, reason: str = USER_INTERRUPT) -> None:
-        """Cancel calls whose tool says "cancel", let "block" ones finish, start nothing more."""
+        """Answer at once every call that has not started (queued, waiting for approval) and
+        cancel running calls whose tool says "cancel"; running "block" calls may finish
+        (`results()` gives them the grace). Nothing more starts."""
         message = sentence(reason)
+        self._interrupted = True
         self._close(f"{message}: the call never started")
         for entry in self._executing():
-            if entry.plan.interrupt_behavior == "cancel":
+            phase = entry.handle.phase
+            if phase == "preparing":
+                self._stop(entry, NOT_STARTED_ON_INTERRUPT.format(message=message))
+            elif phase == "calling" and entry.plan.interrupt_behavior == "cancel":
                 self._stop(entry, message)
         self._process_queue()
 
@@ -212,7 +241,8 @@ class StreamingToolExecutor:
         )
         self._emit(CallStarted(call.id, entry.started_at))
         entry.task = self._loop.create_task(
-            self._pipeline.run(call, context), name=f"tool {entry.plan.tool_name} {call.id}"
+            self._pipeline.run(call, context, handle=entry.handle),
+            name=f"tool {entry.plan.tool_name} {call.id}",
         )
         entry.task.add_done_callback(partial(self._task_done, entry))
 
@@ -256,15 +286,36 @@ class StreamingToolExecutor:
             self._closed = message
 
     def _stop(self, entry: _Entry, message: str) -> None:
-        """Abort one running call's signal, cancel its task, and answer it now."""
+        """Abort one running call's signal, cancel its task, and answer it now.
+
+        A sync call whose thread runs is not cancelled: the pipeline answers it once the
+        thread returned (or after `SYNC_STOP_WAIT_S`, saying it may still be running).
+        """
         if entry.task is not None and entry.task.done():
             self._task_done(entry, entry.task)  # it finished first: keep its real result
             return
+        if entry.stopping or entry.result is not None:
+            return
         if entry.signal is not None:
             entry.signal.abort(message)
+        if entry.handle.phase == "calling" and entry.handle.thread_running:
+            entry.stopping = True
+            assert self._loop is not None
+            wait = SYNC_STOP_WAIT_S + STOP_ANSWER_MARGIN_S
+            self._loop.call_later(wait, self._stop_late, entry, message)
+            return
+        self._cancel(entry, message)
+
+    def _cancel(self, entry: _Entry, message: str) -> None:
         if entry.task is not None:
             entry.task.cancel()
         self._finish(entry, stopped_result(entry.plan, message), "cancelled")
+
+    def _stop_late(self, entry: _Entry, message: str) -> None:
+        """A stopped sync call the pipeline did not answer in time: answer it now."""
+        if entry.result is None:
+            self._cancel(entry, f"{message}. {STILL_RUNNING}")
+            self._process_queue()
 
     def _abort_siblings(self, failed: _Entry) -> None:
         self._sibling_failed = True
@@ -291,18 +342,51 @@ class StreamingToolExecutor:
         self._process_queue()
 
     async def _settle_after_cancel(self) -> None:
-        """After a kernel interrupt: interrupt, give "block" calls their grace, answer all."""
+        """After a kernel interrupt: interrupt, give running "block" calls their grace
+        (none on a second interrupt), and answer every call."""
+        again = self._interrupted
         self.interrupt(USER_INTERRUPT)
-        blocking = [e.task for e in self._executing() if e.task is not None]
-        if blocking:
-            with contextlib.suppress(asyncio.CancelledError):
-                await asyncio.wait(blocking, timeout=self._grace)
-            late = f"{sentence(USER_INTERRUPT)}: it did not finish within {self._grace:g} s"
+        if not again:
+            try:
+                await self._give_grace()
+            except asyncio.CancelledError:
+                again = True
+        if again:
             for entry in self._executing():
-                self._stop(entry, late)
+                self._stop(entry, INTERRUPTED_AGAIN)
         self._process_queue()
+        if not self._answered.is_set():  # stopped sync calls, answered within a second
+            with contextlib.suppress(asyncio.CancelledError, TimeoutError):
+                wait = SYNC_STOP_WAIT_S + STOP_ANSWER_MARGIN_S
+                await asyncio.wait_for(self._answered.wait(), timeout=wait)
+        for entry in self._entries:
+            if entry.result is None:
+                self._cancel(entry, f"{sentence(USER_INTERRUPT)}. {STILL_RUNNING}")
         with contextlib.suppress(asyncio.CancelledError):
             await self._reap()
+
+    async def _give_grace(self) -> None:
+        """Let running "block" calls finish for up to the grace, counting the seconds down
+        (`CallFinishing`); stop those still running after it. A cancellation propagates."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self._grace
+        shown: dict[str, int] = {}
+        while True:
+            blocking = [e for e in self._executing() if not e.stopping and e.task is not None]
+            remaining = deadline - loop.time()
+            if not blocking or remaining <= 0:
+                break
+            seconds = max(1, math.ceil(remaining - 1e-6))
+            for entry in blocking:
+                if shown.get(entry.plan.call.id) != seconds:
+                    shown[entry.plan.call.id] = seconds
+                    self._emit(CallFinishing(entry.plan.call.id, seconds))
+            step = max(0.001, remaining - (seconds - 1))
+            tasks = [e.task for e in blocking if e.task is not None]
+            await asyncio.wait(tasks, timeout=step, return_when=asyncio.FIRST_COMPLETED)
+        late = f"{sentence(USER_INTERRUPT)}: it did not finish within {self._grace:g} s"
+        for entry in self._executing():
+            self._stop(entry, late)
 
     async def _reap(self) -> None:
         """Let cancelled calls unwind (bounded), so no task outlives the message by much."""
