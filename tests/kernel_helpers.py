@@ -2,12 +2,16 @@
 
 `Kernel` starts one kernel in a directory with a given environment, runs cells, collects
 their iopub output, and clicks widget buttons by sending the `comm_msg` a browser sends.
+With `renders_widgets` (the default) it also answers a displayed widget the way a browser's
+widget manager does when it renders the view: a model that tracks `_view_count` gets it
+raised by one. Without it the kernel sees what nbclient shows it: nothing comes back.
 """
 
 from __future__ import annotations
 
 import os
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -68,7 +72,10 @@ class CellRun:
 class Kernel:
     """One kernel; `run(code)` executes a cell and waits for it to end."""
 
-    def __init__(self, cwd: Path, env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, cwd: Path, env: dict[str, str] | None = None, *, renders_widgets: bool = True
+    ) -> None:
+        self.renders_widgets = renders_widgets
         self.manager = KernelManager(kernel_name="python3")
         full_env = {**os.environ, **(env or {})}
         self.manager.start_kernel(cwd=str(cwd), env=full_env)
@@ -102,6 +109,13 @@ class Kernel:
         if message["msg_type"] == "comm_open":
             data = message["content"].get("data", {})
             self.widgets[message["content"]["comm_id"]] = dict(data.get("state", {}))
+        elif message["msg_type"] == "comm_msg":
+            data = message["content"].get("data", {})
+            known = self.widgets.get(message["content"]["comm_id"])
+            if known is not None and data.get("method") in ("update", "echo_update"):
+                known.update(data.get("state", {}))
+        elif message["msg_type"] == "display_data" and self.renders_widgets:
+            self._render(message["content"]["data"])
         run = self.runs.get(parent)
         if run is not None:
             run.messages.append(message)
@@ -155,6 +169,10 @@ class Kernel:
         """Comm ids of ToggleButton widgets with this description (opened by `run`, if given)."""
         return self._widgets("ToggleButtonModel", "description", description, run)
 
+    def checkboxes(self, description: str, run: CellRun | None = None) -> list[str]:
+        """Comm ids of Checkbox widgets with this description (opened by `run`, if given)."""
+        return self._widgets("CheckboxModel", "description", description, run)
+
     def html_values(self, run: CellRun) -> list[str]:
         """The `value` of every HTML widget `run` opened, in the order they were opened."""
         opened = [m["content"]["comm_id"] for m in run.messages if m["msg_type"] == "comm_open"]
@@ -183,17 +201,47 @@ class Kernel:
         self.wait(run, timeout=timeout, until=lambda: len(self.buttons(description, run)) >= count)
         return self.buttons(description, run)
 
+    def wait_for_text(self, run: CellRun, placeholder: str, *, timeout: float = 20) -> str:
+        """Wait until `run` has shown a Text widget with this placeholder; its id."""
+        self.wait(run, timeout=timeout, until=lambda: bool(self.texts(placeholder, run)))
+        return self.texts(placeholder, run)[0]
+
     def click(self, comm_id: str) -> None:
         """What the browser sends when a button is clicked."""
         self.send_comm(comm_id, {"method": "custom", "content": {"event": "click"}})
 
     def set_value(self, comm_id: str, value: Any) -> None:
         """What the browser sends when a text field changes or a toggle button is clicked."""
-        self.send_comm(comm_id, {"method": "update", "state": {"value": value}, "buffer_paths": []})
+        self.set_state(comm_id, {"value": value})
 
     def send_comm(self, comm_id: str, data: dict[str, Any]) -> None:
         message = self.client.session.msg("comm_msg", {"comm_id": comm_id, "data": data})
         self.client.shell_channel.send(message)
+
+    def press_enter(self, comm_id: str) -> None:
+        """What the browser sends when Enter is pressed in a Text widget."""
+        self.send_comm(comm_id, {"method": "custom", "content": {"event": "submit"}})
+
+    def _render(self, data: dict[str, Any]) -> None:
+        """A view of a displayed widget was made: raise its `_view_count` (if tracked)."""
+        view = data.get("application/vnd.jupyter.widget-view+json")
+        state = self.widgets.get(view["model_id"]) if isinstance(view, dict) else None
+        if state is not None and isinstance(state.get("_view_count"), int):
+            state["_view_count"] += 1
+            self.set_state(view["model_id"], {"_view_count": state["_view_count"]})
+
+    def set_state(self, comm_id: str, state: dict[str, Any]) -> None:
+        self.send_comm(comm_id, {"method": "update", "state": state, "buffer_paths": []})
+
+    def open_widget_control(self) -> str:
+        """What JupyterLab's widget manager does when it connects: open the
+        `jupyter.widget.control` comm and ask for the widgets' states. Returns its id."""
+        comm_id = uuid.uuid4().hex
+        content = {"comm_id": comm_id, "target_name": "jupyter.widget.control", "data": {}}
+        opened = self.client.session.msg("comm_open", content, metadata={"version": "1.0.0"})
+        self.client.shell_channel.send(opened)
+        self.send_comm(comm_id, {"method": "request_states"})
+        return comm_id
 
     def interrupt(self) -> float:
         """Interrupt the kernel (the stop button); returns when it was sent."""

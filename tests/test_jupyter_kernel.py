@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from kernel_helpers import Kernel
 
+from jupyter_toolhost.jupyter.approval import FEEDBACK_PLACEHOLDER
 from jupyter_toolhost.jupyter.render import MIME_TYPE as TOOLHOST_MIME
 from jupyter_toolhost.testing import MessagesServer, Turn, text, tool_use
 
@@ -89,12 +90,10 @@ def test_deny_sends_the_reason_to_the_model(kernel: Kernel, server: MessagesServ
         Turn([text("Understood, I will not delete it.")]),
     )
     run = kernel.submit("%%agent --new\nClean up")
-    [send] = kernel.wait_for_button(run, "Send")
+    field = kernel.wait_for_text(run, FEEDBACK_PLACEHOLDER)
     [deny] = kernel.buttons("Deny", run)
-    kernel.click(deny)
-    [field] = kernel.texts("tell the model what to do instead", run)
     kernel.set_value(field, "keep the file, just list it")
-    kernel.click(send)
+    kernel.click(deny)
     kernel.wait(run)
 
     assert run.status == "ok", run.text()
@@ -343,16 +342,14 @@ def test_a_plan_is_rendered_then_rejected_and_approved(kernel: Kernel, server: M
         Turn([text("Starting on the plan.")]),
     )
     run = kernel.submit("%%agent --new --mode plan\nPlan adding a total column")
-    [send] = kernel.wait_for_button(run, "Send")
+    [deny] = kernel.wait_for_button(run, "Deny")
     kernel.wait(run, until=lambda: any("Approve this plan?" in h for h in kernel.html_values(run)))
     [header] = [h for h in kernel.html_values(run) if "Approve this plan?" in h]
     assert "<h2>Steps</h2>" in header and "<code>data.csv</code>" in header
     assert "<strong>total</strong>" in header and "<li>" in header
     assert "&lt;b&gt;not html&lt;/b&gt;" in header  # raw HTML in a plan stays text
-    [deny] = kernel.buttons("Deny", run)
+    kernel.set_value(kernel.wait_for_text(run, FEEDBACK_PLACEHOLDER), "count rows")
     kernel.click(deny)
-    kernel.set_value(kernel.texts("tell the model what to do instead", run)[0], "count rows")
-    kernel.click(send)
     allows = kernel.wait_for_button(run, "Allow", count=2)
     kernel.click(allows[1])
     kernel.wait(run)

@@ -63,7 +63,8 @@ IDLE = (
     " && window.jupyterapp.shell.currentWidget.sessionContext.kernelDisplayStatus === 'idle'"
 )
 KERNELSPEC = {"name": "python3", "display_name": "Python 3", "language": "python"}
-LINES = 20_000  # `seq 1 20000` prints 108,894 bytes (106.3KB): over Bash's 50,000, so persisted
+# `seq 1 20000 | tee count.txt` prints 108,894 bytes (106.3KB): over Bash's 50,000, so persisted
+LINES = 20_000
 
 
 def _free_port() -> int:
@@ -311,7 +312,9 @@ def test_agent_cell_in_jupyterlab(page: Any, lab: Lab) -> None:
                 text("Let me look at the file and count."),
                 tool_use("Glob", {"pattern": "*.py"}),
                 tool_use("Read", {"file_path": "hello.py"}),
-                tool_use("Bash", {"command": f"seq 1 {LINES}", "description": "count"}),
+                tool_use(
+                    "Bash", {"command": f"seq 1 {LINES} | tee count.txt", "description": "count"}
+                ),
             ]
         ),
         Turn([text("hello.py prints a greeting, and seq counted to 20000.")]),
@@ -324,7 +327,7 @@ def test_agent_cell_in_jupyterlab(page: Any, lab: Lab) -> None:
     page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
 
     agent_cell = page.locator(".jp-Notebook .jp-CodeCell").nth(1)
-    # A real approval prompt (ipywidgets) in the busy cell: Bash `seq` is not read-only.
+    # A real approval prompt (ipywidgets) in the busy cell: `tee` writes a file, so it asks.
     allow = agent_cell.get_by_role("button", name="Allow", exact=True)
     allow.click()
     agent_cell.get_by_text("seq counted to 20000").wait_for()

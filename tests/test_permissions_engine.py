@@ -91,17 +91,18 @@ async def test_always_allow_stops_the_next_identical_ask(tmp_path: Path) -> None
     assert not (tmp_path / ".toolhost" / "settings.json").exists()
 
 
-async def test_always_allow_with_save_writes_the_project_settings(tmp_path: Path) -> None:
+async def test_always_allow_with_save_writes_the_local_settings(tmp_path: Path) -> None:
     approver = ScriptedApprover(ApprovalDecision("always", save=True))
     engine = PermissionEngine(approver=approver, home=str(tmp_path / "home"))
     context = _context(tmp_path, [WEB])
     call = ToolCall(id="toolu_1", name="WebFetch", input={"url": "https://docs.python.org/3/"})
     result = await _pipeline(tmp_path, engine).run(call, context)
-    saved = json.loads((tmp_path / ".toolhost" / "settings.json").read_text())
+    saved = json.loads((tmp_path / ".toolhost" / "settings.local.json").read_text())
     assert not result.is_error
     assert saved == {"permissions": {"allow": ["WebFetch(domain:docs.python.org)"]}}
+    assert not (tmp_path / ".toolhost" / "settings.json").exists()  # the shared file is left
     reloaded = load_settings(cwd=tmp_path, home=tmp_path / "home")
-    assert reloaded.rules["projectSettings"]["allow"] == ("WebFetch(domain:docs.python.org)",)
+    assert reloaded.rules["localSettings"]["allow"] == ("WebFetch(domain:docs.python.org)",)
 
 
 async def test_a_denial_reaches_the_model_with_the_users_words(tmp_path: Path) -> None:

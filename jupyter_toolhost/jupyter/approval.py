@@ -1,14 +1,21 @@
 """Approval prompts in the cell: an ipywidgets `Approver` with Allow / Always allow / Deny.
 
 The cell that runs the agent is an awaiting async cell; ipykernel (>= 7.4) dispatches widget
-comm messages while it waits, so a click resolves a future here. Button callbacks only
-resolve that future: anything printed inside a callback would be attributed to the click
-message, not to the cell, so the waiting coroutine (which runs in the cell's context) writes
-the record ("Allowed Bash: ls -la (once)") and disables the buttons.
+comm messages while it waits, so a click resolves a future here. Callbacks only resolve that
+future: anything printed inside a callback would be attributed to the click message, not to
+the cell, so the waiting coroutine (which runs in the cell's context) writes the record
+("Allowed Bash: ls -la (once)") and disables the widgets.
 
-With no front end (nbclient, nbval, CI) nobody clicks: a configurable timeout turns the
-prompt into a deny with a message that says how to run unattended. ipywidgets is imported
-when the first prompt is built, never at `%load_ext`.
+One click decides. Beside the buttons an optional reason box: what is typed there goes to
+the model with Deny, and Enter in the box denies with it. "Always allow" says which rules it
+adds for this session; a checkbox beside it also saves them to
+`.toolhost/settings.local.json`. A call asked for safety (a protected folder, a tree that
+holds a denied path...) gets no rule and no checkbox: "Always allow" allows it once.
+
+With no front end that shows widgets (nbclient, papermill, nbconvert, jupyter console,
+plain IPython) nobody clicks: the prompt is denied at once with a message that says how to
+run unattended (see `frontend`). An explicit timeout makes every prompt wait that long
+instead. ipywidgets is imported when the first prompt is built, never at `%load_ext`.
 
 A plan presented for approval (ExitPlanMode's ask, recognised by its message) is shown as
 rendered Markdown under the heading "Approve this plan?", with the same buttons.
@@ -22,18 +29,23 @@ import json
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..permissions.api import ApprovalChoice, ApprovalDecision, ApprovalRequest
 from ..tools.plan_mode.prompt import ASK as PLAN_ASK
+from .frontend import FrontEnd, headless_message
+
+if TYPE_CHECKING:
+    from .frontend import Outcome
 
 BUTTON_LABELS: dict[ApprovalChoice, str] = {
     "allow": "Allow",
     "always": "Always allow",
     "deny": "Deny",
 }
-SEND_LABEL = "Send"
-FEEDBACK_PLACEHOLDER = "tell the model what to do instead"
+FEEDBACK_PLACEHOLDER = "optional reason for Deny, sent to the model (Enter denies)"
+SAVE_LABEL = "and save to .toolhost/settings.local.json"
+ONCE_NOTE = "This call is asked for safety: Always allow allows it once and adds no rule."
 TIMEOUT_ENV = "JUPYTER_TOOLHOST_APPROVAL_TIMEOUT"
 _FOLD_CHARS = 300
 _FOLD_LINES = 8
@@ -63,8 +75,12 @@ def record_text(request: ApprovalRequest, decision: ApprovalDecision, *, note: s
     match decision.choice:
         case "allow":
             text = f"Allowed {what} (once)"
+        case "always" if guarded(request):
+            text = f"Allowed {what} (once: asked for safety, no rule added)"
         case "always":
-            text = f"Allowed {what} (always)"
+            rules = ", ".join(always_rules(request))
+            where = "saved to .toolhost/settings.local.json" if decision.save else "this session"
+            text = f"Allowed {what} (always: {rules}, {where})"
         case "deny":
             text = f"Denied {what}"
             if decision.feedback:
@@ -82,6 +98,21 @@ def timeout_decision(request: ApprovalRequest, timeout: float) -> ApprovalDecisi
             "'dontAsk' with allow rules, e.g. %%agent --mode dontAsk."
         ),
     )
+
+
+def headless_decision(request: ApprovalRequest) -> ApprovalDecision:
+    """The deny a prompt gets at once when no front end can show it."""
+    return ApprovalDecision("deny", feedback=headless_message(request.display_name))
+
+
+def guarded(request: ApprovalRequest) -> bool:
+    """Asked for safety (a guard, see `permissions.guards`): no rule may waive it."""
+    return request.reason is not None and request.reason.kind == "safety"
+
+
+def always_rules(request: ApprovalRequest) -> tuple[str, ...]:
+    """The rules "Always allow" adds (as the permission engine does)."""
+    return request.suggested_rules or (request.tool_name,)
 
 
 def input_html(values: Mapping[str, Any]) -> str:
@@ -146,9 +177,14 @@ def prompt_html(request: ApprovalRequest) -> str:
         + "</div>",
         input_html(request.input),
     ]
-    if request.suggested_rules:
-        rules = ", ".join(f"<code>{html.escape(r)}</code>" for r in request.suggested_rules)
-        lines.append(f"<div style='color:#888'>Always allow adds: {rules}</div>")
+    if guarded(request):
+        lines.append(f"<div style='color:#b00'>{html.escape(ONCE_NOTE)}</div>")
+    else:
+        rules = ", ".join(f"<code>{html.escape(r)}</code>" for r in always_rules(request))
+        lines.append(
+            f"<div style='color:#888'>Always allow adds {rules} for this session "
+            "(tick the box to save it for this folder too)</div>"
+        )
     if request.agent_id:
         lines.append(
             f"<div style='color:#888'>asked by sub-agent {html.escape(request.agent_id)}</div>"
@@ -161,27 +197,33 @@ class _Prompt:
     """The widgets of one pending prompt."""
 
     box: Any
-    buttons: list[Any]
-    feedback: Any
-    feedback_row: Any
+    controls: list[Any]
 
 
 class WidgetApprover:
     """An `Approver` that shows buttons in the running cell and waits for a click.
 
-    `timeout` (seconds) ends an unanswered prompt with a deny; None waits until a click or
-    an interrupt. `emit` writes the record line (defaults to `print`, i.e. the cell's stdout).
+    `timeout` (seconds) ends an unanswered prompt with a deny, wherever it runs; None waits
+    for a click when a front end shows the prompt and denies at once when none can (see
+    `frontend`). `emit` writes the record line (defaults to `print`, i.e. the cell's stdout).
     """
 
     def __init__(
-        self, *, timeout: float | None = None, emit: Callable[[str], None] | None = None
+        self,
+        *,
+        timeout: float | None = None,
+        emit: Callable[[str], None] | None = None,
+        front_end: FrontEnd | None = None,
     ) -> None:
         self.timeout = timeout
         self.emit = emit or (lambda text: print(text, flush=True))
+        self.front_end = front_end or FrontEnd()
         self.decisions: list[tuple[ApprovalRequest, ApprovalDecision]] = []
 
     async def ask(self, request: ApprovalRequest) -> ApprovalDecision:
         """Show a prompt for `request` and wait for its decision."""
+        if not self.front_end.can_show_widgets():
+            return self._record(request, headless_decision(request), "(no front end to ask)")
         loop = asyncio.get_running_loop()
         answer: asyncio.Future[ApprovalDecision] = loop.create_future()
         prompt = _build_prompt(request, answer)
@@ -189,9 +231,7 @@ class WidgetApprover:
 
         display(prompt.box)
         try:
-            done, _ = await asyncio.wait({answer}, timeout=self.timeout)
-            decision = answer.result() if done else timeout_decision(request, self.timeout or 0)
-            note = "" if done else f"(no answer within {self.timeout:g} s)"
+            outcome: Outcome = await self.front_end.wait(answer, prompt.box, limit=self.timeout)
         except asyncio.CancelledError:
             self.emit(
                 f"Approval prompt closed (interrupted): {request.display_name}: {request.summary}"
@@ -200,6 +240,18 @@ class WidgetApprover:
         finally:
             answer.cancel()
             _close(prompt)
+        match outcome:
+            case "answered":
+                return self._record(request, answer.result())
+            case "timeout":
+                decision = timeout_decision(request, self.timeout or 0)
+                return self._record(request, decision, f"(no answer within {self.timeout:g} s)")
+            case "headless":
+                return self._record(request, headless_decision(request), "(no front end showed it)")
+
+    def _record(
+        self, request: ApprovalRequest, decision: ApprovalDecision, note: str = ""
+    ) -> ApprovalDecision:
         self.decisions.append((request, decision))
         self.emit(record_text(request, decision, note=note))
         return decision
@@ -220,37 +272,43 @@ def _build_prompt(request: ApprovalRequest, answer: asyncio.Future[ApprovalDecis
         )
         for choice, label in BUTTON_LABELS.items()
     }
-    feedback = widgets.Text(placeholder=FEEDBACK_PLACEHOLDER, layout=widgets.Layout(width="60%"))
-    send = widgets.Button(description=SEND_LABEL, button_style="danger")
-    feedback_row = widgets.HBox([feedback, send], layout=widgets.Layout(display="none"))
+    reason = widgets.Text(placeholder=FEEDBACK_PLACEHOLDER, layout=widgets.Layout(width="40%"))
+    savable = not guarded(request)
+    save = widgets.Checkbox(value=False, description=SAVE_LABEL, indent=False) if savable else None
+
+    def deny_with_reason() -> None:
+        text = str(reason.value or "").strip()
+        resolve(ApprovalDecision("deny", feedback=text or None))
 
     def on_allow(_button: Any) -> None:
         resolve(ApprovalDecision("allow"))
 
     def on_always(_button: Any) -> None:
-        resolve(ApprovalDecision("always"))
+        resolve(ApprovalDecision("always", save=save is not None and bool(save.value)))
 
     def on_deny(_button: Any) -> None:
-        feedback_row.layout.display = "flex"
+        deny_with_reason()
 
-    def on_send(_button: Any) -> None:
-        text = str(feedback.value or "").strip()
-        resolve(ApprovalDecision("deny", feedback=text or None))
+    def on_reason_message(_widget: Any, content: Any, _buffers: Any) -> None:
+        if isinstance(content, dict) and content.get("event") == "submit":  # Enter
+            deny_with_reason()
 
     buttons["allow"].on_click(on_allow)
     buttons["always"].on_click(on_always)
     buttons["deny"].on_click(on_deny)
-    send.on_click(on_send)
+    reason.on_msg(on_reason_message)
     header = widgets.HTML(value=prompt_html(request))
+    row = [*buttons.values(), reason]
+    if save is not None:
+        row.append(save)
     box = widgets.VBox(
-        [header, widgets.HBox(list(buttons.values())), feedback_row],
+        [header, widgets.HBox(row, layout=widgets.Layout(flex_flow="row wrap"))],
         layout=widgets.Layout(border="1px solid #e0a800", padding="4px", margin="4px 0"),
+        _view_count=0,  # a front end that renders the prompt reports it (see `frontend`)
     )
-    return _Prompt(box, [*buttons.values(), send], feedback, feedback_row)
+    return _Prompt(box, row)
 
 
 def _close(prompt: _Prompt) -> None:
-    for button in prompt.buttons:
-        button.disabled = True
-    prompt.feedback.disabled = True
-    prompt.feedback_row.layout.display = "none"
+    for control in prompt.controls:
+        control.disabled = True

@@ -33,7 +33,11 @@ if TYPE_CHECKING:
 WAIT_SLICE = 0.1
 """Seconds between wake-ups while the cell waits (how fast an interrupt lands)."""
 STOP_GRACE = 60.0
-"""How long an interrupt waits for calls that block (do not cancel) before giving up."""
+"""The longest an interrupted cell waits for the agent to wind down. Only running "block"
+calls make it wait (the orchestrator gives them 3 s, then stops them); calls that had not
+started are answered at once. A second interrupt stops the block calls too."""
+SECOND_STOP_WAIT = 2.0
+"""After a second interrupt, how much longer the cell waits for the agent to wind down."""
 
 
 class AgentHost:
@@ -45,6 +49,7 @@ class AgentHost:
         self.model: str | None = config.model
         self.mode: str | None = config.permission_mode
         self.cassette: str | None = config.cassette
+        self.cassette_mode: str | None = config.cassette_mode
         self.session: Any = None
         self.history: list[CallCard] = []
         self.batch_offset = 0
@@ -61,22 +66,29 @@ class AgentHost:
     # ── pieces made on first use ───────────────────────────────────────────────────────
 
     def approver(self) -> WidgetApprover:
-        """The widget approver of this kernel (timeout from config, else the environment)."""
+        """The widget approver of this kernel (timeout from config, else the environment;
+        without one it waits for a click only where a front end shows the prompt)."""
         if self._approver is None:
             from .approval import WidgetApprover, approval_timeout_from_env
+            from .frontend import FrontEnd
 
             timeout = self.config.approval_timeout
             if timeout is None:
                 timeout = approval_timeout_from_env()
-            self._approver = WidgetApprover(timeout=timeout, emit=self._emit_line)
+            self._approver = WidgetApprover(
+                timeout=timeout, emit=self._emit_line, front_end=FrontEnd(self.shell)
+            )
         return self._approver
 
     def question_asker(self) -> WidgetQuestionAsker:
-        """The widget question asker of this kernel (same timeout as approvals)."""
+        """The widget question asker of this kernel (same timeout and front end as approvals)."""
         if self._asker is None:
             from .questions import WidgetQuestionAsker
 
-            self._asker = WidgetQuestionAsker(timeout=self.approver().timeout, emit=self._emit_line)
+            approver = self.approver()
+            self._asker = WidgetQuestionAsker(
+                timeout=approver.timeout, emit=self._emit_line, front_end=approver.front_end
+            )
         return self._asker
 
     def _emit_line(self, text: str) -> None:
@@ -202,9 +214,17 @@ class AgentHost:
             raise error
 
     async def run_scheduled(self, session: Any, prompt: str) -> Any:
-        """Run a scheduled prompt in `session` (after any running one) and show it in the
-        scheduled area; the transcript records it like any other run."""
-        answer = await session.run(prompt)
+        """Run a scheduled prompt in `session` and show it in the scheduled area; the
+        transcript records it like any other run. Fired while a cell runs, it is queued
+        behind that cell's prompt (the cell shows a "queued" notice; so does the area)."""
+        from ..events import Notice
+
+        def notices(event: Any) -> None:
+            area = self.scheduled_area
+            if isinstance(event, Notice) and area is not None:
+                area.append_stdout(f"⏰ [{event.kind}] {event.text}\n")
+
+        answer = await session.run(prompt, on_event=notices)
         area = self.scheduled_area
         if area is not None:
             area.append_stdout(f"⏰ {prompt}\n{answer}\n")
@@ -230,12 +250,9 @@ class AgentHost:
 
         Used only when a front end calls `run_cell_magic` directly (or with
         `%autoawait off`); the kernel cannot take widget clicks meanwhile, so approvals
-        are denied after the approval timeout (or at once without one).
+        are denied at once, with a message that says how to run unattended.
         """
-        from .approval import WidgetApprover, approval_timeout_from_env
-
-        if self.config.approval_timeout is None and approval_timeout_from_env() is None:
-            self._approver = WidgetApprover(timeout=0.01, emit=self._emit_line)
+        front_end = self.approver().front_end
         outcome: dict[str, BaseException] = {}
 
         def work() -> None:
@@ -245,8 +262,12 @@ class AgentHost:
                 outcome["error"] = exc
 
         worker = threading.Thread(target=work, name="toolhost-cell", daemon=True)
-        worker.start()
-        worker.join()
+        front_end.blocked = True
+        try:
+            worker.start()
+            worker.join()
+        finally:
+            front_end.blocked = False
         if "error" in outcome:
             raise outcome["error"]
 
@@ -258,9 +279,14 @@ class AgentHost:
             self.model = self.config.model
             self.mode = self.config.permission_mode
             self.cassette = self.config.cassette
+            self.cassette_mode = self.config.cassette_mode
         self.model = options.model or self.model
         self.mode = options.mode or self.mode
         self.cassette = options.cassette or self.cassette
+        cassette_mode = options.cassette_mode or self.cassette_mode
+        if cassette_mode and not self.cassette:
+            raise UsageError("--cassette-mode needs a cassette: add --cassette PATH.")
+        self.cassette_mode = cassette_mode
         tools = self.tool_pool(options.tools)
         if starting:
             from .agent import new_session
@@ -360,15 +386,39 @@ async def wait_in_slices(task: asyncio.Future[Any]) -> None:
 
 
 async def stop_task(task: asyncio.Future[Any], *, grace: float) -> None:
-    """Cancel `task` and wait (in slices, up to `grace` s) for it to wind down."""
+    """Cancel `task` and wait (in slices, up to `grace` s) for it to wind down.
+
+    Another interrupt meanwhile cancels `task` again (the agent then stops the calls it was
+    letting finish) and shortens the wait to `SECOND_STOP_WAIT`. ipykernel turns only the
+    first SIGINT of a cell into a `CancelledError`, so this one is watched here directly.
+    """
+    import signal
+
     task.cancel()
     loop = asyncio.get_running_loop()
     deadline = loop.time() + grace
-    while not task.done() and loop.time() < deadline:
-        try:
-            await asyncio.wait({task}, timeout=WAIT_SLICE)
-        except asyncio.CancelledError:
-            continue
+
+    def again() -> None:
+        nonlocal deadline
+        task.cancel()
+        deadline = min(deadline, loop.time() + SECOND_STOP_WAIT)
+
+    def on_sigint(_signum: int, _frame: Any) -> None:
+        loop.call_soon_threadsafe(again)
+
+    try:
+        previous: Any = signal.signal(signal.SIGINT, on_sigint)
+    except ValueError:  # not the main thread (the cell-magic fallback): no second interrupt
+        previous = None
+    try:
+        while not task.done() and loop.time() < deadline:
+            try:
+                await asyncio.wait({task}, timeout=WAIT_SLICE)
+            except asyncio.CancelledError:
+                again()
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
     if task.done() and not task.cancelled():
         task.exception()  # retrieved: an error while stopping is not reported twice
 

@@ -6,9 +6,10 @@ own words; one Submit button answers them all. As with approvals, callbacks only
 future (or untoggle the other options of a single-choice question); the waiting coroutine,
 which runs in the cell's context, writes the record ("Answered: …") and disables the widgets.
 
-Without an answer within the approval timeout the call fails with a clear message, so a
-run with no front end never waits for a person who is not there. ipywidgets is imported
-when the first question is shown.
+With no front end that shows widgets (see `frontend`) the call fails at once with a message
+that says so, and with an explicit approval timeout it fails after that long, so a run
+never waits for a person who is not there. ipywidgets is imported when the first question
+is shown.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..types import ToolError
+from .frontend import FrontEnd
 
 if TYPE_CHECKING:
     from ..tools.ask_user import Question
@@ -49,6 +51,15 @@ def record_text(answers: Mapping[str, str], questions: Sequence[Question]) -> st
     return "Answered: " + "; ".join(parts)
 
 
+def no_front_end_message() -> str:
+    """The error the model gets when no front end could show the questions."""
+    return (
+        "No front end that shows widgets is connected to this kernel (nbclient, papermill, "
+        "nbconvert --execute, jupyter console or plain IPython), so no one can answer. "
+        "Continue with your best judgement and state the assumptions you made."
+    )
+
+
 def no_answer_message(timeout: float) -> str:
     """The error the model gets when nobody answered in time."""
     return (
@@ -61,17 +72,26 @@ class WidgetQuestionAsker:
     """A `QuestionAsker` that shows the questions in the running cell and waits for Submit.
 
     `timeout` (seconds) fails an unanswered set of questions; None waits until Submit or an
-    interrupt. `emit` writes the record line (defaults to `print`).
+    interrupt when a front end shows them, and fails at once when none can. `emit` writes
+    the record line (defaults to `print`).
     """
 
     def __init__(
-        self, *, timeout: float | None = None, emit: Callable[[str], None] | None = None
+        self,
+        *,
+        timeout: float | None = None,
+        emit: Callable[[str], None] | None = None,
+        front_end: FrontEnd | None = None,
     ) -> None:
         self.timeout = timeout
         self.emit = emit or (lambda text: print(text, flush=True))
+        self.front_end = front_end or FrontEnd()
 
     async def ask_questions(self, questions: Sequence[Question]) -> dict[str, str]:
         """Show `questions` and return the answers keyed by question text."""
+        if not self.front_end.can_show_widgets():
+            self.emit("Questions not asked (no front end to ask)")
+            raise ToolError(no_front_end_message())
         loop = asyncio.get_running_loop()
         submitted: asyncio.Future[None] = loop.create_future()
         box, asked, controls = _build_form(questions, submitted)
@@ -79,7 +99,7 @@ class WidgetQuestionAsker:
 
         display(box)
         try:
-            done, _ = await asyncio.wait({submitted}, timeout=self.timeout)
+            outcome = await self.front_end.wait(submitted, box, limit=self.timeout)
         except asyncio.CancelledError:
             self.emit("Questions closed (interrupted): " + "; ".join(q.header for q in questions))
             raise
@@ -87,7 +107,10 @@ class WidgetQuestionAsker:
             submitted.cancel()
             for control in controls:
                 control.disabled = True
-        if not done:
+        if outcome == "headless":
+            self.emit("Questions not answered (no front end showed them)")
+            raise ToolError(no_front_end_message())
+        if outcome == "timeout":
             self.emit(f"Questions not answered (no answer within {self.timeout:g} s)")
             raise ToolError(no_answer_message(self.timeout or 0))
         answers = {a.question.question: a.answer() for a in asked}
@@ -126,6 +149,7 @@ def _build_form(
     box = widgets.VBox(
         [*rows, submit],
         layout=widgets.Layout(border="1px solid #1a73e8", padding="4px", margin="4px 0"),
+        _view_count=0,  # a front end that renders the form reports it (see `frontend`)
     )
     controls = [*(w for a in asked for w in (*a.options, a.other)), submit]
     return box, asked, controls

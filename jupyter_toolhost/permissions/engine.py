@@ -4,7 +4,7 @@ It reads the mode and the rules from the app state's permission context, compile
 once per change, runs `decide()`, then the tool's own `check_permissions`, then — for what
 is still "ask" — dontAsk's denial, auto mode's classifier, or the approver. "Always allow"
 adds the suggested rules (one per sub-command of a compound command) as session rules, and
-with `save` writes them to the project settings too.
+with `save` writes them to the local settings too (``.toolhost/settings.local.json``).
 """
 
 from __future__ import annotations
@@ -158,7 +158,7 @@ class PermissionEngine:
     def _save(self, rules: Iterable[str], cwd: str) -> None:
         for rule in rules:
             try:
-                save_rule(rule, "allow", scope="project", cwd=cwd, home=self._home)
+                save_rule(rule, "allow", scope="local", cwd=cwd, home=self._home)
             except (SettingsError, OSError, ValueError) as exc:
                 self.problems.append(f"could not save {rule}: {exc}")
 
