@@ -2,8 +2,10 @@
 
 Prints the model's text as it streams and one line per tool call (`● Read(notes.txt) ✓
 0.01s`), asks for approvals on the terminal (denying when there is no terminal to ask), and
-records or replays cassettes. With no arguments at all it replays the shipped demo cassette
-on a sample folder in a temp dir: no key and no network needed.
+records or replays cassettes. `--mode` is the permission mode (as in `%%agent`; alias
+`--permission-mode`); `--cassette-mode` says what `--cassette` does. With no arguments at
+all it replays the shipped demo cassette on a sample folder in a temp dir: no key and no
+network needed.
 """
 
 from __future__ import annotations
@@ -105,23 +107,48 @@ class TerminalView:
         self._write(text + "\n")
 
 
+CASSETTE_MODES = ("auto", "record", "replay")
+"""The cassette modes (`model.cassette.CASSETTE_MODES`, not imported here: it is slow)."""
+
+
+def _permission_mode(value: str) -> str:
+    """`--mode`'s value: a permission mode, with a pointer for a cassette mode given there."""
+    if value in PERMISSION_MODES:
+        return value
+    hint = f" ({value!r} is a cassette mode: use --cassette-mode {value})"
+    raise argparse.ArgumentTypeError(
+        f"invalid permission mode {value!r}; choose one of: {', '.join(PERMISSION_MODES)}"
+        + (hint if value in CASSETTE_MODES else "")
+    )
+
+
 def parser() -> argparse.ArgumentParser:
     cli = argparse.ArgumentParser(
         prog="python -m jupyter_toolhost",
         description="Run an agent session in the terminal. With no arguments: the offline demo.",
     )
     cli.add_argument("prompt", nargs="?", help="what to ask (default with no arguments: the demo)")
-    cli.add_argument("--cassette", type=Path, help="record to / replay from this JSON cassette")
     cli.add_argument(
         "--mode",
-        choices=("auto", "record", "replay"),
-        default="auto",
-        help="cassette mode (auto: replay if the file exists, else record with a key)",
+        "--permission-mode",
+        dest="permission_mode",
+        type=_permission_mode,
+        metavar="MODE",
+        help=(
+            f"permission mode: {' | '.join(PERMISSION_MODES)} (default: the settings' "
+            "defaultMode, else default; $JUPYTER_TOOLHOST_PERMISSION_MODE overrides both)"
+        ),
+    )
+    cli.add_argument("--cassette", type=Path, help="record to / replay from this JSON cassette")
+    cli.add_argument(
+        "--cassette-mode",
+        choices=CASSETTE_MODES,
+        help="with --cassette: auto (default: replay if the file exists, else record with a "
+        "key), record, or replay",
     )
     cli.add_argument("--model", help="model id (default: $JUPYTER_TOOLHOST_MODEL, then built in)")
     cli.add_argument("--cwd", type=Path, help="the session's working directory")
-    cli.add_argument("--permission-mode", choices=PERMISSION_MODES, default="default")
-    cli.add_argument("--max-turns", type=int, default=100)
+    cli.add_argument("--max-turns", type=int, default=100, help="model requests at most")
     return cli
 
 
@@ -137,7 +164,7 @@ async def run_cli(argv: list[str], *, out: TextIO, err: TextIO) -> int:
     with tempfile.TemporaryDirectory(prefix="toolhost-demo-") as scratch:
         if demo:
             cwd = make_sample_folder(Path(scratch))
-            model: Any = CassetteModel(demo_cassette_path(), mode="replay")
+            model: Any = CassetteModel(demo_cassette_path(), cassette_mode="replay")
             tools, prompt = demo_tools(), DEMO_PROMPT
             err.write(f"Offline demo: replaying a recorded session on a sample folder ({cwd}).\n")
             out.write(f"> {prompt}\n\n")
@@ -147,8 +174,11 @@ async def run_cli(argv: list[str], *, out: TextIO, err: TextIO) -> int:
             if not prompt:
                 err.write("error: give a prompt (or no arguments at all for the offline demo)\n")
                 return 2
+            if args.cassette_mode is not None and args.cassette is None:
+                err.write("error: --cassette-mode needs --cassette PATH\n")
+                return 2
             if args.cassette is not None:
-                model = CassetteModel(args.cassette, mode=args.mode)
+                model = CassetteModel(args.cassette, cassette_mode=args.cassette_mode or "auto")
                 try:
                     _ = model.mode  # fail before loading anything when it cannot work
                 except ModelError as exc:
@@ -181,7 +211,14 @@ async def run_cli(argv: list[str], *, out: TextIO, err: TextIO) -> int:
             view._end_line()
             err.write(f"error: {exc}\n")
             return 1
-        view._end_line()
+        finally:
+            view._end_line()
+            if session.queued_prompts:  # scheduled prompts that fired while this one ran
+                err.write(
+                    f"[queued] {session.queued_prompts} queued prompt(s) will not run: the "
+                    "command ends with its own prompt.\n"
+                )
+            await session.close()  # before a queued prompt can start: none runs half-way
         cost = f", ≈ ${result.cost_usd:.4f}" if result.cost_usd is not None else ""
         usage = result.usage
         err.write(

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Literal, TypeAlias
 
 from .model.base import Usage
 from .orchestration.events import CallFinished as ToolCallFinished
+from .orchestration.events import CallFinishing as ToolCallFinishing
 from .orchestration.events import CallProgress as ToolCallProgress
 from .orchestration.events import CallQueued as ToolCallQueued
 from .orchestration.events import CallStarted as ToolCallStarted
@@ -30,6 +31,7 @@ __all__ = [
     "PermissionRequested",
     "TextDelta",
     "ToolCallFinished",
+    "ToolCallFinishing",
     "ToolCallProgress",
     "ToolCallQueued",
     "ToolCallStarted",
@@ -55,10 +57,12 @@ class PermissionRequested:
 
 
 NoticeKind: TypeAlias = Literal[
-    "retry", "max_tokens", "refusal", "limit", "stream", "compaction", "hook", "settings"
+    "retry", "max_tokens", "refusal", "limit", "stream", "compaction", "hook", "settings", "queued"
 ]
 """``hook``: a hook failed, blocked a prompt, or stopped or continued the agent.
-``settings``: a settings file changed on disk after the session started (not applied)."""
+``settings``: a settings file changed on disk after the session started (not applied).
+``queued``: a prompt arrived while another ran, so it waits for that one to end (told to
+the running prompt's sinks and the new one's), or a waiting prompt has started."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +107,7 @@ LoopEvent: TypeAlias = (
     | ToolCallQueued
     | ToolCallStarted
     | ToolCallProgress
+    | ToolCallFinishing
     | ToolCallFinished
     | PermissionRequested
     | Notice

@@ -185,6 +185,9 @@ class Session:
         self.last_result: RunResult | None = None
         self._task: asyncio.Task[Any] | None = None
         self._run_lock: asyncio.Lock | None = None
+        self._running_sink: EventSink | None = None
+        self._waiting: list[asyncio.Task[Any]] = []
+        """Tasks of queued prompts, first come first served."""
         # Tools that organise work reach the session through these (subagents share the
         # model, pipeline and approver; scheduled prompts queue behind the running one).
         context.options.extras["agent_loop"] = self._loop
@@ -218,29 +221,77 @@ class Session:
         """Send `prompt` and run tools until the model stops; returns the final text.
 
         An empty prompt continues the conversation as it stands (e.g. after an interrupt).
-        A prompt sent while another runs (a scheduled one, say) waits for it to finish.
+
+        A prompt sent while another runs (a scheduled CronCreate prompt, or a second
+        `run` from concurrent code) is queued: it waits until the running prompt ends, then
+        runs as a turn of its own, first come first served, and returns its own answer. It
+        never interrupts the running prompt (call `interrupt()` for that) and is not slipped
+        into it at a turn boundary, so each `run` answers exactly its prompt. Both are told:
+        a `Notice("queued", ...)` goes to the running prompt's sinks and to the new one's
+        when it is queued, and another to the new one's when it starts.
         """
         if self._run_lock is None:
             self._run_lock = asyncio.Lock()
         if self.mcp is not None:
             await self.mcp.start()  # connects what is not connected yet; never raises
-        async with self._run_lock:
-            self._task = asyncio.current_task()
-            for text in self._settings_watch.changes() if self._settings_watch else ():
-                notice = Notice("settings", text)
-                emit_to([*self._loop.sinks, *([on_event] if on_event else [])], notice)
+        queued = self._run_lock.locked() or bool(self._waiting)
+        if queued:
+            ahead = len(self._waiting)
+            more = f" and {ahead} more" if ahead else ""
+            text = f"Queued behind the running prompt{more}: {_quote(prompt)} starts when it ends."
+            self._tell(Notice("queued", text), self._running_sink, on_event)
+            waiter = asyncio.current_task()
+            assert waiter is not None  # a coroutine awaited by asyncio runs in a task
+            self._waiting.append(waiter)
             try:
-                result = await self._loop.run(prompt, on_event=on_event)
+                await self._run_lock.acquire()
             finally:
-                self._task = None
+                self._waiting.remove(waiter)
+        else:
+            await self._run_lock.acquire()
+        try:
+            self._task = asyncio.current_task()
+            self._running_sink = on_event
+            if queued:
+                started = f"Started the queued prompt {_quote(prompt)}."
+                self._tell(Notice("queued", started), on_event)
+            for text in self._settings_watch.changes() if self._settings_watch else ():
+                self._tell(Notice("settings", text), on_event)
+            result = await self._loop.run(prompt, on_event=on_event)
+        finally:
+            self._task = None
+            self._running_sink = None
+            self._run_lock.release()
         self.last_result = result
         return result
 
+    def _tell(self, notice: Notice, *extra: EventSink | None) -> None:
+        """Hand `notice` to the session's sinks and to `extra` ones (each sink once)."""
+        sinks: list[EventSink] = []
+        for sink in (*self._loop.sinks, *extra):
+            if sink is not None and all(sink is not seen for seen in sinks):
+                sinks.append(sink)
+        emit_to(sinks, notice)
+
+    @property
+    def running(self) -> bool:
+        """Whether a prompt is running now."""
+        return self._task is not None
+
+    @property
+    def queued_prompts(self) -> int:
+        """How many prompts wait for the running one to end."""
+        return len(self._waiting)
+
     async def close(self) -> None:
-        """Stop what outlives a prompt: background commands and subagents, scheduled jobs."""
+        """Stop what outlives a prompt: queued prompts (their `run` raises
+        `CancelledError`), scheduled jobs, background commands and subagents. Awaited right
+        after a prompt, in the task that ran it, no queued prompt gets to start."""
         from .tools.cron import scheduler
         from .tools.tasks.registry import background_tasks
 
+        for waiter in list(self._waiting):
+            waiter.cancel()
         scheduler(self.context).clear()
         await background_tasks(self.context).stop_all()
         if self.mcp is not None:
@@ -409,3 +460,9 @@ def _add(total: float | None, model: str, usage: Usage) -> float | None:
 
     cost = estimate_cost(model, usage)
     return None if total is None or cost is None else total + cost
+
+
+def _quote(prompt: str) -> str:
+    """A prompt's first line, short enough for a one-line notice."""
+    line = prompt.strip().splitlines()[0] if prompt.strip() else "(continue)"
+    return repr(line if len(line) <= 60 else line[:59] + "…")

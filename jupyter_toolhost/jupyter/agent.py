@@ -23,8 +23,10 @@ def make_model(host: AgentHost) -> Any:
     """The model the session talks to: a cassette when one is set, else the API client."""
     if host.cassette:
         from ..model.cassette import CassetteModel
+        from .options import parse_cassette_mode
 
-        return CassetteModel(host.cassette)
+        mode = parse_cassette_mode(host.cassette_mode or "auto")
+        return CassetteModel(host.cassette, cassette_mode=mode)
     return host.model
 
 

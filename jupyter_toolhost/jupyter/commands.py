@@ -56,8 +56,9 @@ def _status(host: AgentHost, command: Command) -> Rendered:
     session = host.session
     rows: list[tuple[str, Any]] = [
         ("model", host.model or "(default)"),
-        ("mode", host.mode or "default"),
+        ("permission mode", host.mode or "default"),
         ("cassette", host.cassette or ""),
+        ("cassette mode", (host.cassette_mode or "auto") if host.cassette else ""),
         ("session", session.session_id if session else "(none yet)"),
         ("messages", len(session.messages) if session else 0),
         ("tool calls", len(host.history)),

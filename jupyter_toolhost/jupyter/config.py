@@ -3,7 +3,8 @@
 Set them where Jupyter users set kernel options, e.g. in `ipython_config.py` or
 `ipython_kernel_config.py`: ``c.ToolHost.model = "claude-sonnet-4-5"``,
 ``c.ToolHost.permission_mode = "dontAsk"``, ``c.ToolHost.approval_timeout = 60``.
-Options given on a `%%agent` line win over these.
+Options given on a `%%agent` line win over these. `permission_mode` is what `--mode` sets;
+`cassette_mode` is what `--cassette-mode` sets (auto, record, replay).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from traitlets import Bool, Float, Integer, List, TraitError, Unicode, validate
 from traitlets.config import Configurable
 
 from ..types import PERMISSION_MODES
+from .options import CASSETTE_MODES
 
 
 class ToolHost(Configurable):
@@ -23,13 +25,24 @@ class ToolHost(Configurable):
     permission_mode = Unicode(
         None,
         allow_none=True,
-        help="Permission mode: default, acceptEdits, bypassPermissions, dontAsk, plan, auto.",
+        help=(
+            "Permission mode (what %%agent --mode sets): default, acceptEdits, "
+            "bypassPermissions, dontAsk, plan, auto."
+        ),
     ).tag(config=True)
     max_turns = Integer(None, allow_none=True, help="Model requests per cell at most.").tag(
         config=True
     )
     cassette = Unicode(
         None, allow_none=True, help="Replay/record model answers from this cassette file."
+    ).tag(config=True)
+    cassette_mode = Unicode(
+        None,
+        allow_none=True,
+        help=(
+            "What the cassette does: auto (replay if the file exists, else record with a "
+            "key; the default), record, replay. Same as %%agent --cassette-mode."
+        ),
     ).tag(config=True)
     tools = List(
         Unicode(), default_value=None, allow_none=True, help="Only offer these tools (names)."
@@ -51,7 +64,20 @@ class ToolHost(Configurable):
     def _check_mode(self, proposal: dict) -> str | None:
         value = proposal["value"]
         if value is not None and value not in PERMISSION_MODES:
+            hint = " (that is a cassette mode: set cassette_mode)"
             raise TraitError(
                 f"permission_mode {value!r} is not one of: {', '.join(PERMISSION_MODES)}"
+                + (hint if value in CASSETTE_MODES else "")
+            )
+        return value
+
+    @validate("cassette_mode")
+    def _check_cassette_mode(self, proposal: dict) -> str | None:
+        value = proposal["value"]
+        if value is not None and value not in CASSETTE_MODES:
+            hint = " (that is a permission mode: set permission_mode)"
+            raise TraitError(
+                f"cassette_mode {value!r} is not one of: {', '.join(CASSETTE_MODES)}"
+                + (hint if value in PERMISSION_MODES else "")
             )
         return value

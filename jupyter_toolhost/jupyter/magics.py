@@ -20,18 +20,23 @@ Usage
 {CELL_USAGE}
 
     The cell body is the prompt; the conversation continues across %%agent cells
-    until --new or %agent reset. --mode, --model and --cassette stay in effect for the
-    rest of the conversation; a new one starts from the c.ToolHost defaults.
+    until --new or %agent reset. --mode, --model, --cassette and --cassette-mode stay in
+    effect for the rest of the conversation; a new one starts from the c.ToolHost defaults.
 
 {LINE_USAGE}
 
 Options
 -------
 --model M        model name (else c.ToolHost.model, JUPYTER_TOOLHOST_MODEL, a default)
---mode MODE      default | acceptEdits | bypassPermissions | dontAsk | plan | auto
+--mode MODE      the permission mode (as python -m jupyter_toolhost --mode and
+                 Session(permission_mode=...)): default | acceptEdits |
+                 bypassPermissions | dontAsk | plan | auto
 --new            start a new conversation
 --max-turns N    at most N model requests for this cell
 --cassette PATH  replay (or record) model answers from a cassette file: works offline
+--cassette-mode auto|record|replay
+                 what the cassette does; auto (the default) replays when the file
+                 exists and records (with ANTHROPIC_API_KEY) when it does not
 --tools A,B      offer only these tools
 
 Approvals
@@ -57,8 +62,14 @@ Servers for every session go in "mcpServers" of .toolhost/settings.json.
 
 Configuration
 -------------
-c.ToolHost.model, .permission_mode, .max_turns, .cassette, .tools, .kernel_tools,
-.approval_timeout
+c.ToolHost.model, .permission_mode (--mode), .max_turns, .cassette,
+.cassette_mode (--cassette-mode), .tools, .kernel_tools, .approval_timeout
+
+Prompts while one runs
+----------------------
+A scheduled prompt (CronCreate) that fires while a cell runs waits for the running
+prompt to end, then runs; the running cell shows a "queued" notice saying so. It never
+interrupts the cell: the stop button does that.
 
 The kernel stop button interrupts the agent: cancellable tools stop, the conversation stays
 valid and the next cell continues it.

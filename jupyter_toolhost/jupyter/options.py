@@ -8,9 +8,15 @@ from __future__ import annotations
 
 import shlex
 from dataclasses import dataclass, field
-from typing import Literal, TypeAlias, get_args
+from typing import TYPE_CHECKING, Literal, TypeAlias, get_args
 
 from ..types import PERMISSION_MODES, PermissionMode
+
+if TYPE_CHECKING:
+    from ..model.cassette import CassetteMode
+
+CASSETTE_MODES: tuple[CassetteMode, ...] = ("auto", "record", "replay")
+"""`model.cassette.CASSETTE_MODES`, spelled out: importing that module at load is slow."""
 
 Subcommand: TypeAlias = Literal[
     "status",
@@ -32,7 +38,7 @@ SUBCOMMANDS: tuple[Subcommand, ...] = get_args(Subcommand)
 
 CELL_USAGE = (
     "%%agent [--model M] [--mode MODE] [--new] [--max-turns N] [--cassette PATH] "
-    "[--tools A,B]\n<prompt lines>"
+    "[--cassette-mode auto|record|replay] [--tools A,B]\n<prompt lines>"
 )
 LINE_USAGE = (
     "%agent status | reset | mode [MODE] | allow|ask|deny RULE [--save] | rules | tools | "
@@ -54,6 +60,7 @@ class CellOptions:
     new: bool = False
     max_turns: int | None = None
     cassette: str | None = None
+    cassette_mode: CassetteMode | None = None
     tools: tuple[str, ...] | None = None
 
 
@@ -76,11 +83,27 @@ def _split(line: str) -> list[str]:
 
 
 def parse_mode(value: str) -> PermissionMode:
-    """A permission mode name, checked."""
+    """A permission mode name, checked (a cassette mode gets a pointer to --cassette-mode)."""
     for mode in PERMISSION_MODES:
         if mode == value:
             return mode
-    raise UsageError(f"Unknown mode {value!r}; choose one of: {', '.join(PERMISSION_MODES)}.")
+    hint = f" ({value!r} is a cassette mode: use --cassette-mode {value}.)"
+    raise UsageError(
+        f"Unknown mode {value!r}; the permission modes are: {', '.join(PERMISSION_MODES)}."
+        + (hint if value in CASSETTE_MODES else "")
+    )
+
+
+def parse_cassette_mode(value: str) -> CassetteMode:
+    """A cassette mode name, checked (a permission mode gets a pointer to --mode)."""
+    for mode in CASSETTE_MODES:
+        if mode == value:
+            return mode
+    hint = f" ({value!r} is a permission mode: use --mode {value}.)"
+    raise UsageError(
+        f"Unknown cassette mode {value!r}; choose one of: {', '.join(CASSETTE_MODES)}."
+        + (hint if value in PERMISSION_MODES and value != "auto" else "")
+    )
 
 
 def parse_cell_line(line: str) -> CellOptions:
@@ -89,7 +112,7 @@ def parse_cell_line(line: str) -> CellOptions:
     values: dict[str, str] = {}
     new = False
     index = 0
-    takes_value = ("--model", "--mode", "--max-turns", "--cassette", "--tools")
+    takes_value = ("--model", "--mode", "--max-turns", "--cassette", "--cassette-mode", "--tools")
     while index < len(words):
         word = words[index]
         name, eq, inline = word.partition("=")
@@ -125,6 +148,9 @@ def parse_cell_line(line: str) -> CellOptions:
         new=new,
         max_turns=max_turns,
         cassette=values.get("--cassette") or None,
+        cassette_mode=(
+            parse_cassette_mode(values["--cassette-mode"]) if "--cassette-mode" in values else None
+        ),
         tools=tools,
     )
 

@@ -11,6 +11,11 @@ whether it was recorded or replayed, and the file is the same whether it was rec
 against the real API or the loopback test server. Replay checks each request against the
 recorded one (message count and newest message) after normalising temp paths, the working
 directory and session ids, and fails with a diff when they differ.
+
+Vocabulary: this is the *cassette mode* (`auto`, `record`, `replay`), spelled
+`--cassette-mode` on the command line and in `%%agent`, `c.ToolHost.cassette_mode` in
+traitlets config and `CassetteModel(path, cassette_mode=...)` here (`mode=` still works).
+`--mode` / `permission_mode` is always the permission mode.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ import re
 import tempfile
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias, get_args
 
 from .base import (
     AssistantMessage,
@@ -42,6 +47,7 @@ from .base import (
 )
 
 CassetteMode: TypeAlias = Literal["auto", "record", "replay"]
+CASSETTE_MODES: tuple[CassetteMode, ...] = get_args(CassetteMode)
 CASSETTE_VERSION = 1
 
 
@@ -87,21 +93,31 @@ def request_summary(request: ModelRequest) -> dict[str, Any]:
 class CassetteModel:
     """Wraps a model: records its responses to `path`, or replays them from it.
 
-    `mode="auto"` replays when the file exists, records when it does not and an API key is
-    set, and otherwise fails saying how to record. `inner` is the model to record from
-    (default: `AnthropicModel()`, created only when recording).
+    `cassette_mode="auto"` (the default) replays when the file exists, records when it does
+    not and an API key is set, and otherwise fails saying how to record. `mode=` is the
+    same parameter under its older name. `inner` is the model to record from (default:
+    `AnthropicModel()`, created only when recording).
     """
 
     def __init__(
         self,
         path: str | os.PathLike[str],
         *,
-        mode: CassetteMode = "auto",
+        cassette_mode: CassetteMode | None = None,
+        mode: CassetteMode | None = None,
         inner: Model | None = None,
         inner_factory: Callable[[], Model] | None = None,
     ) -> None:
-        if mode not in ("auto", "record", "replay"):
-            raise ValueError(f"cassette mode must be auto, record or replay, not {mode!r}")
+        if cassette_mode is not None and mode is not None and cassette_mode != mode:
+            raise ValueError(
+                f"cassette_mode={cassette_mode!r} and mode={mode!r} disagree; give one"
+            )
+        mode = cassette_mode or mode or "auto"
+        if mode not in CASSETTE_MODES:
+            raise ValueError(
+                f"cassette mode must be {', '.join(CASSETTE_MODES)}, not {mode!r} "
+                "(permission modes such as 'dontAsk' go to Session(permission_mode=...))"
+            )
         self.path = Path(path)
         self.requested_mode: CassetteMode = mode
         self._inner = inner
@@ -135,7 +151,7 @@ class CassetteModel:
             return "record"
         raise CassetteError(
             f"The cassette {self.path} does not exist and there is nothing to record it from. "
-            "Set ANTHROPIC_API_KEY and run again to record it (mode 'auto' or 'record')."
+            "Set ANTHROPIC_API_KEY and run again to record it (cassette mode 'auto' or 'record')."
         )
 
     def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
@@ -159,7 +175,8 @@ class CassetteModel:
         if self._position >= len(interactions):
             raise CassetteError(
                 f"The cassette {self.path} has {len(interactions)} recorded requests and this "
-                "run made another one. Re-record it (mode 'record', with ANTHROPIC_API_KEY)."
+                "run made another one. Re-record it (cassette mode 'record', with "
+                "ANTHROPIC_API_KEY)."
             )
         number = self._position + 1
         recorded = interactions[self._position]
@@ -301,8 +318,8 @@ def _check_match(
     )
     raise CassetteMismatch(
         f"Request #{number} does not match what {path} recorded, so its recorded response "
-        "cannot be replayed. Re-record the cassette (mode 'record', with ANTHROPIC_API_KEY) "
-        f"if the change is intended.\n{diff}"
+        "cannot be replayed. Re-record the cassette (cassette mode 'record', with "
+        f"ANTHROPIC_API_KEY) if the change is intended.\n{diff}"
     )
 
 
@@ -319,8 +336,8 @@ def _read(path: Path) -> list[dict[str, Any]]:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise CassetteError(
-            f"The cassette {path} does not exist. Record it first: mode 'record' (or 'auto') "
-            "with ANTHROPIC_API_KEY set."
+            f"The cassette {path} does not exist. Record it first: cassette mode 'record' "
+            "(or 'auto') with ANTHROPIC_API_KEY set."
         ) from None
     except ValueError as exc:
         raise CassetteError(f"The cassette {path} is not valid JSON: {exc}") from None
