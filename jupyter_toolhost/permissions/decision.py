@@ -29,7 +29,7 @@ from ..types import (
 from .facts import CallFacts, CommandFacts, PathRef, call_facts
 from .guards import Guard, guard
 from .hooks import HookOutput
-from .paths import PathResolver, inside_any, skeleton
+from .paths import PathResolver, skeleton
 from .ruleset import BehaviorRules, CompiledRules, SourcedRule
 from .shell_safety import creates_or_moves_files
 
@@ -38,6 +38,13 @@ PLAN_MODE_MESSAGE = (
     "Finish exploring, present your plan to the user, and wait for them to leave plan mode "
     "before changing anything."
 )
+
+# Reasons that never vary, built once (they are frozen, so every decision may share them).
+_READ_INSIDE = DecisionReason("default", "read-only, inside the working directories")
+_READ_ONLY_TOOL = DecisionReason("default", "read-only tool")
+_NO_COMMAND = DecisionReason("default", "no command")
+_CD_INSIDE = DecisionReason("default", "cd inside the working directories")
+_READ_ONLY_COMMANDS = DecisionReason("default", "read-only commands inside the working directories")
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,17 +191,19 @@ def _whole(rules: BehaviorRules, facts: CallFacts) -> SourcedRule | None:
 
 
 def _shell_first(rules: BehaviorRules, facts: CallFacts) -> _Match | None:
-    if facts.shell_text is not None and rules.shell:
-        hit = rules.shell.match((facts.shell_text,))
+    shell = rules.shell if rules.shell else None
+    if facts.shell_text is not None and shell is not None:
+        hit = shell.match((facts.shell_text,))
         if hit:
             return _Match(hit, f" for `{facts.shell_text}`")
+    paths = bool(rules.read or rules.edit)
     for item in facts.commands:
         command = item.command
-        if rules.shell:
-            hit = rules.shell.match((command.text, command.source_text))
+        if shell is not None:
+            hit = shell.match((command.text, command.source_text))
             if hit:
                 return _Match(hit, f" for `{command.text}`")
-        for ref in (*item.paths, *item.write_targets, *item.read_targets):
+        for ref in (*item.paths, *item.write_targets, *item.read_targets) if paths else ():
             hit = rules.read.match(ref.candidates) or rules.edit.match(ref.candidates)
             if hit:
                 return _Match(hit, f" on {ref.written}")
@@ -258,7 +267,7 @@ def _allowed(
         if ref.write and mode == "acceptEdits" and inside:
             return DecisionReason("mode", "acceptEdits: an edit inside the working directories"), ()
         if not ref.write and inside:
-            return DecisionReason("default", "read-only, inside the working directories"), ()
+            return _READ_INSIDE, ()
         kind = "Edit" if ref.write else "Read"
         return None, (f"{kind}({_rule_path(ref)})",)
     if facts.url is not None:
@@ -267,7 +276,7 @@ def _allowed(
             return hit.reason(), ()
         return None, (f"WebFetch(domain:{facts.host})",) if facts.host else ()
     if facts.read_only:
-        return DecisionReason("default", "read-only tool"), ()
+        return _READ_ONLY_TOOL, ()
     return None, (facts.tool_name,)
 
 
@@ -328,7 +337,7 @@ def _command_allowed(
 ) -> DecisionReason | None:
     command = item.command
     if not command.parts:
-        return DecisionReason("default", "no command")
+        return _NO_COMMAND
     if command.risky:
         hit = rules.shell.match((command.source_text,), exact_only=True)
     else:
@@ -339,14 +348,14 @@ def _command_allowed(
         return None
     if not all(facts.inside(ref) for ref in (*item.paths, *item.trees)):
         return None
-    if not inside_any(facts.shell_dirs, facts.working_dirs):
+    if not facts.shell_inside():
         return None  # the shell is outside the roots: what it reads there is not allowed
     if command.changes_directory:
-        return DecisionReason("default", "cd inside the working directories")
+        return _CD_INSIDE
     if mode == "acceptEdits" and creates_or_moves_files(command):
         return DecisionReason("mode", f"acceptEdits: {command.name} inside the working dirs")
     if item.traits is not None and item.traits.read_only:
-        return DecisionReason("default", "read-only commands inside the working directories")
+        return _READ_ONLY_COMMANDS
     return None
 
 

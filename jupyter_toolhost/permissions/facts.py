@@ -13,6 +13,10 @@ shell may be in by then, and each resolution is a candidate (a deny matches any 
 allow needs all). A ``cd`` whose target is not known (``cd $X``, ``cd -``, ``popd``) makes
 every later relative path unknown. "Inside the working directories" is always about the
 session's roots, never about wherever the shell has wandered.
+
+Paths are resolved afresh on every call, whatever the resolver, so a symlink made between
+two calls is seen; only pure functions of strings (is this path inside those roots?) are
+remembered.
 """
 
 from __future__ import annotations
@@ -132,7 +136,17 @@ class CallFacts:
         return self.shell_text is not None
 
     def inside(self, ref: PathRef) -> bool:
-        return inside_any(ref.candidates, self.working_dirs)
+        return _inside(ref.candidates, self.working_dirs)
+
+    def shell_inside(self) -> bool:
+        """Whether the shell starts inside the working directories."""
+        return _inside(self.shell_dirs, self.working_dirs)
+
+
+@lru_cache(maxsize=4096)
+def _inside(paths: tuple[str, ...], roots: tuple[str, ...]) -> bool:
+    # A pure function of the strings, cached: a decision asks it several times per path.
+    return inside_any(paths, roots)
 
 
 def call_facts(
@@ -150,10 +164,7 @@ def call_facts(
     facts = CallFacts(tool_name=name)
     if name.startswith("mcp__"):
         facts.server = name[5:].split("__", 1)[0]
-    dirs: list[str] = []
-    for directory in working_dirs:
-        dirs.extend(candidates(directory, cwd=cwd, resolver=resolver))
-    facts.working_dirs = tuple(dict.fromkeys(dirs))
+    facts.working_dirs = _roots(tuple(working_dirs), cwd, resolver)
     facts.read_only = tool.flag(tool.is_read_only, input)
     try:
         path = tool.get_path(input) if tool.get_path is not None else None
@@ -177,33 +188,66 @@ def call_facts(
     return facts
 
 
+def _roots(
+    working_dirs: tuple[str, ...], cwd: str, resolver: PathResolver
+) -> tuple[str, ...]:
+    """The working directories, each with its resolved form (see `candidates`)."""
+    dirs: list[str] = []
+    for directory in working_dirs:
+        dirs.extend(candidates(directory, cwd=cwd, resolver=resolver))
+    return tuple(dict.fromkeys(dirs))
+
+
 def _ref(written: str, cwd: str | Sequence[str], resolver: PathResolver, *, write: bool) -> PathRef:
-    dirs = (cwd,) if isinstance(cwd, str) else cwd
+    dirs = (cwd,) if isinstance(cwd, str) else tuple(cwd)
+    if len(dirs) == 1:  # (`candidates` gives distinct paths already)
+        return PathRef(written, candidates(written, cwd=dirs[0], resolver=resolver), write)
     found = [c for d in dirs for c in candidates(written, cwd=d, resolver=resolver)]
     return PathRef(written, tuple(dict.fromkeys(found)), write)
 
 
+@dataclass(frozen=True, slots=True)
+class _ShellFacts:
+    """What `_shell_facts` finds about one command line started in one directory."""
+
+    analysis: ShellAnalysis
+    shell_dirs: tuple[str, ...]
+    commands: tuple[CommandFacts, ...] = ()
+    read_only: bool = False
+
+
 def _shell_facts(facts: CallFacts, text: str, cwd: str, resolver: PathResolver) -> None:
     facts.shell_text = text
-    facts.shell = analyze(text)
-    facts.shell_dirs = candidates(cwd, cwd=cwd, resolver=resolver)
-    if facts.shell.error:
-        facts.unverifiable = facts.shell.error
+    found = _resolve_shell(text, analyze(text), cwd, resolver)
+    facts.shell = found.analysis
+    facts.shell_dirs = found.shell_dirs
+    if found.analysis.error:
+        facts.unverifiable = found.analysis.error
         facts.read_only = False
         return
+    facts.commands = found.commands
+    facts.read_only = found.read_only
+
+
+def _resolve_shell(
+    text: str, analysis: ShellAnalysis, cwd: str, resolver: PathResolver
+) -> _ShellFacts:
+    shell_dirs = candidates(cwd, cwd=cwd, resolver=resolver)
+    if analysis.error:
+        return _ShellFacts(analysis, shell_dirs)
     dirs: tuple[str, ...] | None = (cwd,)
     built: list[CommandFacts] = []
-    for command, traits in zip(facts.shell.commands, traits_of(text), strict=True):
+    for command, traits in zip(analysis.commands, traits_of(text), strict=True):
         item = _command_facts(command, traits, dirs, resolver)
         built.append(item)
         if command.changes_directory:
             dirs = _after_cd(command, dirs, resolver)
-    facts.commands = tuple(built)
-    facts.read_only = (
+    read_only = (
         bool(built)
         and all(not c.command.parts or (c.traits and c.traits.read_only) for c in built)
         and not any(c.write_targets or c.dynamic or c.dynamic_target for c in built)
     )
+    return _ShellFacts(analysis, shell_dirs, tuple(built), bool(read_only))
 
 
 def _after_cd(
@@ -305,6 +349,7 @@ def _glob_path(word: Word, cwd: str, resolver: PathResolver) -> str:
     return posixpath.normpath(value if value.startswith("/") else f"{cwd.rstrip('/')}/{value}")
 
 
+@lru_cache(maxsize=1024)
 def _host(url: str) -> str | None:
     try:
         parts = urlsplit(url.strip())

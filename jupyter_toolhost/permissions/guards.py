@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ..types import DecisionReason
 from .facts import CallFacts, CommandFacts, PathRef
@@ -71,6 +72,8 @@ def guard(
             DecisionReason("safety", "write to a protected folder", protected.written),
             askable_in_bypass=True,
         )
+    if not facts.is_shell:
+        return None  # every guard below is about a shell command line
     deny = rules.deny
     git_reads = any(
         c.traits.git_contents or (sandboxed and c.traits.git_stages)
@@ -150,11 +153,14 @@ def _protected_write(rules: CompiledRules, facts: CallFacts) -> PathRef | None:
 
 
 def _in_protected(ref: PathRef) -> bool:
-    return any(
-        f"/{d}/" in path.replace(WORKTREES, "/") + "/"
-        for path in ref.candidates
-        for d in PROTECTED_DIRS
-    )
+    return any(_protected_path(path) for path in ref.candidates)
+
+
+@lru_cache(maxsize=4096)
+def _protected_path(path: str) -> bool:
+    # A pure function of the string, cached: every call's paths are checked.
+    path = path.replace(WORKTREES, "/") + "/"
+    return any(f"/{d}/" in path for d in PROTECTED_DIRS)
 
 
 def _glob_hit(rules: CompiledRules, glob: str, resolver: PathResolver) -> SourcedRule | None:

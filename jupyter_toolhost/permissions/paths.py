@@ -18,16 +18,19 @@ import os
 import posixpath
 import re
 import unicodedata
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 T = TypeVar("T")
 
 _WILDCARDS = frozenset("*?[")
 TREE_LIMIT = 20_000
 """Entries a tree check walks before it assumes the tree holds a protected path."""
+MEMO_SIZE = 4096
+"""Paths (or command texts) a rule set remembers its answer for before it forgets them all."""
+_MISS: Any = object()
 
 
 class PathResolver(Protocol):
@@ -190,7 +193,8 @@ def _absolute(path: str, cwd: str, home: str) -> str:
 
 def candidates(path: str, *, cwd: str, resolver: PathResolver) -> tuple[str, ...]:
     """The lexical absolute path and its symlink-resolved target (one if they agree)."""
-    lexical = absolute(path, cwd=cwd, home=resolver.home())
+    home = resolver.home() if path[:1] == "~" else ""  # (only `~` and `~/x` use it)
+    lexical = _absolute(path, cwd, home)
     try:
         real = resolver.realpath(lexical)
     except (OSError, ValueError):
@@ -235,10 +239,13 @@ def skeleton(text: str) -> str:
     return text if text.isascii() else deny_form(text).translate(_LOOKALIKES)
 
 
+_CONTROL = re.compile(r"[\x00-\x1f]")
+
+
 def has_invisible(text: str) -> bool:
     """Whether `text` holds control or format characters a reader would not see."""
     return (not text.isascii() and any(unicodedata.category(c) in ("Cf", "Cc") for c in text)) or (
-        any(ord(c) < 32 for c in text)
+        _CONTROL.search(text) is not None
     )
 
 
@@ -323,7 +330,7 @@ def _translate(glob: str) -> str:
 
 
 class PathRuleSet(Generic[T]):
-    """Many path patterns matched at once (one combined regex); answers which item matched.
+    """Many path patterns, indexed by their static prefix; answers which item matched first.
 
     With `folded`, patterns and paths are compared case-insensitively after NFKC
     normalisation — used for deny rules, so a look-alike or case variant is still caught.
@@ -334,11 +341,19 @@ class PathRuleSet(Generic[T]):
         self._folded = folded
         self._entries = [(item, c.static_prefix) for item, c in entries]
         self._patterns = tuple(entries)
-        self._by_prefix: dict[str, list[tuple[int, T, re.Pattern[str]]]] = {}
+        by_prefix: dict[str, list[tuple[int, T, re.Pattern[str]]]] = {}
         for index, (item, c) in enumerate(entries):
             compiled = re.compile(_fold_regex(c.regex, folded), flags)
             key = self._key(c.static_prefix.rstrip("/") or "/")
-            self._by_prefix.setdefault(key, []).append((index, item, compiled))
+            by_prefix.setdefault(key, []).append((index, item, compiled))
+        # For speed, each prefix holds its merged bucket: its own patterns, those of every
+        # prefix above it and those of "/", in rule order. A lookup then stops at the
+        # deepest prefix of the path that has patterns, and sorts nothing.
+        self._root = _merged(by_prefix, ())
+        self._merged = {key: _merged(by_prefix, _walk(key)) for key in by_prefix}
+        # What each path matched (a pure function of the path string: the rules never
+        # change); bounded, cleared when full.
+        self._memo: dict[str, T | None] = {}
 
     def _key(self, path: str) -> str:
         return fold(path) if self._folded else path
@@ -355,25 +370,37 @@ class PathRuleSet(Generic[T]):
 
         Only patterns whose static prefix is the path or one of its parents are tried.
         """
-        if not self._by_prefix:
+        if not self._entries:
             return None
+        memo = self._memo
         for path in paths:
-            subject = deny_form(path) if self._folded else path
-            key = self._key(subject)
-            found: list[tuple[int, T, re.Pattern[str]]] = []
-            index = self._by_prefix
-            while key:
-                bucket = index.get(key)
-                if bucket:
-                    found.extend(bucket)
-                key = key[: key.rfind("/")]
-            found.extend(index.get("/", ()))
-            if len(found) > 1:
-                found.sort(key=_first_item)
-            for _index, item, pattern in found:
-                if pattern.fullmatch(subject):
-                    return item
+            found = memo.get(path, _MISS)
+            if found is _MISS:
+                found = self._match_path(path)
+                if len(memo) >= MEMO_SIZE:
+                    memo.clear()
+                memo[path] = found
+            if found is not None:
+                return found
         return None
+
+    def _match_path(self, path: str) -> T | None:
+        subject = deny_form(path) if self._folded else path
+        for item, pattern in self._bucket(self._key(subject)):
+            if pattern.fullmatch(subject):
+                return item
+        return None
+
+    def _bucket(self, key: str) -> tuple[tuple[T, re.Pattern[str]], ...]:
+        """The patterns a path with this key may match: the merged bucket of its deepest
+        prefix that has patterns (see `__init__`)."""
+        merged = self._merged
+        while key:
+            bucket = merged.get(key)
+            if bucket is not None:
+                return bucket
+            key = key[: key.rfind("/")]
+        return self._root
 
     def reaching_tree(self, root: str) -> tuple[T | None, bool]:
         """What protects a path below the directory `root`.
@@ -407,7 +434,22 @@ class PathRuleSet(Generic[T]):
         return None
 
 
-def _first_item(entry: tuple[int, object, object]) -> int:
+def _walk(key: str) -> Iterator[str]:
+    """`key` and the shorter keys a lookup tries after it, cutting at each "/" in turn."""
+    while key:
+        yield key
+        key = key[: key.rfind("/")]
+
+
+def _merged(
+    by_prefix: dict[str, list[tuple[int, T, re.Pattern[str]]]], keys: Iterable[str]
+) -> tuple[tuple[T, re.Pattern[str]], ...]:
+    """The patterns of `keys` and of "/", each once, in rule order."""
+    found = {e[0]: e for key in (*keys, "/") for e in by_prefix.get(key, ())}
+    return tuple((item, pattern) for _index, item, pattern in sorted(found.values(), key=_first))
+
+
+def _first(entry: tuple[int, object, object]) -> int:
     return entry[0]
 
 

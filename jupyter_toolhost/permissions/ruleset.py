@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..types import DecisionReason, RuleBehavior
-from .paths import CompiledPattern, PathRuleSet, compile_pattern
+from .paths import MEMO_SIZE, CompiledPattern, PathRuleSet, compile_pattern
 from .rules import Rule, RuleError, parse_rule
 from .shell_rules import ShellPattern, ShellRuleSet, compile_shell_pattern
 
@@ -41,9 +41,15 @@ class SourcedRule:
     behavior: RuleBehavior
     source: str
     label: str
+    _reason: DecisionReason = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # Built once, for speed: every decision by this rule carries the same (frozen) reason.
+        reason = DecisionReason("rule", f"{self.behavior} rule {self.rule.text}", self.label)
+        object.__setattr__(self, "_reason", reason)
 
     def reason(self) -> DecisionReason:
-        return DecisionReason("rule", f"{self.behavior} rule {self.rule.text}", self.label)
+        return self._reason
 
 
 @dataclass(slots=True)
@@ -62,11 +68,22 @@ class BehaviorRules:
     domains: tuple[tuple[str, SourcedRule], ...] = ()
     empty: bool = True
     _domain_cache: tuple[dict[str, list[tuple[int, SourcedRule]]], ...] | None = None
+    _domain_memo: dict[tuple[str, bool], SourcedRule | None] = field(default_factory=dict)
+    """What `domain` answered per host (a pure function of the host and the rules)."""
 
     def domain(self, host: str, *, subdomains: bool) -> SourcedRule | None:
         """The rule for `host`: ``*.x`` covers subdomains; with `subdomains`, ``x`` does too."""
         if not self.domains:
             return None
+        memo = self._domain_memo
+        key = (host, subdomains)
+        if key not in memo:
+            if len(memo) >= MEMO_SIZE:
+                memo.clear()
+            memo[key] = self._domain(host, subdomains)
+        return memo[key]
+
+    def _domain(self, host: str, subdomains: bool) -> SourcedRule | None:
         exact, wildcard = self._domain_index()
         parts = host.split(".")
         found: list[tuple[int, SourcedRule]] = []

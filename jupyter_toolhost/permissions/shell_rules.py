@@ -12,12 +12,13 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
-from .paths import deny_form
+from .paths import MEMO_SIZE, deny_form
 from .shell import analyze
 
 T = TypeVar("T")
+_MISS: Any = object()
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,14 +91,21 @@ class ShellRuleSet(Generic[T]):
     def __init__(self, entries: Sequence[tuple[T, ShellPattern]], *, folded: bool) -> None:
         flags = re.DOTALL | (re.IGNORECASE if folded else 0)
         self._folded = folded
-        self._by_head: dict[str, list[tuple[int, T, re.Pattern[str], bool]]] = {}
-        self._headless: list[tuple[int, T, re.Pattern[str], bool]] = []
+        by_head: dict[str, list[tuple[int, T, re.Pattern[str], bool]]] = {}
+        headless: list[tuple[int, T, re.Pattern[str], bool]] = []
         for index, (item, pattern) in enumerate(entries):
             entry = (index, item, re.compile(pattern.regex, flags), pattern.exact)
             if pattern.head is None:
-                self._headless.append(entry)
+                headless.append(entry)
             else:
-                self._by_head.setdefault(self._key(pattern.head), []).append(entry)
+                by_head.setdefault(self._key(pattern.head), []).append(entry)
+        # For speed, each head's bucket already holds the headless rules too, merged in rule
+        # order, so a lookup neither copies nor sorts.
+        self._headless = _in_order(headless)
+        self._by_head = {head: _in_order([*bucket, *headless]) for head, bucket in by_head.items()}
+        # What each text matched, by `exact_only` (a pure function of the text: the rules
+        # never change); bounded, cleared when full.
+        self._memo: tuple[dict[str, T | None], dict[str, T | None]] = ({}, {})
 
     def _key(self, word: str) -> str:
         return deny_form(word).casefold() if self._folded else word
@@ -107,16 +115,38 @@ class ShellRuleSet(Generic[T]):
 
     def match(self, texts: Iterable[str], *, exact_only: bool = False) -> T | None:
         """The first item whose pattern matches one of `texts` (exact rules only, if asked)."""
+        memo = self._memo[exact_only]
         last = None
         for text in texts:
             if text == last:
                 continue
             last = text
-            subject = deny_form(text) if self._folded else text
-            head = subject.split(" ", 1)[0]
-            bucket = self._by_head.get(self._key(head) if self._folded else head, ())
-            candidates = sorted((*bucket, *self._headless)) if self._headless else bucket
-            for _index, item, pattern, exact in candidates:
-                if (exact or not exact_only) and pattern.fullmatch(subject):
-                    return item
+            found = memo.get(text, _MISS)
+            if found is _MISS:
+                found = self._match_text(text, exact_only)
+                if len(memo) >= MEMO_SIZE:
+                    memo.clear()
+                memo[text] = found
+            if found is not None:
+                return found
         return None
+
+    def _match_text(self, text: str, exact_only: bool) -> T | None:
+        subject = deny_form(text) if self._folded else text
+        head = subject.split(" ", 1)[0]
+        bucket = self._by_head.get(self._key(head) if self._folded else head, self._headless)
+        for item, pattern, exact in bucket:
+            if (exact or not exact_only) and pattern.fullmatch(subject):
+                return item
+        return None
+
+
+def _in_order(
+    entries: list[tuple[int, T, re.Pattern[str], bool]],
+) -> tuple[tuple[T, re.Pattern[str], bool], ...]:
+    """`entries` sorted by rule index, the index dropped."""
+    return tuple((item, pattern, exact) for _i, item, pattern, exact in sorted(entries, key=_index))
+
+
+def _index(entry: tuple[int, object, object, bool]) -> int:
+    return entry[0]
