@@ -247,3 +247,23 @@ class Kernel:
         """Interrupt the kernel (the stop button); returns when it was sent."""
         self.manager.interrupt_kernel()
         return time.monotonic()
+
+
+def agent_kernel(
+    root: Path, base_url: str, *, env: dict[str, str] | None = None, **options: Any
+) -> Kernel:
+    """A kernel in `root` whose model is the loopback Messages API at `base_url`, with
+    `jupyter_toolhost` loaded; close it when done."""
+    full_env = {
+        "ANTHROPIC_BASE_URL": base_url,
+        "ANTHROPIC_API_KEY": "test-key",
+        "JUPYTER_TOOLHOST_HOME": str(root / ".toolhost"),
+        "HOME": str(root),
+        **(env or {}),
+    }
+    kernel = Kernel(root, full_env, **options)
+    loaded = kernel.run("%load_ext jupyter_toolhost")
+    if loaded.status != "ok":
+        kernel.close()
+        raise RuntimeError(f"%load_ext failed: {loaded.text()}")
+    return kernel

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kernel_helpers import CellRun, Kernel
+from kernel_helpers import CellRun, Kernel, agent_kernel
 
 from jupyter_toolhost.jupyter.approval import FEEDBACK_PLACEHOLDER, ONCE_NOTE, SAVE_LABEL
 from jupyter_toolhost.jupyter.frontend import PROBE_SECONDS
@@ -34,18 +34,8 @@ def server() -> Iterator[MessagesServer]:
 
 
 def _start(server: MessagesServer, root: Path, *, renders: bool, **env: str) -> Kernel:
-    full_env = {
-        "ANTHROPIC_BASE_URL": server.base_url,
-        "ANTHROPIC_API_KEY": "test-key",
-        "JUPYTER_TOOLHOST_HOME": str(root / ".toolhost"),
-        "HOME": str(root),
-        "JUPYTER_TOOLHOST_APPROVAL_TIMEOUT": "",
-        **env,
-    }
-    kernel = Kernel(root, full_env, renders_widgets=renders)
-    loaded = kernel.run("%load_ext jupyter_toolhost")
-    assert loaded.status == "ok", loaded.text()
-    return kernel
+    env = {"JUPYTER_TOOLHOST_APPROVAL_TIMEOUT": "", **env}
+    return agent_kernel(root, server.base_url, env=env, renders_widgets=renders)
 
 
 @pytest.fixture(scope="module")

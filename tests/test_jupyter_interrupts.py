@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kernel_helpers import CellRun, Kernel
+from kernel_helpers import CellRun, Kernel, agent_kernel
 
 from jupyter_toolhost.testing import MessagesServer, Turn, text, tool_use
 
@@ -88,16 +88,8 @@ def server() -> Iterator[MessagesServer]:
 
 @pytest.fixture(scope="module")
 def kernel(server: MessagesServer, root: Path) -> Iterator[Kernel]:
-    env = {
-        "ANTHROPIC_BASE_URL": server.base_url,
-        "ANTHROPIC_API_KEY": "test-key",
-        "JUPYTER_TOOLHOST_HOME": str(root / ".toolhost"),
-        "HOME": str(root),
-    }
-    running = Kernel(root, env)
+    running = agent_kernel(root, server.base_url)
     try:
-        loaded = running.run("%load_ext jupyter_toolhost")
-        assert loaded.status == "ok", loaded.text()
         defined = running.run(TOOLS)
         assert defined.status == "ok", defined.text()
         yield running

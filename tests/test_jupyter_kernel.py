@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kernel_helpers import Kernel
+from kernel_helpers import Kernel, agent_kernel
 
 from jupyter_toolhost.jupyter.approval import FEEDBACK_PLACEHOLDER
 from jupyter_toolhost.jupyter.render import MIME_TYPE as TOOLHOST_MIME
@@ -31,17 +31,8 @@ def server() -> Iterator[MessagesServer]:
 
 @pytest.fixture(scope="module")
 def kernel(server: MessagesServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kernel]:
-    root = tmp_path_factory.mktemp("kernel")
-    env = {
-        "ANTHROPIC_BASE_URL": server.base_url,
-        "ANTHROPIC_API_KEY": "test-key",
-        "JUPYTER_TOOLHOST_HOME": str(root / ".toolhost"),
-        "HOME": str(root),
-    }
-    running = Kernel(root, env)
+    running = agent_kernel(tmp_path_factory.mktemp("kernel"), server.base_url)
     try:
-        loaded = running.run("%load_ext jupyter_toolhost")
-        assert loaded.status == "ok", loaded.text()
         yield running
     finally:
         running.close()
@@ -82,26 +73,6 @@ def test_allow_runs_the_tool_and_the_same_cell_finishes(kernel: Kernel, server: 
     [result] = last_tool_results(server)
     assert "[stdout]\nhi" in result_text(result) and "[result]\n42" in result_text(result)
     assert kernel.run("print(x)").stdout == "41\n"
-
-
-def test_deny_sends_the_reason_to_the_model(kernel: Kernel, server: MessagesServer):
-    server.add_turns(
-        Turn([tool_use("PythonExec", {"code": "import os; os.remove('data.csv')"})]),
-        Turn([text("Understood, I will not delete it.")]),
-    )
-    run = kernel.submit("%%agent --new\nClean up")
-    field = kernel.wait_for_text(run, FEEDBACK_PLACEHOLDER)
-    [deny] = kernel.buttons("Deny", run)
-    kernel.set_value(field, "keep the file, just list it")
-    kernel.click(deny)
-    kernel.wait(run)
-
-    assert run.status == "ok", run.text()
-    [result] = last_tool_results(server)
-    assert result.get("is_error") is True
-    assert "keep the file, just list it" in result_text(result)
-    assert "Denied PythonExec" in run.stdout
-    assert "I will not delete it." in run.stdout
 
 
 def test_always_allow_stops_the_next_identical_ask(kernel: Kernel, server: MessagesServer):

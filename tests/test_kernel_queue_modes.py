@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from kernel_helpers import Kernel
+from kernel_helpers import Kernel, agent_kernel
 
 from jupyter_toolhost.testing import MessagesServer, Turn, text, tool_use
 
@@ -24,17 +24,8 @@ def server() -> Iterator[MessagesServer]:
 
 @pytest.fixture(scope="module")
 def kernel(server: MessagesServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kernel]:
-    root = tmp_path_factory.mktemp("kernel")
-    env = {
-        "ANTHROPIC_BASE_URL": server.base_url,
-        "ANTHROPIC_API_KEY": "test-key",
-        "JUPYTER_TOOLHOST_HOME": str(root / ".toolhost"),
-        "HOME": str(root),
-    }
-    running = Kernel(root, env)
+    running = agent_kernel(tmp_path_factory.mktemp("kernel"), server.base_url)
     try:
-        loaded = running.run("%load_ext jupyter_toolhost")
-        assert loaded.status == "ok", loaded.text()
         yield running
     finally:
         running.close()
