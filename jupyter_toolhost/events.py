@@ -57,12 +57,22 @@ class PermissionRequested:
 
 
 NoticeKind: TypeAlias = Literal[
-    "retry", "max_tokens", "refusal", "limit", "stream", "compaction", "hook", "settings", "queued"
+    "retry",
+    "max_tokens",
+    "refusal",
+    "limit",
+    "stream",
+    "compaction",
+    "hook",
+    "settings",
+    "queued",
+    "storage",
 ]
 """``hook``: a hook failed, blocked a prompt, or stopped or continued the agent.
 ``settings``: a settings file changed on disk after the session started (not applied).
 ``queued``: a prompt arrived while another ran, so it waits for that one to end (told to
-the running prompt's sinks and the new one's), or a waiting prompt has started."""
+the running prompt's sinks and the new one's), or a waiting prompt has started.
+``storage``: the transcript could not be written (the conversation goes on in memory)."""
 
 
 @dataclass(frozen=True, slots=True)

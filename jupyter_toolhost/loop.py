@@ -63,12 +63,12 @@ from .model.base import (
     StreamBroken,
     Usage,
 )
-from .model.pricing import estimate_cost
+from .model.pricing import add_cost
 from .orchestration.pipeline import Pipeline
 from .orchestration.streaming import StreamingToolExecutor, interrupted_results
 from .permissions.hooks import HookEvent, Hooks
 from .prompt import announce, cache_last, enabled_tools, system_prompt
-from .response import ResponseReader, settle
+from .response import ResponseReader, max_tokens_notice, settle
 from .tool import Tool
 from .transcript import Transcript
 from .turn_hooks import STOP_FEEDBACK, blocked_text, run_prompt_hooks, run_stop_hooks
@@ -157,11 +157,6 @@ class _Run:
         )
 
 
-def _add_cost(total: float | None, model: str, usage: Usage) -> float | None:
-    cost = estimate_cost(model, usage)
-    return None if total is None or cost is None else total + cost
-
-
 class AgentLoop:
     """A conversation with a model and a tool pool; `run(prompt)` drives it."""
 
@@ -185,6 +180,8 @@ class AgentLoop:
         self.context = context
         self.settings = settings
         self.transcript = transcript
+        if transcript is not None and transcript.on_error is None:
+            transcript.on_error = lambda text: self.emit(Notice("storage", text))
         self.messages: list[Message] = [dict(m) for m in messages]
         self.compact_boundaries: list[CompactBoundary] = []
         self.usage = Usage()
@@ -200,6 +197,11 @@ class AgentLoop:
         the pipeline reports hook failures."""
         if hooks is not None and pipeline.on_hook_errors is None:
             pipeline.on_hook_errors = self.report_hook_errors
+
+    @property
+    def running(self) -> bool:
+        """Whether a prompt is running now."""
+        return self._running is not None
 
     def emit(self, event: LoopEvent) -> None:
         """Report an event to the running prompt's sinks (the session's when idle)."""
@@ -316,8 +318,8 @@ class AgentLoop:
         model = message.model or self.model_id
         run.usage += message.usage
         self.usage += message.usage
-        run.cost_usd = _add_cost(run.cost_usd, model, message.usage)
-        self.cost_usd = _add_cost(self.cost_usd, model, message.usage)
+        run.cost_usd = add_cost(run.cost_usd, model, message.usage)
+        self.cost_usd = add_cost(self.cost_usd, model, message.usage)
         self.last_context_tokens = message.usage.context_tokens
         if self.transcript is not None:
             self.transcript.usage(model, message.usage)
@@ -439,7 +441,7 @@ class AgentLoop:
         run.text = text_of(kept)
         stop = message.stop_reason
         if stop == "max_tokens":
-            _emit_to(run.sinks, Notice("max_tokens", _max_tokens_notice(reader.cut is not None)))
+            _emit_to(run.sinks, Notice("max_tokens", max_tokens_notice(reader.cut is not None)))
             return stop, False
         if stop == "refusal":
             _emit_to(run.sinks, Notice("refusal", "The model declined to continue."))
@@ -471,10 +473,10 @@ class AgentLoop:
         )
         summary, usage, model = await summarise(self.model, request)
         self.usage += usage
-        self.cost_usd = _add_cost(self.cost_usd, model, usage)
+        self.cost_usd = add_cost(self.cost_usd, model, usage)
         if run is not None:
             run.usage += usage
-            run.cost_usd = _add_cost(run.cost_usd, model, usage)
+            run.cost_usd = add_cost(run.cost_usd, model, usage)
         known = {n for b in self.compact_boundaries for n in b.pre_compact_discovered_tools}
         boundary = CompactBoundary(
             trigger=trigger,
@@ -494,10 +496,3 @@ class AgentLoop:
             self.transcript.append(boundary.to_record(self.messages))
         _emit_to(sinks, Compacted(boundary))
         return boundary
-
-
-def _max_tokens_notice(cut: bool) -> str:
-    text = "The response reached max_tokens and stopped early."
-    if cut:
-        text += " Its last tool call was cut off and was not run."
-    return text

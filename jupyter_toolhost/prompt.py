@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .conversation import Block, text_block
+from .orchestration.pipeline import is_enabled
 from .tool import Tool
 
 EPHEMERAL = {"type": "ephemeral"}
@@ -26,14 +27,7 @@ BASE_PROMPT = (
 
 def enabled_tools(tools: Sequence[Tool[Any]]) -> list[Tool[Any]]:
     """The tools whose `is_enabled()` says yes (one that raises is left out)."""
-    kept = []
-    for tool in tools:
-        try:
-            if tool.is_enabled():
-                kept.append(tool)
-        except Exception:
-            continue
-    return kept
+    return [tool for tool in tools if is_enabled(tool)]
 
 
 def system_prompt(tools: Sequence[Tool[Any]], cwd: Path) -> list[Block]:

@@ -87,3 +87,11 @@ async def settle(executor: StreamingToolExecutor) -> list[ToolResult]:
             task.uncancel()
             task.cancel()
         return results
+
+
+def max_tokens_notice(cut: bool) -> str:
+    """What the user is told when a response stopped at max_tokens (`cut`: a call was lost)."""
+    text = "The response reached max_tokens and stopped early."
+    if cut:
+        text += " Its last tool call was cut off and was not run."
+    return text

@@ -11,29 +11,48 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .conversation import Message, add_assistant, add_user, blocks_of, repair
 from .model.base import Usage
+from .results import describe_error
 
 _log = logging.getLogger(__name__)
 
 
 class Transcript:
-    """Appends records to one session's `transcript.jsonl`."""
+    """Appends records to one session's `transcript.jsonl`.
 
-    def __init__(self, path: Path) -> None:
+    Writing never raises: when a record cannot be written (disk full, an unwritable
+    folder), `on_error` hears about it once per distinct failure, and the conversation in
+    memory goes on without that line."""
+
+    def __init__(self, path: Path, *, on_error: Callable[[str], None] | None = None) -> None:
         self.path = path
+        self.on_error = on_error
+        self.failures = 0
+        """Records that could not be written."""
+        self._last_failure: str | None = None
 
     def append(self, record: Mapping[str, Any]) -> None:
         """Write one record as a line and flush it (a crash loses at most that line)."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         line = json.dumps(record, ensure_ascii=False, default=str)
-        with self.path.open("a", encoding="utf-8") as handle:
-            handle.write(line + "\n")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with self.path.open("a", encoding="utf-8") as handle:
+                handle.write(line + "\n")
+        except OSError as exc:
+            self.failures += 1
+            text = f"The transcript could not be written to {self.path}: {describe_error(exc)}"
+            _log.warning("%s", text)
+            if text != self._last_failure and self.on_error is not None:
+                self.on_error(f"{text}. The conversation goes on; it will not be resumable.")
+            self._last_failure = text
+            return
+        self._last_failure = None
 
     def message(self, role: str, content: list[dict[str, Any]]) -> None:
         self.append({"type": "message", "message": {"role": role, "content": content}})

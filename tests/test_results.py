@@ -90,19 +90,36 @@ async def test_persisted_result_is_reused_with_identical_text(tmp_path: Path) ->
     first = await pipeline.run(ToolCall("same", "Produce", {"size": 70_000}), context)
     path = Path(str(first.persisted_path))
     stamp = path.stat().st_mtime_ns
-    second = await pipeline.run(ToolCall("same", "Produce", {"size": 70_000, "char": "y"}), context)
-    assert second.content == first.content
+    again = await pipeline.run(ToolCall("same", "Produce", {"size": 70_000}), context)
+    assert again.content == first.content and again.persisted_path == str(path)
     assert path.stat().st_mtime_ns == stamp
+    # A repeated id (a cassette's `toolu_01`) with other text is another result.
+    other = await pipeline.run(ToolCall("same", "Produce", {"size": 70_000, "char": "y"}), context)
+    assert other.content != first.content and other.persisted_path != str(path)
+    assert Path(str(other.persisted_path)).read_text(encoding="utf-8") == "y" * 70_000
     assert path.read_text(encoding="utf-8") == "x" * 70_000
 
 
-def test_existing_file_is_never_overwritten(tmp_path: Path) -> None:
+def test_existing_file_is_never_overwritten_nor_pointed_at(tmp_path: Path) -> None:
     store = ResultStore(tmp_path / "results")
     (tmp_path / "results").mkdir()
     (tmp_path / "results" / "keep.txt").write_text("original", encoding="utf-8")
-    store.persist("keep", "replacement")
+    (tmp_path / "results" / "keep-2.txt").mkdir()  # not even a file
+    path, replacement = store.persist("keep", "replacement")
     assert (tmp_path / "results" / "keep.txt").read_text(encoding="utf-8") == "original"
-    assert [p.name for p in (tmp_path / "results").iterdir()] == ["keep.txt"]
+    assert path.name == "keep-3.txt" and path.read_text(encoding="utf-8") == "replacement"
+    assert f"saved to: {path}" in replacement
+    same = ResultStore(tmp_path / "results")
+    assert same.persist("keep", "original")[0].name == "keep.txt"  # same content: reused
+    names = sorted(p.name for p in (tmp_path / "results").iterdir())
+    assert names == ["keep-2.txt", "keep-3.txt", "keep.txt"]
+
+
+def test_a_crlf_text_is_recognised_as_the_same_content(tmp_path: Path) -> None:
+    text = "line\r\n" * 10
+    first = ResultStore(tmp_path / "r").persist("crlf", text)[0]
+    again = ResultStore(tmp_path / "r").persist("crlf", text)[0]
+    assert first == again and first.read_bytes() == text.encode()
 
 
 async def test_concurrent_persistence_leaves_only_whole_files(tmp_path: Path) -> None:
@@ -133,7 +150,7 @@ def test_aggregate_budget_persists_the_largest_first(tmp_path: Path) -> None:
             assert re.search(r"Output too large \(47\.9KB\)", str(result.content))
 
 
-def test_error_and_image_results_are_not_persisted(tmp_path: Path) -> None:
+def test_error_results_count_in_the_budget_and_images_stay_inline(tmp_path: Path) -> None:
     store = ResultStore(tmp_path / "r")
     image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": ""}}
     results = [
@@ -141,5 +158,22 @@ def test_error_and_image_results_are_not_persisted(tmp_path: Path) -> None:
         ToolResult("img", [image, {"type": "text", "text": "t" * 150_000}]),
     ]
     store.apply_message_budget(results)
-    assert all(r.persisted_path is None for r in results)
-    assert not (tmp_path / "r").exists()
+    assert results[0].persisted_path is not None and results[0].is_error
+    assert Path(results[0].persisted_path).read_text(encoding="utf-8") == "e" * 150_000
+    assert results[1].persisted_path is None
+
+
+def test_a_store_that_cannot_write_answers_with_an_error_and_keeps_the_text(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "blocked").write_text("a file", encoding="utf-8")
+    store = ResultStore(tmp_path / "blocked" / "r")
+    result = store.apply_threshold(ToolResult("big", "b" * 60_000, tool_name="T"), 50_000)
+    assert result.is_error and result.persisted_path is None
+    assert "could not be saved" in str(result.content) and "b" * 1_000 in str(result.content)
+    assert store.unsaved["big"] == "b" * 60_000
+    again = store.apply_threshold(ToolResult("big", "b" * 60_000, tool_name="T"), 50_000)
+    assert again.content == result.content  # the same text every time (prompt cache)
+    many = [ToolResult(f"m{i}", "z" * 49_000, tool_name="T") for i in range(5)]
+    store.apply_message_budget(many)  # does not raise
+    assert sum(1 for r in many if r.is_error) >= 1

@@ -23,6 +23,7 @@ from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
+from ..results import describe_error
 from .config import McpServerConfig
 
 ServerState = Literal["pending", "connected", "failed", "closed"]
@@ -145,10 +146,10 @@ class McpConnection:
             ) from None
         except Exception as exc:
             if self._task is None or self._task.done() or _closed(exc):
-                self._fail(f"the connection closed while {what} ({_describe(exc)})")
+                self._fail(f"the connection closed while {what} ({describe_error(exc)})")
                 raise McpUnavailable(self._unavailable()) from None
             raise McpCallError(
-                f"MCP server {self.name!r} failed {what}: {_describe(exc)}"
+                f"MCP server {self.name!r} failed {what}: {describe_error(exc)}"
             ) from None
 
     def _unavailable(self) -> str:
@@ -232,7 +233,7 @@ class McpConnection:
             raise
         except BaseException as exc:
             if self.state != "failed":
-                self._fail(f"could not start: {_describe(exc)}")
+                self._fail(f"could not start: {describe_error(exc)}")
         finally:
             self._client = None
             if self.state == "connected":
@@ -258,10 +259,3 @@ def _closed(exc: BaseException) -> bool:
     return "connection closed" in text or isinstance(
         exc, BrokenPipeError | ConnectionError | EOFError
     )
-
-
-def _describe(exc: BaseException) -> str:
-    if isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        return _describe(exc.exceptions[0])
-    text = str(exc)
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

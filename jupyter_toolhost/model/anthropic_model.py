@@ -4,9 +4,10 @@ This is the only module that imports `anthropic`, and it does so on first use, s
 the package stays fast. The client's own environment handling applies (`ANTHROPIC_API_KEY`,
 `ANTHROPIC_BASE_URL`), and so does its retry of 429/529/5xx answers given before a stream
 starts (`max_retries`). What the client does not do is notice a stream that breaks after
-it started: it then hands back a fragment with `stop_reason` None. Here such a fragment, a
-dropped connection or an error event mid-stream all become `StreamBroken`, carrying the
-blocks that did complete, so the loop can resume the turn.
+it started: it then hands back a fragment with `stop_reason` None, and a reply that ends
+before `message_start` fails an assertion. Here such a fragment, an empty reply, a dropped
+connection or an error event mid-stream all become `StreamBroken`, carrying the blocks that
+did complete, so the loop can retry or resume the turn.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import os
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any, cast
 
+from ..results import describe_error
 from .base import (
     BlockComplete,
     BlockStart,
@@ -36,6 +38,8 @@ if TYPE_CHECKING:
 DEFAULT_MODEL = "claude-sonnet-4-5"
 """Used when neither an option nor `JUPYTER_TOOLHOST_MODEL` names a model."""
 MODEL_ENV = "JUPYTER_TOOLHOST_MODEL"
+EMPTY_STREAM = "the reply ended before its message started (an empty event stream)"
+TRUNCATED_STREAM = "the stream ended before the message was complete"
 
 
 def default_model_name(option: str | None = None) -> str:
@@ -97,25 +101,28 @@ class AnthropicModel:
 
         transport_errors = (anthropic.APIConnectionError, httpx.TransportError, httpx2.HTTPError)
         complete: list[ContentBlock] = []
-        started = False
+        started = began = False
         try:
             manager = self.client.messages.stream(**cast(Any, request.to_api()))
             async with manager as stream:
                 async for event in stream:
                     started = True
+                    began = began or event.type == "message_start"
                     for converted in _convert(event):
                         if isinstance(converted, BlockComplete):
                             complete.append(converted.block)
                         yield converted
+                if not began:  # the client would fail an assertion on it
+                    raise StreamBroken(EMPTY_STREAM)
                 final = await stream.get_final_message()
         except transport_errors as exc:
-            raise StreamBroken(_describe(exc), content=complete) from exc
+            raise StreamBroken(describe_error(exc), content=complete) from exc
         except anthropic.APIStatusError as exc:
             if started:
-                raise StreamBroken(_describe(exc), content=complete) from exc
-            raise ModelAPIError(_describe(exc), status=exc.status_code) from exc
+                raise StreamBroken(describe_error(exc), content=complete) from exc
+            raise ModelAPIError(describe_error(exc), status=exc.status_code) from exc
         if final.stop_reason is None:
-            raise StreamBroken("the stream ended before the message was complete", content=complete)
+            raise StreamBroken(TRUNCATED_STREAM, content=complete)
         yield MessageComplete(_message(final, complete))
 
 
@@ -143,8 +150,3 @@ def _message(final: Any, complete: list[ContentBlock]) -> Any:
     usage = Usage.from_dict(final.usage.model_dump(mode="json") if final.usage else None)
     content = complete or [_block(block) for block in final.content]
     return AssistantMessage(content, final.stop_reason, usage, str(final.model or ""))
-
-
-def _describe(exc: BaseException) -> str:
-    text = str(exc)
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

@@ -58,3 +58,9 @@ def estimate_cost(model: str, usage: Usage) -> float | None:
         + usage.cache_read_input_tokens * per_token_in * CACHE_READ_FACTOR
         + usage.output_tokens * price.output / 1_000_000
     )
+
+
+def add_cost(total: float | None, model: str, usage: Usage) -> float | None:
+    """`total` plus the estimated cost of `usage`; None once any part is unknown."""
+    cost = estimate_cost(model, usage)
+    return None if total is None or cost is None else total + cost

@@ -2,7 +2,8 @@
 
 The steps follow seed section 3.3 in order: find the tool → validate the input →
 `backfill_observable_input` → PreToolUse hooks → permission (`can_use_tool`) → `call()` →
-the result budget → PostToolUse hooks → tool_result. Every failure on the way becomes an
+PostToolUse hooks → the result budget (for every result: errors and hook-rewritten output
+too) → tool_result. Every failure on the way becomes an
 `is_error` result here, in this one module; nothing raises out of `run()` except the
 cancellation of the task that awaits it.
 """
@@ -24,7 +25,7 @@ from pydantic import BaseModel, ValidationError
 from ..context import AbortSignal, ToolUseContext
 from ..permissions.api import BasicCanUseTool, CanUseTool, PermissionRequest
 from ..permissions.hooks import HookEvent, HookInput, HookOutput, Hooks
-from ..results import ResultStore, effective_threshold
+from ..results import DEFAULT_RESULT_CAP, ResultStore, describe_error, effective_threshold
 from ..tool import Tool, ToolOutput
 from ..types import (
     PermissionAllow,
@@ -77,11 +78,12 @@ def find_tool(name: str, tools: Sequence[Tool[Any]]) -> Tool[Any] | None:
     """The enabled tool called `name`, if there is one."""
     for candidate in tools:
         if candidate.name == name:
-            return candidate if _enabled(candidate) else None
+            return candidate if is_enabled(candidate) else None
     return None
 
 
-def _enabled(tool: Tool[Any]) -> bool:
+def is_enabled(tool: Tool[Any]) -> bool:
+    """The tool's `is_enabled()`; one that raises counts as disabled (fails closed)."""
     try:
         return bool(tool.is_enabled())
     except Exception:
@@ -142,12 +144,22 @@ class Pipeline:
         """
         tool = find_tool(call.name, context.options.tools)
         if tool is None:
-            return self._unknown_tool(call, context)
+            return self._within_budget(self._unknown_tool(call, context), None)
         try:
             parsed = parse_input(tool, call.input)
         except ToolInputValidationError as exc:
-            return _error(call, str(exc), tool)
-        return await self._run_parsed(call, tool, parsed, context, handle or CallHandle())
+            return self._within_budget(_error(call, str(exc), tool), tool)
+        result = await self._run_parsed(call, tool, parsed, context, handle or CallHandle())
+        return self._within_budget(result, tool)
+
+    def _within_budget(self, result: ToolResult, tool: Tool[Any] | None) -> ToolResult:
+        """The result budget, for every result alike (errors and hook-rewritten output too)."""
+        declared = tool.max_result_size_chars if tool is not None else DEFAULT_RESULT_CAP
+        try:
+            return self.results.apply_threshold(result, effective_threshold(declared))
+        except Exception as exc:  # the store handles OSError itself; this is a bug's net
+            _log.exception("the result budget failed for %s", result.tool_use_id)
+            return _error_like(result, f"The result could not be stored: {describe_error(exc)}")
 
     async def _run_parsed(
         self,
@@ -170,7 +182,7 @@ class Pipeline:
         try:
             decision = await self.can_use_tool(request)
         except Exception as exc:
-            decision = PermissionDeny(f"The permission check failed: {_describe(exc)}")
+            decision = PermissionDeny(f"The permission check failed: {describe_error(exc)}")
         if not isinstance(decision, PermissionAllow):
             message = getattr(decision, "message", "Permission was not granted.")
             return _error(call, message, tool, decision=decision)
@@ -200,7 +212,7 @@ class Pipeline:
         except _Cancelled as cancelled:
             return _error(call, f"Cancelled: {cancelled.reason}", tool, decision=decision)
         except Exception as exc:
-            message = str(exc) if isinstance(exc, ToolError) else _describe(exc)
+            message = str(exc) if isinstance(exc, ToolError) else describe_error(exc)
             failed = _error(call, message, tool, decision=decision)
             post = await self._run_hooks(
                 "PostToolUseFailure", call, tool, parsed, context, error=message
@@ -213,7 +225,7 @@ class Pipeline:
         try:
             content = tool.map_result(output)
         except Exception as exc:
-            return _error(call, f"Could not convert the result: {_describe(exc)}", tool)
+            return _error(call, f"Could not convert the result: {describe_error(exc)}", tool)
         result = ToolResult(
             tool_use_id=call.id,
             content=content or f"({tool.name} completed with no output)",
@@ -222,14 +234,11 @@ class Pipeline:
             output=output.data if isinstance(output, ToolOutput) else output,
             context_modifier=output.context_modifier if isinstance(output, ToolOutput) else None,
         )
-        result = self.results.apply_threshold(
-            result, effective_threshold(tool.max_result_size_chars)
-        )
         post = await self._run_hooks("PostToolUse", call, tool, parsed, context, response=content)
         return _apply_post_hooks(result, post)
 
     def _unknown_tool(self, call: ToolCall, context: ToolUseContext) -> ToolResult:
-        names = sorted(t.name for t in context.options.tools if _enabled(t))
+        names = sorted(t.name for t in context.options.tools if is_enabled(t))
         available = ", ".join(names) if names else "(none)"
         return _error(call, f"No such tool available: {call.name}. Available tools: {available}")
 
@@ -354,9 +363,10 @@ def _as_content(value: Any) -> ToolResultContent:
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
-def _describe(exc: BaseException) -> str:
-    text = str(exc)
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+def _error_like(result: ToolResult, message: str) -> ToolResult:
+    result.content = error_content(message)
+    result.is_error = True
+    return result
 
 
 def _error(

@@ -132,8 +132,13 @@ def stream_steps(
     `block_delay` pauses between content blocks; `cut_after_blocks=N` cuts once N blocks
     are complete (before `message_delta` if N covers them all); `cut_mid_block=i` cuts
     half-way through the deltas of content block `i`. The cut is `Cut(clean=clean_cut)`.
+    A negative `cut_after_blocks` cuts before `message_start`: with `clean_cut`, an empty
+    200 event stream.
     """
     cut = Cut(clean_cut)
+    if cut_after_blocks is not None and cut_after_blocks < 0:
+        yield cut
+        return
     yield encode_event("message_start", {"type": "message_start", "message": _start(message)})
     for index, block in enumerate(message["content"]):
         if cut_after_blocks is not None and index >= cut_after_blocks:

@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ...context import AppState, ToolUseContext
 from ...process import CapturedStream, ProcessResult, run_process
-from ...results import PREVIEW_BYTES, human_size
+from ...results import human_size, persisted_reference, safe_name
 from ...tool import Tool, build_tool
 from ...types import ToolError, ToolInputError
 from .background import start_task
@@ -113,7 +113,7 @@ async def run_bash(input: BashInput, context: ToolUseContext) -> str:
             f"Its output (stdout and stderr) goes to: {task.output_path}\n"
             f"Read that file to check on it; Sleep to wait.{note}"
         )
-    name = _safe(context.tool_use_id or uuid.uuid4().hex)
+    name = safe_name(context.tool_use_id or uuid.uuid4().hex, "call")
     output_dir = context.session_dir() / "tool-results"
     output_dir.mkdir(parents=True, exist_ok=True)
     cwd_file = output_dir / f"{name}.cwd"
@@ -175,17 +175,7 @@ def describe(result: ProcessResult) -> str:
 def _stream_text(stream: CapturedStream) -> str:
     if stream.path is None:
         return stream.text.rstrip("\n")
-    return (
-        "<persisted-output>\n"
-        f"Output too large ({human_size(stream.size)}). Full output saved to: {stream.path}\n\n"
-        f"Preview (first {PREVIEW_BYTES // 1000}KB):\n"
-        f"{stream.text}...\n"
-        "</persisted-output>"
-    )
-
-
-def _safe(text: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_" else "_" for c in text) or "call"
+    return persisted_reference(stream.path, stream.size, stream.text, True)
 
 
 def _read_only(input: BashInput) -> bool:
