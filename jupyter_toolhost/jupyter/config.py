@@ -2,7 +2,8 @@
 
 Set them where Jupyter users set kernel options, e.g. in `ipython_config.py` or
 `ipython_kernel_config.py`: ``c.ToolHost.model = "claude-sonnet-4-5"``,
-``c.ToolHost.permission_mode = "dontAsk"``, ``c.ToolHost.approval_timeout = 60``.
+``c.ToolHost.permission_mode = "dontAsk"``, ``c.ToolHost.approval_timeout = 60``,
+``c.ToolHost.small_model = "claude-haiku-4-5"``.
 Options given on a `%%agent` line win over these. `permission_mode` is what `--mode` sets;
 `cassette_mode` is what `--cassette-mode` sets (auto, record, replay).
 """
@@ -21,6 +22,14 @@ class ToolHost(Configurable):
 
     model = Unicode(
         None, allow_none=True, help="Model name (else JUPYTER_TOOLHOST_MODEL, else a default)."
+    ).tag(config=True)
+    small_model = Unicode(
+        None,
+        allow_none=True,
+        help=(
+            "Fast model that answers WebFetch's prompt, on the same client (else "
+            'JUPYTER_TOOLHOST_SMALL_MODEL, else claude-haiku-4-5; "" or "none" turns it off).'
+        ),
     ).tag(config=True)
     permission_mode = Unicode(
         None,

@@ -10,7 +10,10 @@ them back in the requests it forwards), so the conversation a session holds is t
 whether it was recorded or replayed, and the file is the same whether it was recorded
 against the real API or the loopback test server. Replay checks each request against the
 recorded one (message count and newest message) after normalising temp paths, the working
-directory and session ids, and fails with a diff when they differ.
+directory and session ids, and fails with a diff when they differ. Side requests made
+through `for_purpose` (the small model's, for WebFetch's prompt) are stored in the same
+order with their purpose and model id, and replay serves them only responses recorded
+for that purpose.
 
 Vocabulary: this is the *cassette mode* (`auto`, `record`, `replay`), spelled
 `--cassette-mode` on the command line and in `%%agent`, `c.ToolHost.cassette_mode` in
@@ -79,15 +82,19 @@ def normalise_text(text: str, *, cwd: str | None) -> str:
     return _SESSION_DIR.sub(r"\1<session>", text)
 
 
-def request_summary(request: ModelRequest) -> dict[str, Any]:
-    """What replay compares: message count, tool names and the newest message, normalised."""
+def request_summary(request: ModelRequest, *, purpose: str | None = None) -> dict[str, Any]:
+    """What replay compares: message count, tool names and the newest message, normalised;
+    for a side request (`purpose`, e.g. the small model's) also its purpose and model id."""
     last = request.messages[-1] if request.messages else None
     encoded = json.dumps(last, ensure_ascii=False, sort_keys=True)
-    return {
+    summary: dict[str, Any] = {
         "messages": len(request.messages),
         "tools": sorted(str(tool.get("name")) for tool in request.tools),
         "last": json.loads(normalise_text(encoded, cwd=request.cwd)),
     }
+    if purpose is not None:
+        summary = {"purpose": purpose, "model": request.model, **summary}
+    return summary
 
 
 class CassetteModel:
@@ -154,11 +161,19 @@ class CassetteModel:
             "Set ANTHROPIC_API_KEY and run again to record it (cassette mode 'auto' or 'record')."
         )
 
-    def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
-        """Serve (replay) or forward and store (record) one response."""
+    def stream(
+        self, request: ModelRequest, *, purpose: str | None = None
+    ) -> AsyncIterator[ModelEvent]:
+        """Serve (replay) or forward and store (record) one response. `purpose` marks a side
+        request (see `for_purpose`); replay serves it only a response recorded for it."""
         if self.mode == "replay":
-            return self._replay(request)
-        return self._record(request)
+            return self._replay(request, purpose)
+        return self._record(request, purpose)
+
+    def for_purpose(self, purpose: str) -> Model:
+        """A `Model` streaming through this cassette, in order with its other requests,
+        whose requests are recorded and checked with `purpose` (the small model's)."""
+        return _PurposeView(self, purpose)
 
     # ── replay ────────────────────────────────────────────────────────────────────────
 
@@ -170,7 +185,9 @@ class CassetteModel:
                 self._interactions = _read(self.path)
         return self._interactions
 
-    async def _replay(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+    async def _replay(
+        self, request: ModelRequest, purpose: str | None = None
+    ) -> AsyncIterator[ModelEvent]:
         interactions = self._load()
         if self._position >= len(interactions):
             raise CassetteError(
@@ -179,9 +196,15 @@ class CassetteModel:
                 "ANTHROPIC_API_KEY)."
             )
         number = self._position + 1
+        actual = request_summary(request, purpose=purpose)
+        if purpose is not None:
+            _bring_forward(interactions, self._position, actual)
         recorded = interactions[self._position]
+        if recorded["request"].get("purpose") != purpose:
+            # Not consumed: the loop's next request still lines up with its recording.
+            _check_match(self.path, number, recorded["request"], actual)
         self._position += 1
-        _check_match(self.path, number, recorded["request"], request_summary(request))
+        _check_match(self.path, number, recorded["request"], actual)
         response = recorded["response"]
         for index, block in enumerate(response.get("content", [])):
             await asyncio.sleep(0)
@@ -216,9 +239,11 @@ class CassetteModel:
                 self._inner = AnthropicModel()
         return self._inner
 
-    async def _record(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+    async def _record(
+        self, request: ModelRequest, purpose: str | None = None
+    ) -> AsyncIterator[ModelEvent]:
         interactions = self._load()
-        summary = request_summary(request)
+        summary = request_summary(request, purpose=purpose)
         forwarded = _map_ids(request, {seen: real for real, seen in self._ids_out.items()})
         complete: list[ContentBlock] = []
         response: dict[str, Any]
@@ -268,6 +293,17 @@ class CassetteModel:
         _write(self.path, interactions)
 
 
+class _PurposeView:
+    """The cassette seen as a `Model` whose requests carry one purpose."""
+
+    def __init__(self, cassette: CassetteModel, purpose: str) -> None:
+        self.cassette = cassette
+        self.purpose = purpose
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        return self.cassette.stream(request, purpose=self.purpose)
+
+
 def _map_ids(request: ModelRequest, mapping: Mapping[str, str]) -> ModelRequest:
     """The request with the session's tool_use ids turned back into the inner model's."""
     if not mapping:
@@ -298,14 +334,33 @@ def _map_message(message: Mapping[str, Any], mapping: Mapping[str, str]) -> dict
     return {**message, "content": blocks}
 
 
+def _bring_forward(
+    interactions: list[dict[str, Any]], position: int, actual: Mapping[str, Any]
+) -> None:
+    """Side requests of one turn can run concurrently (two WebFetch calls), so they may
+    arrive in another order than they were recorded in: among the recorded requests of the
+    same purpose that come next, serve the one this request matches."""
+    purpose = actual.get("purpose")
+    for index in range(position, len(interactions)):
+        recorded = interactions[index]["request"]
+        if recorded.get("purpose") != purpose:
+            return
+        if all(_canonical(recorded.get(k)) == _canonical(actual.get(k)) for k in _COMPARED):
+            interactions.insert(position, interactions.pop(index))
+            return
+
+
+_COMPARED = ("purpose", "messages", "last")
+
+
 def _check_match(
     path: Path, number: int, recorded: Mapping[str, Any], actual: Mapping[str, Any]
 ) -> None:
     """Same message count and same newest message (tool results included). The tool names
     are shown in a diff but do not decide: a tool added to the pool changes nothing the
-    recording relied on, and a tool removed shows up as a different tool result."""
-    compared = ("messages", "last")
-    if all(_canonical(recorded.get(k)) == _canonical(actual.get(k)) for k in compared):
+    recording relied on, and a tool removed shows up as a different tool result. The
+    purpose of a side request (absent on the loop's own) must match too."""
+    if all(_canonical(recorded.get(k)) == _canonical(actual.get(k)) for k in _COMPARED):
         return
     diff = "\n".join(
         difflib.unified_diff(

@@ -2,9 +2,11 @@
 
 Limits: at most `MAX_REDIRECTS` same-host redirects (a redirect to another host is reported,
 not followed), `MAX_BYTES` of body, `TIMEOUT_SECONDS` per request. The `prompt` is applied
-only when a small model is configured in ``context.options.extras["small_model"]``: a
-callable taking one prompt string and returning the answer (sync or async). Without one the
-Markdown is returned with a note that the prompt was not applied.
+by the small model in ``context.options.extras["small_model"]``: a callable taking one
+prompt string and returning the answer (sync or async). A `Session` puts one there, on its
+own model client (`jupyter_toolhost.model.small`). Without one, or when it fails (no key,
+no network, an API error), the page is returned as Markdown with a note saying why the
+prompt was not applied.
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ if TYPE_CHECKING:
     import httpx
 
 SmallModel = Callable[[str], "str | Awaitable[str]"]
+SMALL_MODEL_KEY = "small_model"
+"""`context.options.extras` key of the small model that applies `prompt`."""
 USER_AGENT = "jupyter-toolhost WebFetch"
 _TEXT_TYPES = ("text/", "application/json", "application/xml", "application/javascript")
 
@@ -140,16 +144,25 @@ async def web_fetch(input: WebFetchInput, context: ToolUseContext) -> str:
     )
     if not input.prompt:
         return f"{source}\n\n{markdown}"
-    model: Any = context.options.extras.get("small_model")
+    model: Any = context.options.extras.get(SMALL_MODEL_KEY)
     if model is None:
-        return (
-            f"{source}\n(No small model is configured, so the prompt was not applied; "
-            f"here is the page as Markdown.)\n\n{markdown}"
-        )
-    answer = model(_model_prompt(markdown, input.prompt))
-    if inspect.isawaitable(answer):
-        answer = await answer
+        return _unapplied(source, "No small model is configured", markdown)
+    try:
+        answer = model(_model_prompt(markdown, input.prompt))
+        if inspect.isawaitable(answer):
+            answer = await answer
+    except Exception as exc:  # the page is still worth having; the note says what failed
+        detail = str(exc) if len(str(exc)) <= 500 else str(exc)[:499] + "…"
+        reason = f"The small model could not answer ({type(exc).__name__}: {detail})"
+        return _unapplied(source, reason, markdown)
     return f"{source}\n\n{answer}"
+
+
+def _unapplied(source: str, reason: str, markdown: str) -> str:
+    return (
+        f"{source}\n({reason}, so the prompt was not applied; here is the page as "
+        f"Markdown.)\n\n{markdown}"
+    )
 
 
 def _model_prompt(markdown: str, prompt: str) -> str:

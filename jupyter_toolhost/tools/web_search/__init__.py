@@ -6,6 +6,11 @@ A backend is a callable ``backend(query, allowed_domains, blocked_domains)`` ret
 tool (this package never imports `anthropic`). Configure it for the process with
 `configure(backend)`, or per tool with `make_tool(backend=...)`; `is_enabled()` is false
 until then, so the model is not offered a tool that cannot work.
+
+`make_tool(backend=FROM_SESSION)` is for hosts that build the tool pool before the session
+(the notebook): each call uses the backend of the session running it, which a `Session` on
+a Messages API client puts in ``context.options.extras[BACKEND_KEY]``. Such a tool is
+offered, and a call in a session without a backend fails with a clear error.
 """
 
 from __future__ import annotations
@@ -27,6 +32,18 @@ SearchBackend = Callable[
 ]
 
 _configured: list[SearchBackend] = []
+
+BACKEND_KEY = "web_search"
+"""`context.options.extras` key of the running session's search backend."""
+
+
+class _FromSession:
+    def __repr__(self) -> str:
+        return "FROM_SESSION"
+
+
+FROM_SESSION: Any = _FromSession()
+"""`make_tool(backend=FROM_SESSION)`: search with the running session's backend."""
 
 
 def configure(backend: SearchBackend | None) -> None:
@@ -64,13 +81,22 @@ def format_results(query: str, results: Sequence[Mapping[str, Any]]) -> str:
 
 
 def make_tool(*, backend: SearchBackend | None = None) -> Tool[WebSearchInput]:
-    """A fresh WebSearch tool using `backend`, or the one set with `configure()`."""
+    """A fresh WebSearch tool using `backend` (`FROM_SESSION`: the running session's), or
+    the one set with `configure()`."""
+    from_session = backend is FROM_SESSION
+    fixed = None if from_session else backend
 
     def current() -> SearchBackend | None:
-        return backend or (_configured[0] if _configured else None)
+        return fixed or (_configured[0] if _configured else None)
 
     async def search(input: WebSearchInput, context: ToolUseContext) -> str:
-        chosen = current()
+        chosen = context.options.extras.get(BACKEND_KEY) if from_session else None
+        chosen = chosen or current()
+        if chosen is None and from_session:
+            raise ToolError(
+                "This session's model has no web search (that needs the Anthropic Messages "
+                "API client, or a cassette of it), so WebSearch cannot run."
+            )
         if chosen is None:
             raise ToolError(
                 "No search backend is configured, so WebSearch cannot run. Configure one with "
@@ -86,7 +112,7 @@ def make_tool(*, backend: SearchBackend | None = None) -> Tool[WebSearchInput]:
         input_model=WebSearchInput,
         call=search,
         description=DESCRIPTION,
-        is_enabled=lambda: current() is not None,
+        is_enabled=lambda: from_session or current() is not None,
         read_only=True,
         concurrency_safe=True,
         render_tool_use=lambda input: input.query,
