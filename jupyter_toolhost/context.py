@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from .types import ToolPermissionContext
 
 if TYPE_CHECKING:
+    from .runner import SubagentRunner
     from .tool import Tool
 
 
@@ -230,6 +231,9 @@ class ToolUseOptions:
     main_loop_model: str = ""
     mcp_clients: Sequence[Any] = ()
     extras: dict[str, Any] = field(default_factory=dict)
+    subagent_runner: SubagentRunner | None = None
+    """Starts subagents of the agent this context belongs to (see `runner`); the session
+    sets it. None: no subagents here."""
 
 
 def toolhost_home(cwd: str | os.PathLike[str] | None = None) -> Path:

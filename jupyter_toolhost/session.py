@@ -24,11 +24,13 @@ from .loop import AgentLoop, LoopSettings, RunResult
 from .model.anthropic_model import AnthropicModel, default_model_name
 from .model.base import Model, Usage
 from .model.classifier import ModelClassifier
+from .model.pricing import add_cost
 from .orchestration.pipeline import Pipeline
 from .permissions.api import ApprovalDecision, ApprovalRequest, Approver, CanUseTool
 from .permissions.engine import PermissionEngine, no_classifier
 from .permissions.hooks import Hooks
 from .results import ResultStore
+from .subagent_loop import LoopRunner
 from .tool import Tool
 from .transcript import Transcript, load_transcript
 from .types import PermissionMode, ToolPermissionContext
@@ -58,6 +60,21 @@ def _web_search(model: Model, model_id: str) -> Any:
     return None
 
 
+def _side_models(
+    context: ToolUseContext, model: Model, search: Any, small_model: str | None
+) -> None:
+    """Put the session's web search backend and small model (WebFetch's `prompt`; id from
+    `small_model`, then `JUPYTER_TOOLHOST_SMALL_MODEL`, then a Haiku) where tools find them."""
+    from .model.small import small_model_for, small_model_name
+    from .tools.web_fetch import SMALL_MODEL_KEY
+    from .tools.web_search import BACKEND_KEY
+
+    small = small_model_for(model, small_model_name(small_model))
+    for key, value in ((BACKEND_KEY, search), (SMALL_MODEL_KEY, small)):
+        if value is not None:
+            context.options.extras[key] = value
+
+
 class _ReportingApprover:
     """Reports each approval request as a `PermissionRequested` event, then asks."""
 
@@ -79,7 +96,9 @@ class Session:
 
     `model` is a model id or a `Model` (an `AnthropicModel`, a `CassetteModel`, ...); the
     id comes from the option, then `JUPYTER_TOOLHOST_MODEL`, then `DEFAULT_MODEL`. Without
-    `tools`, the built-in pool is used.
+    `tools`, the built-in pool is used. `small_model` is the id of the fast model that
+    answers WebFetch's `prompt` on the same client (else `JUPYTER_TOOLHOST_SMALL_MODEL`,
+    else `claude-haiku-4-5`; `""` or `"none"` turns it off).
 
     Permissions: unless `can_use_tool` is given, the `PermissionEngine` decides, with the
     rules, default mode and hooks of the settings files (`~/.toolhost/settings.json`,
@@ -115,15 +134,15 @@ class Session:
         write_transcript: bool = True,
         load_settings: bool = True,
         mcp: McpManager | None = None,
+        small_model: str | None = None,
     ) -> None:
         if isinstance(model, str) or model is None:
             model_id = default_model_name(model)
             model = AnthropicModel()
         else:
             model_id = default_model_name(model_id)
-        pool = list(
-            default_tools(cwd, web_search=_web_search(model, model_id)) if tools is None else tools
-        )
+        search = _web_search(model, model_id)
+        pool = list(default_tools(cwd, web_search=search) if tools is None else tools)
         names = [t.name for t in pool]
         duplicates = sorted({n for n in names if names.count(n) > 1})
         if duplicates:
@@ -190,8 +209,9 @@ class Session:
         """Tasks of queued prompts, first come first served."""
         # Tools that organise work reach the session through these (subagents share the
         # model, pipeline and approver; scheduled prompts queue behind the running one).
-        context.options.extras["agent_loop"] = self._loop
+        context.options = replace(context.options, subagent_runner=LoopRunner(self._loop))
         context.options.extras["run_prompt"] = self.run
+        _side_models(context, model, search, small_model)
 
     @staticmethod
     def transcript_path_for(context: ToolUseContext) -> Path:
@@ -212,7 +232,7 @@ class Session:
         ]
         for model, usage in loaded.usage:
             loop.usage += usage
-            loop.cost_usd = _add(loop.cost_usd, model, usage)
+            loop.cost_usd = add_cost(loop.cost_usd, model, usage)
         return session
 
     # ── running ─────────────────────────────────────────────────────────────────────────
@@ -453,13 +473,6 @@ def _mentions_mcp_servers(cwd: Path) -> bool:
         except OSError:
             continue
     return False
-
-
-def _add(total: float | None, model: str, usage: Usage) -> float | None:
-    from .model.pricing import estimate_cost
-
-    cost = estimate_cost(model, usage)
-    return None if total is None or cost is None else total + cost
 
 
 def _quote(prompt: str) -> str:

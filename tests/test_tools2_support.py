@@ -13,9 +13,9 @@ from typing import Any
 from jupyter_toolhost import Session
 from jupyter_toolhost.model.anthropic_model import AnthropicModel
 from jupyter_toolhost.permissions.api import ApprovalDecision, ApprovalRequest
+from jupyter_toolhost.subagent_loop import LoopRunner
 from jupyter_toolhost.testing import MessagesServer, Turn
 from jupyter_toolhost.tool import Tool
-from jupyter_toolhost.tools.agent.subagents import PARENT_LOOP_KEY
 
 MODEL = "claude-sonnet-4-5"
 AGENT_ID = re.compile(r"agent_\d+_[0-9a-f]{4}")
@@ -33,7 +33,8 @@ def session_for(
     session = Session(
         tools=tools, model=model, model_id=MODEL, cwd=tmp_path, retry_backoff_s=0.01, **options
     )
-    assert session.context.options.extras[PARENT_LOOP_KEY] is session._loop
+    runner = session.context.options.subagent_runner
+    assert isinstance(runner, LoopRunner) and runner.loop is session._loop
     return session
 
 

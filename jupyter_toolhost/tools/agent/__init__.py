@@ -87,6 +87,7 @@ def _start_in_background(agent: Subagent, prompt: str, context: ToolUseContext) 
 
     async def stop() -> None:
         agent.abort.abort("stopped with TaskStop")
+        agent.status = "stopped"
         running = holder.get("task")
         if running is not None and not running.done():
             running.cancel()
@@ -113,6 +114,9 @@ def _start_in_background(agent: Subagent, prompt: str, context: ToolUseContext) 
         record.finish("completed", result=_with_footer(agent, report))
         return report
 
+    # Busy from now on, so mail sent before its first turn waits in its mailbox instead of
+    # starting a run of its own ahead of the prompt.
+    agent.status = "running"
     holder["task"] = asyncio.ensure_future(work())
     return (
         f"Started background agent {agent.id} ({agent.description}). Its task id is "
@@ -124,7 +128,7 @@ def _start_in_background(agent: Subagent, prompt: str, context: ToolUseContext) 
 def _with_footer(agent: Subagent, report: str) -> str:
     text = report.strip() or "(the agent ended without a report)"
     if len(text) > MAX_REPORT_CHARS:
-        path = agent.loop.transcript.path if agent.loop.transcript else None
+        path = agent.transcript_path
         where = f" The whole conversation is in {path}." if path else ""
         text = text[:MAX_REPORT_CHARS] + f"\n[report cut at {MAX_REPORT_CHARS} characters.{where}]"
     return text + FOOTER.format(id=agent.id)

@@ -1,13 +1,15 @@
-"""Subagents: child loops of a session, their registry, mailboxes and runs.
+"""Subagents: child conversations of a session, their registry, mailboxes and runs.
 
-A subagent is an `AgentLoop` of its own (its conversation, its transcript under
+A subagent is a conversation of its own (its transcript under
 `.toolhost/sessions/<session>/subagents/<id>.jsonl`, a system prompt for its type, a tool
-subset) that shares its parent's model client, pipeline (so its permission asks go to the
-same approver, labelled with its `agent_id`) and app state (permission context, task list,
-background tasks). It is reached through `context.options.extras["agent_loop"]`, the
-parent's loop, which the session provides. Runs of one subagent never overlap; a message
-sent to a running subagent waits in its mailbox and is delivered between two of its turns
-(or as a follow-up run when it was about to stop).
+subset) started by the `SubagentRunner` in `context.options.subagent_runner`, which the
+session installs: it shares its parent's model client, pipeline (so its permission asks go
+to the same approver, labelled with its `agent_id`) and app state (permission rules and
+mode, task list, background tasks). It gets only what its parent may use: the parent's own
+pool (after deny rules), less main-agent-only tools, cut to its type's list, and starts
+with the deferred tools its parent discovered. Runs of one subagent never overlap; a
+message sent to a running subagent waits in its mailbox and is delivered between two of
+its turns (or as a follow-up run when it was about to stop).
 """
 
 from __future__ import annotations
@@ -16,24 +18,19 @@ import asyncio
 import itertools
 import secrets
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 from ...context import AbortSignal, FileStateCache, ToolUseContext, ToolUseOptions
 from ...conversation import text_block
 from ...events import LoopEvent, TurnEnd
-from ...loop import AgentLoop, LoopSettings
-from ...model.base import Model, ModelRequest
-from ...orchestration.pipeline import Pipeline
+from ...runner import SubagentConversation, SubagentRunner, SubagentSpec
 from ...tool import Tool
-from ...transcript import Transcript
 from ...types import ToolError
 from ..tasks.state import shared
 from .agent_types import AgentType
 
-PARENT_LOOP_KEY = "agent_loop"
-"""`context.options.extras[PARENT_LOOP_KEY]`: the session's `AgentLoop` (model, pipeline)."""
 MAIN_ONLY_FLAG = "main_agent_only"
 """`Tool.extras[MAIN_ONLY_FLAG]`: the tool changes session-wide state (the permission mode,
 the working directory, teams, further agents) and is not given to subagents."""
@@ -46,27 +43,6 @@ CONTINUING = ("tool_use", "pause_turn")
 AgentStatus: TypeAlias = Literal["running", "idle", "failed", "stopped"]
 
 
-class ParentLoop(Protocol):
-    """What a subagent takes from its parent's loop."""
-
-    model: Model
-    model_id: str
-    pipeline: Pipeline
-    settings: LoopSettings
-
-
-class SubagentLoop(AgentLoop):
-    """An `AgentLoop` whose system prompt starts with its agent type's prompt."""
-
-    def __init__(self, *, type_prompt: str, **options: Any) -> None:
-        super().__init__(**options)
-        self.type_prompt = type_prompt
-
-    def request(self, *args: Any, **kwargs: Any) -> ModelRequest:
-        request = super().request(*args, **kwargs)
-        return replace(request, system=[text_block(self.type_prompt), *request.system])
-
-
 @dataclass(eq=False)
 class Subagent:
     """One subagent of the session."""
@@ -74,8 +50,9 @@ class Subagent:
     id: str
     agent_type: str
     description: str
-    loop: AgentLoop
+    loop: SubagentConversation
     name: str | None = None
+    transcript_path: Path | None = None
     team: str | None = None
     status: AgentStatus = "idle"
     last_report: str = ""
@@ -92,7 +69,8 @@ class Subagent:
 
     @property
     def busy(self) -> bool:
-        return self.lock.locked()
+        """Running, or started in the background and about to run (mail then waits)."""
+        return self.lock.locked() or self.status == "running"
 
     def deliver(self, sender: str, text: str) -> None:
         self.mailbox.append((sender, text))
@@ -104,6 +82,9 @@ class Subagents:
     def __init__(self) -> None:
         self._agents: dict[str, Subagent] = {}
         self._ids = itertools.count(1)
+        self.lead: SubagentRunner | None = None
+        """The main agent's runner (mail to `lead` goes through it); set on the first
+        subagent the main agent starts."""
 
     def new_id(self) -> str:
         return f"agent_{next(self._ids)}_{secrets.token_hex(2)}"
@@ -134,22 +115,26 @@ def subagents(context: ToolUseContext) -> Subagents:
     return shared(context, REGISTRY_KEY, Subagents)
 
 
-def parent_loop(context: ToolUseContext) -> ParentLoop:
-    loop = context.options.extras.get(PARENT_LOOP_KEY)
-    if loop is None:
+def runner_of(context: ToolUseContext) -> SubagentRunner:
+    runner = context.options.subagent_runner
+    if runner is None:
         raise ToolError(
-            "Subagents are not available in this session: it did not provide its loop "
-            f"(context.options.extras[{PARENT_LOOP_KEY!r}])."
+            "Subagents are not available here: this session provides no subagent runner "
+            "(context.options.subagent_runner)."
         )
-    return loop
+    return runner
 
 
 def subagent_tools(pool: Sequence[Tool[Any]], agent_type: AgentType) -> list[Tool[Any]]:
-    """The tools a subagent of `agent_type` gets from its parent's pool."""
+    """The tools a subagent of `agent_type` gets from `pool`, its parent's own pool (what the
+    parent may use now: deny rules that remove a tool whole are already applied).
+
+    Main-agent-only tools are never given; a type's `tools` list only narrows the pool
+    (a name the parent does not have gives nothing)."""
     allowed = [t for t in pool if not t.extras.get(MAIN_ONLY_FLAG)]
     if agent_type.tools:
         wanted = set(agent_type.tools)
-        allowed = [t for t in pool if t.name in wanted]
+        allowed = [t for t in allowed if t.name in wanted]
     return allowed
 
 
@@ -167,8 +152,10 @@ def create(
     """Make (but do not run) a subagent of the session that `context` belongs to."""
     if context.query_tracking.depth >= MAX_DEPTH:
         raise ToolError(f"Subagents may nest at most {MAX_DEPTH} deep.")
-    parent = parent_loop(context)
+    runner = runner_of(context)
     registry = subagents(context)
+    if context.agent_id is None:
+        registry.lead = runner
     agent_id = registry.new_id()
     tools = subagent_tools(context.options.tools, agent_type)
     extras = {**context.options.extras}
@@ -177,7 +164,7 @@ def create(
     child_context = ToolUseContext(
         options=ToolUseOptions(
             tools=tuple(tools),
-            main_loop_model=parent.model_id,
+            main_loop_model=runner.model_id,
             mcp_clients=context.options.mcp_clients,
             extras=extras,
         ),
@@ -189,17 +176,15 @@ def create(
         agent_id=agent_id,
         query_tracking=context.query_tracking.child(),
     )
-    transcript = Transcript(context.session_dir() / "subagents" / f"{agent_id}.jsonl")
+    transcript_path = context.session_dir() / "subagents" / f"{agent_id}.jsonl"
     prompt = agent_type.system_prompt + (f"\n\n{team_prompt}" if team_prompt else "")
-    loop = SubagentLoop(
-        type_prompt=prompt,
-        model=parent.model,
-        model_id=parent.model_id,
-        tools=tools,
-        pipeline=parent.pipeline,
-        context=child_context,
-        settings=replace(parent.settings),
-        transcript=transcript,
+    loop = runner.start(
+        SubagentSpec(
+            system_prompt=prompt,
+            tools=tuple(tools),
+            context=child_context,
+            transcript_path=transcript_path,
+        )
     )
     agent = Subagent(
         id=agent_id,
@@ -208,6 +193,7 @@ def create(
         loop=loop,
         name=name,
         team=team,
+        transcript_path=transcript_path,
     )
     registry.add(agent)
     return agent

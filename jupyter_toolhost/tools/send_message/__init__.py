@@ -50,6 +50,9 @@ async def send_message(input: SendMessageInput, context: ToolUseContext) -> str:
         for target in targets:
             target.deliver(sender, input.message)
         return f"Message queued for {', '.join(t.label for t in targets)}."
+    if input.to == LEAD and context.agent_id is not None and registry.lead is not None:
+        registry.lead.deliver(sender, input.message)
+        return "Message sent to the lead; it reaches the lead at its next step."
     target = registry.find(input.to, team=team)
     if target is None:
         known = ", ".join(f"{a.label} ({a.id})" for a in registry.all()) or "none"
