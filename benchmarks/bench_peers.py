@@ -23,6 +23,8 @@ import argparse
 import asyncio
 import importlib.metadata
 import json
+import os
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -34,6 +36,8 @@ from .peers.script import Outcome, Runner, Scenario, streamed_limit
 
 NAME = "bench_peers"
 REPEATS = 5
+REQUIRE_PEERS = "JUPYTER_TOOLHOST_BENCH_REQUIRE_PEERS"
+"""Set to 1 (./dev bench does) and a peer that cannot be imported fails the run."""
 
 TEN = (0.1,) * 10
 LONG_FIRST = (1.0,) + (0.1,) * 9
@@ -94,7 +98,17 @@ def contenders() -> list[Contender]:
     try:
         from .peers.pydantic_ai_runner import run_anthropic_model, run_function_model
     except ImportError as exc:
-        print(f"(pydantic-ai is not installed, so it is skipped: {exc})")
+        if os.environ.get(REQUIRE_PEERS) == "1":
+            raise SystemExit(
+                f"pydantic-ai, the main peer, cannot be imported ({exc}): install the bench "
+                'extra (pip install -e ".[bench]"; ./dev bench does it itself)'
+            ) from exc
+        print(
+            f"WARNING: pydantic-ai is not installed, so it is left out of this run: {exc}\n"
+            '(pip install -e ".[bench]", or run ./dev bench, to compare against it)',
+            file=sys.stderr,
+            flush=True,
+        )
     else:
         found.append(Contender("pydantic_ai", "pydantic-ai, Anthropic model", run_anthropic_model))
         found.append(

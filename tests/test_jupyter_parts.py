@@ -15,7 +15,7 @@ from IPython.core.error import UsageError as IPythonUsageError
 from IPython.core.interactiveshell import InteractiveShell
 
 from jupyter_toolhost.context import ToolUseContext, ToolUseOptions
-from jupyter_toolhost.jupyter.commands import run_async_command
+from jupyter_toolhost.jupyter.commands import run_async_command, run_line
 from jupyter_toolhost.jupyter.config import ToolHost
 from jupyter_toolhost.jupyter.host import AgentHost
 from jupyter_toolhost.jupyter.kernel_tools import kernel_tools
@@ -445,7 +445,7 @@ async def test_agent_mcp_adds_lists_restarts_and_removes_a_server(
             with pytest.raises(UsageError, match="already exists"):
                 await run_async_command(host, f"mcp add demo -- {sys.executable} {DEMO}")
             with pytest.raises(IPythonUsageError, match="runs as a cell of its own"):
-                host.command("mcp restart demo")
+                run_line(host, "mcp restart demo")
             removed = await run_async_command(host, "mcp remove demo")
             assert "Removed MCP server demo" in str(removed)
             assert "No MCP servers are configured" in str(await run_async_command(host, "mcp"))
@@ -456,9 +456,9 @@ async def test_agent_mcp_adds_lists_restarts_and_removes_a_server(
 
 
 def test_rules_and_mode_chosen_before_the_first_cell_apply_to_it(host: AgentHost):
-    host.command("allow Bash(seq:*)")
-    host.command("deny Read(./secrets/**)")
-    host.command("mode acceptEdits")
+    run_line(host, "allow Bash(seq:*)")
+    run_line(host, "deny Read(./secrets/**)")
+    run_line(host, "mode acceptEdits")
     assert host.session is None and len(host.pending_rules) == 2
     session = host.ensure_session()
     context = session.context.get_app_state().tool_permission_context

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import stat
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +23,9 @@ from jupyter_toolhost.tools.read.prompt import MAX_LINES, MAX_OUTPUT_BYTES
 from jupyter_toolhost.types import ToolCall, ToolResult
 
 IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
+NOBODY = 65534
+"""The unprivileged user the permission tests run the tools as when the tests run as root
+(as CI does): root reads and writes files whatever their permission bits."""
 PNG = bytes.fromhex(
     "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
     "1f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082"
@@ -39,6 +48,77 @@ def snapshot(root: Path) -> dict[str, tuple[bytes, int]]:
         for p in sorted(root.rglob("*"))
         if p.is_file() and ".toolhost" not in p.parts
     }
+
+
+UNPRIVILEGED_STEPS = """
+import asyncio, json, os, sys
+from pathlib import Path
+
+from jupyter_toolhost.context import ToolUseContext, ToolUseOptions
+from jupyter_toolhost.orchestration.pipeline import Pipeline
+from jupyter_toolhost.results import ResultStore
+from jupyter_toolhost.tools import builtin_tools
+from jupyter_toolhost.types import ToolCall
+
+
+async def main(cwd, steps):
+    context = ToolUseContext(options=ToolUseOptions(tools=builtin_tools()), cwd=Path(cwd))
+    pipeline = Pipeline(ResultStore(context.session_dir() / "tool-results"))
+    results = []
+    for number, (kind, target, argument) in enumerate(steps):
+        if kind == "chmod":
+            os.chmod(Path(cwd) / target, argument)
+            continue
+        call = ToolCall(id=f"toolu_{number}", name=target, input=argument)
+        result = await pipeline.run(call, context)
+        results.append({"is_error": result.is_error, "content": str(result.content)})
+    return results
+
+
+cwd, steps = json.loads(sys.argv[1])
+print(json.dumps({"uid": os.geteuid(), "results": asyncio.run(main(cwd, steps))}))
+"""
+
+
+@pytest.fixture
+def unprivileged_dir() -> Iterator[Path]:
+    """A fresh directory the tools' user can reach (tmp_path is private to root under root)."""
+    if IS_ROOT and shutil.which("setpriv") is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("as root these tests need setpriv (util-linux) to drop privileges")
+        pytest.skip("running as root without setpriv: cannot drop to an unprivileged user")
+    with tempfile.TemporaryDirectory(prefix="toolhost-perm-") as name:
+        root = Path(name)
+        root.chmod(0o755)
+        yield root
+        for path in [root, *root.rglob("*")]:  # let cleanup through whatever the test locked
+            if path.is_dir():
+                path.chmod(0o700)
+
+
+def hand_over(root: Path) -> None:
+    """Give everything under `root` to the user the tools run as (a no-op when not root)."""
+    if IS_ROOT:
+        for path in [root, *root.rglob("*")]:
+            os.chown(path, NOBODY, NOBODY)
+
+
+def run_unprivileged(cwd: Path, steps: list[tuple[str, str, Any]]) -> list[dict[str, Any]]:
+    """Run tool calls (and chmods) through the real pipeline in a subprocess as a user
+    without root's privileges, in order; the calls' results as dicts."""
+    hand_over(cwd)
+    command = [sys.executable, "-c", UNPRIVILEGED_STEPS, json.dumps([str(cwd), steps])]
+    if IS_ROOT:
+        drop = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
+        command = [*drop, *command]
+    env = {k: v for k, v in os.environ.items() if k != "JUPYTER_TOOLHOST_HOME"}
+    env["HOME"] = str(cwd)
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parent.parent)
+    done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report["uid"] != 0, "the tools ran as root: the permission bits were not tested"
+    return report["results"]
 
 
 # ── Read ─────────────────────────────────────────────────────────────────────────────────
@@ -109,13 +189,20 @@ async def test_read_bad_inputs_are_clear_errors(tmp_path: Path, setup: str, expe
     assert len(context.read_file_state) == 0
 
 
-@pytest.mark.skipif(IS_ROOT, reason="root reads files whatever their permission bits")
-async def test_read_permission_denied(tmp_path: Path) -> None:
-    secret = tmp_path / "secret.txt"
-    secret.write_text("no")
-    secret.chmod(0)
-    result = await run(make_context(tmp_path), "Read", {"file_path": "secret.txt"})
-    assert result.is_error and "Permission denied" in str(result.content)
+def test_read_permission_denied(unprivileged_dir: Path) -> None:
+    (unprivileged_dir / "secret.txt").write_text("s3cret-bytes")
+    (unprivileged_dir / "open.txt").write_text("yes")
+    denied, allowed = run_unprivileged(
+        unprivileged_dir,
+        [
+            ("chmod", "secret.txt", 0),
+            ("run", "Read", {"file_path": "secret.txt"}),
+            ("run", "Read", {"file_path": "open.txt"}),
+        ],
+    )
+    assert denied["is_error"] and "Permission denied" in denied["content"]
+    assert "s3cret-bytes" not in denied["content"]
+    assert not allowed["is_error"] and allowed["content"] == "     1\tyes"
 
 
 def test_read_shows_images_as_image_blocks(tmp_path: Path) -> None:
@@ -186,21 +273,24 @@ async def test_write_into_a_directory_path_is_an_error(tmp_path: Path) -> None:
     assert (tmp_path / "d").is_dir()
 
 
-@pytest.mark.skipif(IS_ROOT, reason="root writes files whatever their permission bits")
-async def test_write_permission_denied_changes_nothing(tmp_path: Path) -> None:
-    locked = tmp_path / "locked"
+def test_write_permission_denied_changes_nothing(unprivileged_dir: Path) -> None:
+    locked = unprivileged_dir / "locked"
     locked.mkdir()
     (locked / "f.txt").write_text("orig")
-    context = make_context(tmp_path)
-    await run(context, "Read", {"file_path": "locked/f.txt"})
-    locked.chmod(0o500)
-    (locked / "f.txt").chmod(0o400)
-    try:
-        result = await run(context, "Write", {"file_path": "locked/f.txt", "content": "new"})
-        assert result.is_error and "Permission denied" in str(result.content)
-        assert (locked / "f.txt").read_text() == "orig"
-    finally:
-        locked.chmod(0o700)
+    read_first, written = run_unprivileged(
+        unprivileged_dir,
+        [
+            ("run", "Read", {"file_path": "locked/f.txt"}),
+            ("chmod", "locked", 0o500),
+            ("chmod", "locked/f.txt", 0o400),
+            ("run", "Write", {"file_path": "locked/f.txt", "content": "new"}),
+            ("chmod", "locked", 0o700),
+        ],
+    )
+    assert not read_first["is_error"], read_first
+    assert written["is_error"] and "Permission denied" in written["content"]
+    assert (locked / "f.txt").read_text() == "orig"
+    assert sorted(p.name for p in locked.iterdir()) == ["f.txt"]  # no temp file left behind
 
 
 # ── Edit ─────────────────────────────────────────────────────────────────────────────────

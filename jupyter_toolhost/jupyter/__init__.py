@@ -10,6 +10,15 @@ Modules: `transformer` (the `%%agent` cell → one `await`), `magics` (thin), `o
 (what the cell shows), `approval` (the widget approver, plans included), `questions` (the
 widget asker for AskUserQuestion), `kernel_tools` (PythonExec, ListVariables,
 InspectVariable), `timeline` (`%agent history --timeline`).
+
+Imports point one way (`tests/test_import_structure.py` checks that there is no cycle, lazy
+and type-only imports included): `host` owns the kernel's state and builds sessions through
+`agent` (which reads the host through a small Protocol, not by importing `host`);
+`commands`, `mcp_command`, `magics` and `cell` build on `host`, and `host` imports none of
+them. The imports that remain inside functions are all downward and are there only for
+load time (the 150 ms `%load_ext` target): `host` importing `agent`, `approval`,
+`questions`, `live`, `kernel_tools` and the tools on the first cell; `magics` and `cell`
+importing `commands` on the first `%agent` line.
 """
 
 from __future__ import annotations

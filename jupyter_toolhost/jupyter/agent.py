@@ -7,16 +7,37 @@ the rest of `jupyter/` does not depend on the session's internals.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from ..mcp import McpManager
+    from ..permissions.api import Approver
     from ..session import Session
     from ..tool import Tool
-    from .host import AgentHost
     from .live import LiveView
 
 DEFAULT_MAX_TURNS = 100
+
+
+class AgentHost(Protocol):
+    """What a session is made from: the part of `host.AgentHost` this module reads.
+
+    A protocol, so that `host` (which owns the state) imports this module and not the
+    other way round.
+    """
+
+    model: str | None
+    mode: str | None
+    cassette: str | None
+    cassette_mode: str | None
+    small_model: str | None
+    settings_problems: list[str]
+
+    @property
+    def cwd(self) -> Path: ...
+
+    def approver(self) -> Approver: ...
 
 
 def make_model(host: AgentHost) -> Any:
@@ -53,6 +74,7 @@ def _configured(host: AgentHost, make: Callable[..., Session], **options: Any) -
         cwd=host.cwd,
         approver=host.approver(),
         permission_mode=host.mode or None,
+        small_model=host.small_model,
         **options,
     )
     host.settings_problems = list(session.settings_problems)

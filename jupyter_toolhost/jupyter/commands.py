@@ -8,15 +8,43 @@ await a server run through `run_async_command` (a cell of their own).
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..context import toolhost_home
-from .options import Command, UsageError, parse_command
+from .host import STOP_GRACE, AgentHost, AgentInterrupted, stop_task, wait_in_slices
+from .options import HELP, Command, UsageError, parse_command
 from .render import Rendered, notice_display, table_display
 
-if TYPE_CHECKING:
-    from .host import AgentHost
+
+def run_line(host: AgentHost, line: str) -> Rendered | None:
+    """The `%agent LINE` magic: `run_command`, its usage errors shown as IPython's."""
+    from IPython.core.error import UsageError as IPythonUsageError
+
+    try:
+        return run_command(host, line)
+    except UsageError as exc:
+        raise IPythonUsageError(str(exc)) from None
+
+
+async def run_command_cell(host: AgentHost, line: str) -> None:
+    """A cell holding only `%agent compact` or `%agent mcp ...`: awaited, interruptible."""
+    from IPython.core.error import UsageError as IPythonUsageError
+    from IPython.display import display
+
+    task: asyncio.Future[Rendered | None] = asyncio.ensure_future(run_async_command(host, line))
+    try:
+        await wait_in_slices(task)
+    except asyncio.CancelledError:
+        await stop_task(task, grace=STOP_GRACE)
+        raise AgentInterrupted(f"%agent {line} was interrupted") from None
+    try:
+        shown = task.result()
+    except UsageError as exc:
+        raise IPythonUsageError(str(exc)) from None
+    if shown is not None:
+        display(shown)
 
 
 def run_command(host: AgentHost, line: str) -> Rendered | None:
@@ -202,8 +230,6 @@ def _resume(host: AgentHost, command: Command) -> Rendered:
 
 
 def _help(host: AgentHost, command: Command) -> Rendered:
-    from .magics import HELP
-
     return notice_display(HELP)
 
 

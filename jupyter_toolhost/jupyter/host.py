@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from .config import ToolHost
     from .live import LiveView
     from .questions import WidgetQuestionAsker
-    from .render import CallCard, Rendered
+    from .render import CallCard
 
 WAIT_SLICE = 0.1
 """Seconds between wake-ups while the cell waits (how fast an interrupt lands)."""
@@ -50,6 +50,7 @@ class AgentHost:
         self.mode: str | None = config.permission_mode
         self.cassette: str | None = config.cassette
         self.cassette_mode: str | None = config.cassette_mode
+        self.small_model: str | None = config.small_model
         self.session: Any = None
         self.history: list[CallCard] = []
         self.batch_offset = 0
@@ -105,11 +106,14 @@ class AgentHost:
         return self._kernel_tools
 
     def tool_pool(self, only: tuple[str, ...] | None = None) -> list[Tool[Any]]:
-        """Built-in tools, kernel tools and `@tool` functions of the notebook (newest wins)."""
+        """Built-in tools, kernel tools and `@tool` functions of the notebook (newest wins).
+        WebSearch searches with the session's own model (its server-side search tool)."""
         from ..tool import registered_tools
         from ..tools import builtin_tools
+        from ..tools.web_search import FROM_SESSION
 
-        pool: dict[str, Tool[Any]] = {t.name: t for t in builtin_tools(cwd=self.cwd)}
+        built = builtin_tools(cwd=self.cwd, web_search=FROM_SESSION)
+        pool: dict[str, Tool[Any]] = {t.name: t for t in built}
         if self.config.kernel_tools:
             pool.update({t.name: t for t in self.kernel_tools()})
         pool.update({t.name: t for t in registered_tools()})
@@ -329,37 +333,8 @@ class AgentHost:
         self.session = None
         self.scheduled_area = None
 
-    # ── %agent subcommands ─────────────────────────────────────────────────────────────
-
-    def command(self, line: str) -> Any:
-        from IPython.core.error import UsageError as IPythonUsageError
-
-        from .commands import run_command
-
-        try:
-            return run_command(self, line)
-        except UsageError as exc:
-            raise IPythonUsageError(str(exc)) from None
-
-    async def run_command_async(self, line: str) -> None:
-        """A cell holding only `%agent compact` or `%agent mcp ...`: awaited, interruptible."""
-        from IPython.core.error import UsageError as IPythonUsageError
-        from IPython.display import display
-
-        from .commands import run_async_command
-
-        task: asyncio.Future[Rendered | None] = asyncio.ensure_future(run_async_command(self, line))
-        try:
-            await wait_in_slices(task)
-        except asyncio.CancelledError:
-            await stop_task(task, grace=STOP_GRACE)
-            raise AgentInterrupted(f"%agent {line} was interrupted") from None
-        try:
-            shown = task.result()
-        except UsageError as exc:
-            raise IPythonUsageError(str(exc)) from None
-        if shown is not None:
-            display(shown)
+    # `%agent` subcommands live in `commands` (`run_line`, `run_command_cell`), which
+    # builds on this state: nothing here imports it.
 
     def ensure_session(self) -> Any:
         """The session, started (as a `%%agent` cell without options would) if none is."""

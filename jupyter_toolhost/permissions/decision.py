@@ -29,7 +29,7 @@ from ..types import (
 from .facts import CallFacts, CommandFacts, PathRef, call_facts
 from .guards import Guard, guard
 from .hooks import HookOutput
-from .paths import PathResolver, skeleton
+from .paths import PathResolver, glob_base, skeleton
 from .ruleset import BehaviorRules, CompiledRules, SourcedRule
 from .shell_safety import creates_or_moves_files
 
@@ -366,8 +366,7 @@ def _inside_dir(facts: CallFacts, directory: str) -> bool:
 
 
 def _glob_dir(glob: str) -> str:
-    literal = glob[: min((glob.index(c) for c in "*?[" if c in glob), default=len(glob))]
-    return posixpath.normpath(literal.rsplit("/", 1)[0] or "/")
+    return posixpath.normpath(glob_base(glob))
 
 
 def _rule_path(ref: PathRef) -> str:

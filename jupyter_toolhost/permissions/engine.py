@@ -26,6 +26,7 @@ from ..types import (
 )
 from .api import Approver, PermissionRequest, ask_approver, tool_check
 from .decision import PLAN_MODE_MESSAGE, decide
+from .facts import mcp_server
 from .paths import OsResolver, PathResolver, candidates
 from .ruleset import SESSION, CompiledRules, RuleSource, compile_rules
 from .settings import SettingsError, save_rule
@@ -267,7 +268,7 @@ def _denied_whole(tools: Iterable[Tool[Any]], compiled: CompiledRules) -> set[st
     deny = compiled.deny
     names: set[str] = set()
     for tool in tools:
-        server = tool.name[5:].split("__", 1)[0] if tool.name.startswith("mcp__") else None
+        server = mcp_server(tool.name)
         if (
             tool.name in deny.tools
             or (server is not None and server in deny.servers)

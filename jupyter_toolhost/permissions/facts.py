@@ -149,6 +149,14 @@ def _inside(paths: tuple[str, ...], roots: tuple[str, ...]) -> bool:
     return inside_any(paths, roots)
 
 
+def mcp_server(tool_name: str) -> str | None:
+    """The MCP server of a ``mcp__<server>__<tool>`` name (rules name servers this way), else
+    None: ``mcp__forge__create_issue`` → ``forge``."""
+    if not tool_name.startswith("mcp__"):
+        return None
+    return tool_name.removeprefix("mcp__").split("__", 1)[0]
+
+
 def call_facts(
     tool: Any,
     input: Any,
@@ -162,8 +170,7 @@ def call_facts(
     resolved against `shell_cwd` (the shell's carried directory; default `cwd`)."""
     name: str = tool.name
     facts = CallFacts(tool_name=name)
-    if name.startswith("mcp__"):
-        facts.server = name[5:].split("__", 1)[0]
+    facts.server = mcp_server(name)
     facts.working_dirs = _roots(tuple(working_dirs), cwd, resolver)
     facts.read_only = tool.flag(tool.is_read_only, input)
     try:

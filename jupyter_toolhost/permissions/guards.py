@@ -22,13 +22,12 @@ promised never to ask, denied — except a protected-path write, which a person 
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from functools import lru_cache
 
 from ..types import DecisionReason
 from .facts import CallFacts, CommandFacts, PathRef
-from .paths import PathResolver, compile_pattern
+from .paths import PathResolver, glob_base, glob_shape
 from .ruleset import CompiledRules, SourcedRule
 
 PROTECTED_DIRS = (".toolhost", ".git")
@@ -170,12 +169,11 @@ def _glob_hit(rules: CompiledRules, glob: str, resolver: PathResolver) -> Source
     hit = read.reaches_into(glob)
     if hit is None:
         return None
-    literal = glob[: min((glob.index(c) for c in "*?[" if c in glob), default=len(glob))]
-    base = literal.rsplit("/", 1)[0] or "/"
+    base = glob_base(glob)
     _item, certain = read.reaching_tree(base)
     if certain:
         return hit
-    shape = re.compile(compile_pattern("/" + glob, cwd="/", home="/", settings_root="/").regex)
+    shape = glob_shape(glob)
 
     def reached(path: str) -> bool:
         if shape.fullmatch(path) is None:

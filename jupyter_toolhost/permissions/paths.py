@@ -423,15 +423,26 @@ class PathRuleSet(Generic[T]):
         True when the glob expands inside what a pattern protects, or when the glob could
         name the protected directory (or a parent of it) itself.
         """
-        literal = glob[: min((glob.index(c) for c in "*?[" if c in glob), default=len(glob))]
-        base = literal.rsplit("/", 1)[0] or "/"
-        shape = re.compile(compile_pattern("/" + glob, cwd="/", home="/", settings_root="/").regex)
+        base = glob_base(glob)
+        shape = glob_shape(glob)
         for item, prefix in self._entries:
             if is_inside(base, prefix):
                 return item
             if is_inside(prefix, base) and shape.fullmatch(prefix):
                 return item
         return None
+
+
+def glob_base(glob: str) -> str:
+    """The directory an absolute shell glob expands under: its literal part, up to the last
+    "/" before the first wildcard (``/a/b*/c`` → ``/a``; ``/a/b`` → ``/a``)."""
+    cut = min((glob.index(c) for c in _WILDCARDS if c in glob), default=len(glob))
+    return glob[:cut].rsplit("/", 1)[0] or "/"
+
+
+def glob_shape(glob: str) -> re.Pattern[str]:
+    """The absolute paths the shell glob `glob` could expand to, as a regular expression."""
+    return re.compile(compile_pattern("/" + glob, cwd="/", home="/", settings_root="/").regex)
 
 
 def _walk(key: str) -> Iterator[str]:
