@@ -18,6 +18,7 @@ from test_tools2_support import (
     AGENT_ID,
     Router,
     ScriptedApprover,
+    deploy_tool,
     last_results,
     result_text,
     session_for,
@@ -33,7 +34,6 @@ from jupyter_toolhost.tools import agent, edit, read, send_message, tasks, write
 from jupyter_toolhost.tools.agent.prompt import GENERAL_PURPOSE_PROMPT
 from jupyter_toolhost.tools.agent.subagents import subagents
 from jupyter_toolhost.tools.tasks.registry import background_tasks
-from jupyter_toolhost.types import PermissionAsk
 
 
 class NapInput(BaseModel):
@@ -69,23 +69,6 @@ class Naps:
             concurrency_safe=True,
             interrupt_behavior="cancel",
         )
-
-
-class DeployInput(BaseModel):
-    target: str
-
-
-def deploy_tool() -> Tool[DeployInput]:
-    def check(input: DeployInput, context: ToolUseContext) -> PermissionAsk:
-        return PermissionAsk(f"Deploy to {input.target}?")
-
-    return build_tool(
-        name="Deploy",
-        input_model=DeployInput,
-        call=lambda input, context: f"deployed to {input.target}",
-        description="Deploy.",
-        check_permissions=check,
-    )
 
 
 def pool(*extra: Tool[Any]) -> list[Tool[Any]]:

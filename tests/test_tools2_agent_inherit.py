@@ -15,6 +15,7 @@ from pydantic import BaseModel
 from test_tools2_support import (
     Router,
     ScriptedApprover,
+    deploy_tool,
     last_results,
     offered_names,
     result_text,
@@ -23,12 +24,10 @@ from test_tools2_support import (
 )
 
 from jupyter_toolhost import build_tool
-from jupyter_toolhost.context import ToolUseContext
 from jupyter_toolhost.permissions.api import ApprovalDecision
 from jupyter_toolhost.testing import MessagesServer, Turn, text, tool_use
 from jupyter_toolhost.tool import Tool
 from jupyter_toolhost.tools import agent, read, send_message, write
-from jupyter_toolhost.types import PermissionAsk
 
 
 def settings(root: Path, **permissions: Any) -> None:
@@ -43,23 +42,6 @@ def agent_type(root: Path, name: str, tools: list[str]) -> None:
     listed = ", ".join(tools)
     (folder / f"{name}.md").write_text(
         f"---\nname: {name}\ndescription: {name} agent\ntools: [{listed}]\n---\nYou are {name}.\n"
-    )
-
-
-class DeployInput(BaseModel):
-    target: str
-
-
-def deploy_tool() -> Tool[DeployInput]:
-    def check(input: DeployInput, context: ToolUseContext) -> PermissionAsk:
-        return PermissionAsk(f"Deploy to {input.target}?")
-
-    return build_tool(
-        name="Deploy",
-        input_model=DeployInput,
-        call=lambda input, context: f"deployed to {input.target}",
-        description="Deploy.",
-        check_permissions=check,
     )
 
 

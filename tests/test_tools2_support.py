@@ -10,12 +10,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from jupyter_toolhost import Session
+from pydantic import BaseModel
+
+from jupyter_toolhost import Session, build_tool
+from jupyter_toolhost.context import ToolUseContext
 from jupyter_toolhost.model.anthropic_model import AnthropicModel
 from jupyter_toolhost.permissions.api import ApprovalDecision, ApprovalRequest
 from jupyter_toolhost.subagent_loop import LoopRunner
 from jupyter_toolhost.testing import MessagesServer, Turn
 from jupyter_toolhost.tool import Tool
+from jupyter_toolhost.types import PermissionAsk
 
 MODEL = "claude-sonnet-4-5"
 AGENT_ID = re.compile(r"agent_\d+_[0-9a-f]{4}")
@@ -118,3 +122,20 @@ def offered_names(body: dict[str, Any]) -> list[str]:
             if "deferred tools are available" in text:
                 announced += [line for line in text.splitlines()[2:-1] if line.strip()]
     return [*tool_names(body), *announced]
+
+
+class DeployInput(BaseModel):
+    target: str
+
+
+def deploy_tool() -> Tool[DeployInput]:
+    def check(input: DeployInput, context: ToolUseContext) -> PermissionAsk:
+        return PermissionAsk(f"Deploy to {input.target}?")
+
+    return build_tool(
+        name="Deploy",
+        input_model=DeployInput,
+        call=lambda input, context: f"deployed to {input.target}",
+        description="Deploy.",
+        check_permissions=check,
+    )
