@@ -87,7 +87,8 @@ def _script(server: MessagesServer) -> None:
 
 
 def test_papermill_finishes_with_the_deny_message(server: MessagesServer, tmp_path: Path):
-    pytest.importorskip("papermill")
+    if os.environ.get("CI") != "true":
+        pytest.importorskip("papermill")
     (tmp_path / "scratch.txt").write_text("keep me\n")
     _notebook(tmp_path / "in.ipynb")
     _script(server)

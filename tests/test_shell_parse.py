@@ -7,6 +7,7 @@ bash where it is installed.
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -165,6 +166,8 @@ def test_ansi_c_quoting_is_decoded(body: str) -> None:
     (command,) = _commands(f"echo $'{body}'")
     assert command.parts[1].value == decode_ansi_c(body)
     if BASH is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("CI compares ANSI-C decoding with the real bash")
         pytest.skip("bash is not installed")
     shown = subprocess.run(
         [BASH, "-c", f"printf %s $'{body}'"], capture_output=True, check=True,
