@@ -16,7 +16,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from .types import ToolPermissionContext
 
@@ -236,6 +236,37 @@ class ToolUseOptions:
     sets it. None: no subagents here."""
 
 
+@dataclass(frozen=True, slots=True)
+class ChecklistItem:
+    """One line of a checklist a tool reports (TodoWrite's todos, the Task tools' board)."""
+
+    content: str
+    status: Literal["pending", "in_progress", "completed"]
+    active_form: str | None = None
+    """How the item reads while it is in progress ("Running the tests")."""
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """What a running call reports through `context.progress(...)`; front ends show it live.
+
+    A bare string given to `context.progress` means `Progress(text=...)`.
+    """
+
+    text: str = ""
+    fraction: float | None = None
+    """How much is done, from 0.0 to 1.0, when the tool knows."""
+    tail: tuple[str, ...] = ()
+    """The last lines of output so far (a running command's)."""
+    checklist: tuple[ChecklistItem, ...] | None = None
+    """The whole checklist after the call (None: the call reports no checklist)."""
+
+
+def as_progress(value: str | Progress) -> Progress:
+    """`value` as a `Progress` (a bare string is its text)."""
+    return value if isinstance(value, Progress) else Progress(text=str(value))
+
+
 def toolhost_home(cwd: str | os.PathLike[str] | None = None) -> Path:
     """Where `.toolhost/` state lives: `JUPYTER_TOOLHOST_HOME`, else `<cwd>/.toolhost`."""
     override = os.environ.get("JUPYTER_TOOLHOST_HOME")
@@ -258,8 +289,13 @@ class ToolUseContext:
     query_tracking: QueryTracking = field(default_factory=QueryTracking)
     tool_use_id: str | None = None
     """Set for the duration of one call: the id of the tool_use being run."""
-    progress: Callable[[str], None] | None = None
-    """Report progress text for the call being run (shown live by front ends)."""
+    progress: Callable[[str | Progress], None] | None = None
+    """Report progress of the call being run (shown live by front ends): a `Progress`, or a
+    bare string meaning `Progress(text=...)`. Callable from worker threads."""
+    on_child_event: Callable[[Any], None] | None = None
+    """An event sink for the work a call starts on its own (a subagent's loop): pass it as
+    that loop's `on_event`, and the orchestrator hands its tool-call events to the parent's
+    sink as `ChildEvent`s of this call. Set for the duration of one call, like `progress`."""
 
     def cancelled(self) -> bool:
         """Whether this call was told to stop (an interrupt, a failed sibling, a time budget).

@@ -1,8 +1,9 @@
 """The events a session reports while it runs: plain data for front ends to render.
 
-Tool call events are the orchestrator's own (`ToolCallQueued` is `CallQueued`, and so on);
-the rest are the loop's: streamed text, permission requests, retries and notices, usage,
-compaction and the end of each model turn.
+Tool call events are the orchestrator's own (`ToolCallQueued` is `CallQueued`, and so on;
+`ChildEvent` carries a subagent's tool call events, labelled with the Agent call that
+started it); the rest are the loop's: streamed text, permission requests, retries and
+notices, usage, compaction and the end of each model turn.
 """
 
 from __future__ import annotations
@@ -18,12 +19,14 @@ from .orchestration.events import CallFinishing as ToolCallFinishing
 from .orchestration.events import CallProgress as ToolCallProgress
 from .orchestration.events import CallQueued as ToolCallQueued
 from .orchestration.events import CallStarted as ToolCallStarted
+from .orchestration.events import ChildEvent as ChildEvent
 from .permissions.api import ApprovalRequest
 
 if TYPE_CHECKING:
     from .compaction import CompactBoundary
 
 __all__ = [
+    "ChildEvent",
     "Compacted",
     "EventSink",
     "LoopEvent",
@@ -119,6 +122,7 @@ LoopEvent: TypeAlias = (
     | ToolCallProgress
     | ToolCallFinishing
     | ToolCallFinished
+    | ChildEvent
     | PermissionRequested
     | Notice
     | UsageReported

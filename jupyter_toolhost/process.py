@@ -25,6 +25,42 @@ from .context import AbortSignal
 
 PREVIEW_BYTES = 2_000
 """How much of a stream that went over the budget is read back as its preview."""
+TAIL_BYTES = 8_192
+"""How much of the end of an output file `tail_lines` reads (never the whole file)."""
+TAIL_LINES = 5
+TAIL_LINE_CHARS = 200
+
+
+@dataclass(frozen=True, slots=True)
+class OutputSoFar:
+    """What a running process has written, reported about once a second."""
+
+    size: int
+    """Bytes written to stdout and stderr together."""
+    tail: tuple[str, ...]
+    """The last non-empty lines of stdout (of stderr while stdout is empty), each cut to
+    `TAIL_LINE_CHARS` characters."""
+
+
+def tail_lines(
+    path: Path, *, lines: int = TAIL_LINES, width: int = TAIL_LINE_CHARS
+) -> tuple[str, ...]:
+    """The last `lines` non-empty lines of a file, read from its last `TAIL_BYTES` only."""
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(0, os.SEEK_END)
+            size = handle.tell()
+            start = max(0, size - TAIL_BYTES)
+            handle.seek(start)
+            data = handle.read(size - start)
+    except OSError:
+        return ()
+    text = data.decode("utf-8", errors="replace")
+    rows = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    if start > 0:
+        rows = rows[1:]  # the first row may be the end of a longer line
+    kept = [row.rstrip() for row in rows if row.strip()][-lines:]
+    return tuple(row if len(row) <= width else row[: width - 1] + "…" for row in kept)
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,14 +109,14 @@ async def run_process(
     time_limit: float | None = None,
     abort: AbortSignal | None = None,
     env: Mapping[str, str] | None = None,
-    progress: Callable[[int], None] | None = None,
+    progress: Callable[[OutputSoFar], None] | None = None,
 ) -> ProcessResult:
     """Run `argv` to completion in a new process group, stdout and stderr going to files.
 
     The files are `<output_dir>/<name>.txt` and `<name>.stderr.txt`; each is removed again
     when its stream fits its budget (`budget_bytes`; stderr's defaults to the same). After
-    `time_limit` seconds the group is killed. `progress(bytes_written)` is called about once
-    a second while the process runs.
+    `time_limit` seconds the group is killed. `progress(OutputSoFar)` is called about once
+    a second while the process runs and its output grows (reading only the files' ends).
     """
     out_path, err_path = _output_paths(output_dir, name)
     started = time.monotonic()
@@ -102,7 +138,7 @@ async def run_process(
         kill_group(pid)
 
     remove = abort.add_callback(on_abort) if abort is not None else (lambda: None)
-    reporter = _start_reporter(out_path, progress) if progress is not None else None
+    reporter = _start_reporter(out_path, err_path, progress) if progress is not None else None
     timed_out = False
     try:
         try:
@@ -133,16 +169,20 @@ def _output_paths(output_dir: Path, name: str) -> tuple[Path, Path]:
     return output_dir / f"{name}.txt", output_dir / f"{name}.stderr.txt"
 
 
-def _start_reporter(path: Path, progress: Callable[[int], None]) -> asyncio.Task[None]:
+def _start_reporter(
+    out_path: Path, err_path: Path, progress: Callable[[OutputSoFar], None]
+) -> asyncio.Task[None]:
     async def report() -> None:
-        last = -1
+        last = (-1, -1)
         while True:
             await asyncio.sleep(1.0)
-            size = _size(path)
-            if size != last:
-                last = size
-                with contextlib.suppress(Exception):
-                    progress(size)
+            sizes = (_size(out_path), _size(err_path))
+            if sizes == last:
+                continue
+            last = sizes
+            tail = tail_lines(out_path) if sizes[0] else tail_lines(err_path)
+            with contextlib.suppress(Exception):
+                progress(OutputSoFar(size=sum(sizes), tail=tail))
 
     return asyncio.ensure_future(report())
 

@@ -44,10 +44,13 @@ class ToolOutput:
 
     `context_modifier` runs after the call (after the whole batch, in call order, when the
     call ran concurrently with others), so concurrent calls never race on shared state.
+    `displays` are rich outputs for people (a figure, a table), as Jupyter mimebundles
+    ``{"data": {mime: value}, "metadata": {...}}``; they are never sent to the model.
     """
 
     data: Any
     context_modifier: Callable[[ToolUseContext], None] | None = None
+    displays: tuple[dict[str, Any], ...] = ()
 
 
 def _never(_input: Any) -> bool:
@@ -124,6 +127,9 @@ class Tool(Generic[InputT]):
     """Adds derived fields that hooks and the UI see; `call()` never sees them."""
     render_tool_use: Callable[[InputT], str] | None = None
     """A one-line summary of the input for cards ("ls -la", "src/app.py")."""
+    render_code: Callable[[InputT], tuple[str, str] | None] | None = None
+    """The code the call runs, as (language, source), for front ends to show highlighted:
+    ``("python", code)``, ``("shell", command)``. None for tools that run no code."""
     map_result: Callable[[Any], ToolResultContent] = default_map_result
     get_path: Callable[[InputT], str | None] | None = None
     """The file or directory the call touches, for path permission rules (reads when the
@@ -185,6 +191,19 @@ class Tool(Generic[InputT]):
         text = first if first is not None else json.dumps(data, ensure_ascii=False, default=str)
         text = " ".join(text.split())
         return text if len(text) <= 120 else text[:119] + "…"
+
+    def code_of(self, input: InputT) -> tuple[str, str] | None:
+        """The (language, source) the call runs, or None (also when `render_code` raises)."""
+        if self.render_code is None:
+            return None
+        try:
+            code = self.render_code(input)
+        except Exception:
+            return None
+        if code is None:
+            return None
+        language, source = code
+        return str(language), str(source)
 
     def to_api(self) -> dict[str, Any]:
         """The tool definition as the Messages API's `tools` array wants it."""
@@ -259,6 +278,7 @@ def build_tool(
     user_facing_name: str | Callable[[InputT | None], str] | None = None,
     backfill_observable_input: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
     render_tool_use: Callable[[InputT], str] | None = None,
+    render_code: Callable[[InputT], tuple[str, str] | None] | None = None,
     map_result: Callable[[Any], ToolResultContent] = default_map_result,
     get_path: Callable[[InputT], str | None] | None = None,
     cancels_siblings_on_error: bool = False,
@@ -298,6 +318,7 @@ def build_tool(
         user_facing_name=(lambda _input: facing) if isinstance(facing, str) else facing,
         backfill_observable_input=backfill_observable_input,
         render_tool_use=render_tool_use,
+        render_code=render_code,
         map_result=map_result,
         get_path=get_path,
         cancels_siblings_on_error=cancels_siblings_on_error,
@@ -429,6 +450,7 @@ def tool(
     search_hint: str | None = None,
     max_result_size_chars: float = DEFAULT_MAX_RESULT_SIZE_CHARS,
     interrupt_behavior: InterruptBehavior = "block",
+    render_code: Callable[[Any], tuple[str, str] | None] | None = None,
     register: bool = True,
 ) -> Callable[[ToolFunction], Tool[Any]]: ...
 
@@ -447,6 +469,7 @@ def tool(
     search_hint: str | None = None,
     max_result_size_chars: float = DEFAULT_MAX_RESULT_SIZE_CHARS,
     interrupt_behavior: InterruptBehavior = "block",
+    render_code: Callable[[Any], tuple[str, str] | None] | None = None,
     register: bool = True,
 ) -> Tool[Any] | Callable[[ToolFunction], Tool[Any]]:
     """Make a tool from a plain function: its type hints become the input schema, its
@@ -457,9 +480,10 @@ def tool(
     so a long sync function should check `context.cancelled()` between steps and return
     early when it is set (an interrupt, a failed sibling; for a "block" tool, once its
     grace after an interrupt is over). Like every tool, the result is not read-only and
-    not concurrency-safe unless the options say so. With `register` (the default) the tool
-    is recorded so the next `%%agent` cell of the kernel offers it to the model; defining
-    a tool of the same name again replaces it.
+    not concurrency-safe unless the options say so. `render_code(input)` may name the code
+    a call runs, as (language, source), for front ends to show. With `register` (the
+    default) the tool is recorded so the next `%%agent` cell of the kernel offers it to the
+    model; defining a tool of the same name again replaces it.
     """
 
     def make(function: ToolFunction) -> Tool[Any]:
@@ -479,6 +503,7 @@ def tool(
             search_hint=search_hint,
             max_result_size_chars=max_result_size_chars,
             interrupt_behavior=interrupt_behavior,
+            render_code=render_code,
             extras={"function": function},
         )
         if register:

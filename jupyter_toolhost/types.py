@@ -124,6 +124,9 @@ class ToolResult:
     context_modifier: Any = None
     """A state change the tool asked for (`ToolOutput.context_modifier`), applied by the
     orchestrator after the call's batch, in call order."""
+    displays: tuple[dict[str, Any], ...] = ()
+    """Rich outputs for people (`ToolOutput.displays`: Jupyter mimebundles); never part of
+    the tool_result block, so the model does not see them."""
 
     def to_block(self) -> ContentBlock:
         """The Messages API `tool_result` block."""

@@ -3,8 +3,15 @@
 PythonExec runs code in the user's namespace on the kernel's main thread (its `call` is
 async, so the pipeline runs it on the event loop), through the shell's own input
 transformations (magics and `!cmd` work), capturing stdout, stderr, rich display output and
-the repr of the last expression. It changes state, so it is neither read-only nor
+the last expression's value. It changes state, so it is neither read-only nor
 concurrency-safe, and its own permission check asks.
+
+What it made is shown to people whole (`ToolOutput.displays`: each display's mimebundle, the
+value formatted like a cell's Out, and every matplotlib figure the code created, rendered to
+PNG and closed so the inline backend does not draw it again after the cell). The model gets
+the text of each, plus up to `captured.MAX_IMAGES` PNGs as image blocks, each scaled down to
+`MAX_IMAGE_SIDE` pixels and `MAX_IMAGE_BYTES` (with Pillow when it is installed; without it,
+an image over the byte cap is left out and the text says so).
 
 ListVariables and InspectVariable only read the namespace: read-only and concurrency-safe.
 pandas and numpy are recognised by duck typing, never imported here.
@@ -27,8 +34,17 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from ..context import ToolUseContext
-from ..tool import Tool, build_tool
+from ..tool import Tool, ToolOutput, build_tool
 from ..types import DecisionReason, PermissionAsk, PermissionResult, ToolError
+from .captured import (
+    bundle,
+    figure_states,
+    has_png,
+    model_content,
+    new_figures,
+    plain_text,
+    result_bundle,
+)
 
 _REPR_CHARS = 2_000
 
@@ -49,10 +65,11 @@ class InspectVariableInput(BaseModel):
 
 
 PYTHON_EXEC_DESCRIPTION = """Run Python code in the user's Jupyter kernel, in the same namespace as
-their notebook cells: variables you define stay defined, and you can use theirs. Returns what
-the code printed (stdout, stderr), rich display output as text, and the repr of the last
-expression. IPython syntax (magics, !shell) works. Prefer ListVariables / InspectVariable to
-look at data without changing anything."""
+their notebook cells: variables you define stay defined, and you can use theirs. Returns
+what the code printed (stdout, stderr), rich display output as text, and the last
+expression's value; matplotlib figures and PNG images it made are shown to you as images
+(at most 4) and to the user in the notebook. IPython syntax (magics, !shell) works. Prefer
+ListVariables / InspectVariable to look at data without changing anything."""
 
 LIST_VARIABLES_DESCRIPTION = """List the variables in the user's Jupyter kernel: name, type,
 shape or length, and approximate memory. Read-only."""
@@ -65,7 +82,7 @@ dtype and value range; otherwise its type, length and repr. Read-only."""
 def kernel_tools(shell: Any) -> list[Tool[Any]]:
     """The three kernel tools, bound to `shell` (an IPython InteractiveShell)."""
 
-    async def run_python(input: PythonExecInput, context: ToolUseContext) -> str:
+    async def run_python(input: PythonExecInput, context: ToolUseContext) -> ToolOutput:
         return await execute(shell, input.code)
 
     async def python_permissions(
@@ -91,6 +108,7 @@ def kernel_tools(shell: Any) -> list[Tool[Any]]:
             check_permissions=python_permissions,
             interrupt_behavior="cancel",
             render_tool_use=lambda i: " ".join(i.code.split())[:120],
+            render_code=lambda i: ("python", i.code),
         ),
         build_tool(
             name="ListVariables",
@@ -116,8 +134,9 @@ def kernel_tools(shell: Any) -> list[Tool[Any]]:
 # ── PythonExec ───────────────────────────────────────────────────────────────────────────
 
 
-async def execute(shell: Any, code: str) -> str:
-    """Run `code` like a cell (without history or Out[]), returning what it produced."""
+async def execute(shell: Any, code: str) -> ToolOutput:
+    """Run `code` like a cell (without history or Out[]): the model's content as `data`
+    (text, or text and image blocks), what it showed as `displays` (mimebundles)."""
     from IPython.utils.capture import capture_output
 
     try:
@@ -128,6 +147,7 @@ async def execute(shell: Any, code: str) -> str:
     namespace = shell.user_ns
     value: Any = None
     failure: str | None = None
+    figures_before = figure_states()
     with capture_output(display=True) as captured:
         try:
             with _interruptible():
@@ -144,16 +164,19 @@ async def execute(shell: Any, code: str) -> str:
         parts.append(f"[stdout]\n{captured.stdout.rstrip()}")
     if captured.stderr:
         parts.append(f"[stderr]\n{captured.stderr.rstrip()}")
-    for output in captured.outputs:
-        text = output.data.get("text/plain")
-        if text:
-            parts.append(f"[display]\n{text}")
-    if value is not None and failure is None:
-        parts.append(f"[result]\n{_repr(value)}")
     if failure is not None:
+        parts += [f"[display]\n{t}" for o in captured.outputs if (t := o.data.get("text/plain"))]
         parts.append(f"[error]\n{failure}")
-        raise ToolError("\n\n".join(parts))
-    return "\n\n".join(parts) if parts else "(no output)"
+        raise ToolError("\n\n".join(parts))  # new figures stay open: the cell shows them
+    shown = [bundle(output.data, output.metadata) for output in captured.outputs]
+    result = result_bundle(shell, value, fallback=_repr(value)) if value is not None else None
+    figures = new_figures(figures_before, skip=value if has_png(result) else None)
+    parts += [f"[display]\n{text}" for b in (*shown, *figures) if (text := plain_text(b))]
+    if result is not None:
+        parts.append(f"[result]\n{_cap(plain_text(result) or _repr(value))}")
+    displays = (*shown, *([result] if result is not None else []), *figures)
+    text = "\n\n".join(parts) if parts else "(no output)"
+    return ToolOutput(data=model_content(text, displays), displays=displays)
 
 
 def _split_last_expression(source: str) -> tuple[types.CodeType | None, types.CodeType | None]:
@@ -207,6 +230,10 @@ def _repr(value: Any) -> str:
         text = repr(value)
     except Exception as exc:
         text = f"<repr failed: {type(exc).__name__}>"
+    return _cap(text)
+
+
+def _cap(text: str) -> str:
     return text if len(text) <= _REPR_CHARS else text[:_REPR_CHARS] + f"… ({len(text):,} chars)"
 
 

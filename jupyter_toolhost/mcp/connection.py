@@ -22,6 +22,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared.dispatcher import ProgressFnT
 
 from ..results import describe_error
 from .config import McpServerConfig
@@ -98,11 +99,18 @@ class McpConnection:
         await self.stop()
         await self.start()
 
-    async def call_tool(self, name: str, arguments: dict[str, Any]) -> mcp_types.CallToolResult:
-        """Call one of the server's tools, within the per-call timeout."""
+    async def call_tool(
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        *,
+        progress: ProgressFnT | None = None,
+    ) -> mcp_types.CallToolResult:
+        """Call one of the server's tools, within the per-call timeout; the server's
+        progress notifications for the call go to `progress` (progress, total, message)."""
         return await self._request(
             f"calling {name}",
-            lambda client: client.call_tool(name, arguments),
+            lambda client: client.call_tool(name, arguments, progress_callback=progress),
             limit=self.config.tool_timeout,
         )
 

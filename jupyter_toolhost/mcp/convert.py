@@ -7,6 +7,7 @@ for real). It is deferred unless its server says `alwaysLoad`. Annotations map t
 no annotation means neither (fail closed). Results: text stays text, images become image
 blocks, embedded resources become text (or an image, or a note for other binary data),
 resource links a line of text; ``isError`` raises `ToolError` so the pipeline reports it.
+A server's ``notifications/progress`` for a call become the call's `Progress`.
 """
 
 from __future__ import annotations
@@ -14,13 +15,14 @@ from __future__ import annotations
 import base64
 import json
 import re
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from collections.abc import Awaitable, Iterable, Mapping
+from typing import Any, Protocol
 
 import mcp_types
+from mcp.shared.dispatcher import ProgressFnT
 from pydantic import BaseModel, ConfigDict
 
-from ..context import ToolUseContext
+from ..context import Progress, ToolUseContext
 from ..tool import Tool, build_tool
 from ..types import ContentBlock, ToolError
 
@@ -55,8 +57,33 @@ def _annotation(tool: mcp_types.Tool, field: str) -> bool:
     return bool(annotations is not None and getattr(annotations, field, None) is True)
 
 
-CallFn = Callable[[str, dict[str, Any]], Any]
-"""Sends one call to the server: (MCP tool name, arguments) → `CallToolResult` (awaitable)."""
+ProgressFn = ProgressFnT
+"""The SDK's progress callback: (progress, total, message) of a `notifications/progress`."""
+
+
+class CallFn(Protocol):
+    """Sends one call to the server: (MCP tool name, arguments) → `CallToolResult`; the
+    server's progress notifications for it go to `progress`."""
+
+    def __call__(
+        self, name: str, arguments: dict[str, Any], /, *, progress: ProgressFn | None = None
+    ) -> Awaitable[mcp_types.CallToolResult]: ...
+
+
+def progress_reporter(context: ToolUseContext) -> ProgressFn | None:
+    """A progress callback that reports the server's progress notifications as the call's
+    `Progress` (its message as text, progress/total as the fraction when total is known)."""
+    report = context.progress
+    if report is None:
+        return None
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        fraction = None
+        if total:
+            fraction = min(1.0, max(0.0, float(progress) / float(total)))
+        report(Progress(text=message or "", fraction=fraction))
+
+    return on_progress
 
 
 def build_mcp_tool(
@@ -66,9 +93,9 @@ def build_mcp_tool(
     read_only = _annotation(tool, "read_only_hint")
     remote_name = tool.name
 
-    async def run(input: McpToolInput, _context: ToolUseContext) -> list[ContentBlock]:
+    async def run(input: McpToolInput, context: ToolUseContext) -> list[ContentBlock]:
         arguments = dict(input.model_extra or {})
-        result = await call(remote_name, arguments)
+        result = await call(remote_name, arguments, progress=progress_reporter(context))
         return convert_result(result)
 
     title = tool.annotations.title if tool.annotations and tool.annotations.title else None

@@ -22,7 +22,7 @@ from ..tool import Tool
 from ..types import ToolError
 from .config import McpConfigs, McpServerConfig, load_mcp_configs
 from .connection import McpCallError, McpConnection, McpUnavailable, ServerState
-from .convert import build_mcp_tool
+from .convert import ProgressFn, build_mcp_tool
 from .resource_tools import build_resource_tools
 
 
@@ -140,9 +140,11 @@ class McpManager:
         )
 
     def _build(self, connection: McpConnection) -> list[Tool[Any]]:
-        async def call(tool: str, arguments: dict[str, Any]) -> mcp_types.CallToolResult:
+        async def call(
+            tool: str, arguments: dict[str, Any], /, *, progress: ProgressFn | None = None
+        ) -> mcp_types.CallToolResult:
             try:
-                return await connection.call_tool(tool, arguments)
+                return await connection.call_tool(tool, arguments, progress=progress)
             except (McpUnavailable, McpCallError) as exc:
                 raise ToolError(str(exc)) from None
 

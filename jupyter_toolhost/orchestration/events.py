@@ -1,8 +1,9 @@
 """The events the orchestrator emits while it runs tool calls: plain data for front ends.
 
-A call is queued, started, may report progress text, and finishes exactly once. Front ends
+A call is queued, started, may report progress, and finishes exactly once. Front ends
 (a notebook cell, a terminal, a test) render them; the orchestrator knows nothing about how.
-Times are `time.perf_counter()` values.
+The calls of a subagent that a call started arrive wrapped in `ChildEvent`s of that call
+(nested once per level). Times are `time.perf_counter()` values.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
+from ..context import ChecklistItem
 from ..types import ToolCall, ToolResult
 
 CallStatus: TypeAlias = Literal["ok", "error", "cancelled", "denied"]
@@ -41,10 +43,16 @@ class CallStarted:
 
 @dataclass(frozen=True, slots=True)
 class CallProgress:
-    """Progress text a running tool reported with `context.progress(text)`."""
+    """Progress a running tool reported with `context.progress(...)` (see `Progress`)."""
 
     call_id: str
     text: str
+    fraction: float | None = None
+    """How much is done, 0.0 to 1.0, when the tool knows."""
+    tail: tuple[str, ...] = ()
+    """The last lines of the call's output so far."""
+    checklist: tuple[ChecklistItem, ...] | None = None
+    """The whole checklist the call reported (None: none reported)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,7 +79,20 @@ class CallFinished:
     batch: int
 
 
-ToolEvent: TypeAlias = CallQueued | CallStarted | CallProgress | CallFinishing | CallFinished
+@dataclass(frozen=True, slots=True)
+class ChildEvent:
+    """A tool event of a subagent that the call `parent_call_id` started (an Agent call),
+    as it happens; a deeper subagent's events come as a `ChildEvent` inside `event`."""
+
+    parent_call_id: str
+    event: ToolEvent
+
+
+ToolEvent: TypeAlias = (
+    CallQueued | CallStarted | CallProgress | CallFinishing | CallFinished | ChildEvent
+)
+TOOL_EVENT_TYPES = (CallQueued, CallStarted, CallProgress, CallFinishing, CallFinished, ChildEvent)
+"""The classes of `ToolEvent`, for `isinstance` checks."""
 EventSink: TypeAlias = Callable[[ToolEvent], None]
 
 

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..context import AbortSignal, ToolUseContext
+from ..context import AbortSignal, Progress, ToolUseContext
 from ..tool import Tool
 from ..types import InterruptBehavior, PermissionAllow, ToolCall, ToolResult
 from .concurrency import CONCURRENCY_ENV as CONCURRENCY_ENV
@@ -74,10 +74,18 @@ def call_context(
     call: ToolCall,
     *,
     abort: AbortSignal,
-    progress: Callable[[str], None],
+    progress: Callable[[str | Progress], None],
+    on_child_event: Callable[[Any], None] | None = None,
 ) -> ToolUseContext:
-    """The context one call runs with: shared state, its own abort signal and progress."""
-    return replace(context, tool_use_id=call.id, abort=abort, progress=progress)
+    """The context one call runs with: shared state, its own abort signal, its progress
+    callback and the sink for the events of the subagents it starts."""
+    return replace(
+        context,
+        tool_use_id=call.id,
+        abort=abort,
+        progress=progress,
+        on_child_event=on_child_event,
+    )
 
 
 def status_of(result: ToolResult, *, aborted: bool) -> CallStatus:

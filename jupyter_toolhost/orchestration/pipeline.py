@@ -233,6 +233,7 @@ class Pipeline:
             decision=decision,
             output=output.data if isinstance(output, ToolOutput) else output,
             context_modifier=output.context_modifier if isinstance(output, ToolOutput) else None,
+            displays=tuple(output.displays) if isinstance(output, ToolOutput) else (),
         )
         post = await self._run_hooks("PostToolUse", call, tool, parsed, context, response=content)
         return _apply_post_hooks(result, post)

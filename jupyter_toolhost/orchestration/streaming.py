@@ -38,20 +38,23 @@ import logging
 import math
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Literal, TypeAlias
 
-from ..context import AbortSignal, ToolUseContext
+from ..context import AbortSignal, Progress, ToolUseContext, as_progress
 from ..types import ToolCall, ToolResult
 from .events import (
     NOT_STARTED_BATCH,
+    TOOL_EVENT_TYPES,
     CallFinished,
     CallFinishing,
     CallProgress,
     CallQueued,
     CallStarted,
     CallStatus,
+    ChildEvent,
     EventSink,
     ToolEvent,
     emit,
@@ -237,7 +240,11 @@ class StreamingToolExecutor:
         entry.status = "executing"
         entry.started_at = time.perf_counter()
         context = call_context(
-            self._context, call, abort=entry.signal, progress=partial(self._progress, entry)
+            self._context,
+            call,
+            abort=entry.signal,
+            progress=partial(self._progress, entry),
+            on_child_event=partial(self._child_event, entry),
         )
         self._emit(CallStarted(call.id, entry.started_at))
         entry.task = self._loop.create_task(
@@ -422,16 +429,38 @@ class StreamingToolExecutor:
             except Exception:
                 _log.exception("the context modifier of %s raised", entry.plan.call.id)
 
-    def _progress(self, entry: _Entry, text: str) -> None:
+    def _progress(self, entry: _Entry, progress: str | Progress) -> None:
+        self._on_loop(self._deliver_progress, entry, as_progress(progress))
+
+    def _deliver_progress(self, entry: _Entry, progress: Progress) -> None:
+        if entry.status == "executing":
+            checklist = progress.checklist
+            event = CallProgress(
+                call_id=entry.plan.call.id,
+                text=str(progress.text),
+                fraction=progress.fraction,
+                tail=tuple(progress.tail),
+                checklist=tuple(checklist) if checklist is not None else None,
+            )
+            self._emit(event)
+
+    def _child_event(self, entry: _Entry, event: object) -> None:
+        """A subagent's loop event: its tool-call events go on as this call's `ChildEvent`s
+        (the rest, streamed text and the like, stays with the subagent)."""
+        if isinstance(event, TOOL_EVENT_TYPES):
+            self._on_loop(self._deliver_child, entry, event)
+
+    def _deliver_child(self, entry: _Entry, event: ToolEvent) -> None:
+        if entry.status == "executing":
+            self._emit(ChildEvent(entry.plan.call.id, event))
+
+    def _on_loop(self, deliver: Callable[..., None], *args: Any) -> None:
+        """Run `deliver(*args)` on the executor's loop (now, when called from it)."""
         if threading.get_ident() == self._loop_thread:
-            self._deliver_progress(entry, text)
+            deliver(*args)
         elif self._loop is not None:
             with contextlib.suppress(RuntimeError):  # the loop is already closed
-                self._loop.call_soon_threadsafe(self._deliver_progress, entry, text)
-
-    def _deliver_progress(self, entry: _Entry, text: str) -> None:
-        if entry.status == "executing":
-            self._emit(CallProgress(entry.plan.call.id, str(text)))
+                self._loop.call_soon_threadsafe(deliver, *args)
 
     def _emit(self, event: ToolEvent) -> None:
         emit(self._on_event, event)

@@ -4,7 +4,9 @@
 Several Agent calls of one message run concurrently (the tool is concurrency-safe); each
 subagent has its own conversation and abort signal and shares the session's model,
 approver and permission state (see `subagents`). The report is returned with the agent's
-id; a report over the result budget is persisted and previewed like any big result.
+id; a report over the result budget is persisted and previewed like any big result. A
+foreground subagent's events go to `context.on_child_event`, so the orchestrator shows its
+calls live under the Agent call (a background one outlives its call and reports nothing).
 """
 
 from __future__ import annotations
@@ -77,7 +79,9 @@ async def start_agent(input: AgentInput, context: ToolUseContext) -> str:
         teams(context).join(input.team_name, input.name, agent.id)
     if input.run_in_background:
         return _start_in_background(agent, input.prompt, context)
-    report = await subagents.run(agent, input.prompt, abort=agent.loop.context.abort)
+    report = await subagents.run(
+        agent, input.prompt, abort=agent.loop.context.abort, on_event=context.on_child_event
+    )
     return _with_footer(agent, report)
 
 

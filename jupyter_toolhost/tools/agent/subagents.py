@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import secrets
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeAlias
@@ -199,9 +199,16 @@ def create(
     return agent
 
 
-async def run(agent: Subagent, prompt: str, *, abort: AbortSignal | None = None) -> str:
+async def run(
+    agent: Subagent,
+    prompt: str,
+    *,
+    abort: AbortSignal | None = None,
+    on_event: Callable[[LoopEvent], None] | None = None,
+) -> str:
     """Run `prompt` in the subagent, then any mail that came too late for a turn; returns
-    its last report. `abort` (the calling call's signal) cancels the run when it fires."""
+    its last report. `abort` (the calling call's signal) cancels the run when it fires;
+    `on_event` (the calling call's `context.on_child_event`) sees the run's events."""
     async with agent.lock:
         agent.status = "running"
         agent.runs += 1
@@ -210,9 +217,10 @@ async def run(agent: Subagent, prompt: str, *, abort: AbortSignal | None = None)
         signals = [s for s in (abort, agent.abort) if s is not None]
         removers = [s.add_callback(_canceller(loop, task)) for s in signals]
         try:
-            report = await agent.loop.run(prompt, on_event=_mail_carrier(agent))
+            sink = _mail_carrier(agent, on_event)
+            report = await agent.loop.run(prompt, on_event=sink)
             while agent.mailbox:
-                report = await agent.loop.run(_take_mail(agent), on_event=_mail_carrier(agent))
+                report = await agent.loop.run(_take_mail(agent), on_event=sink)
         except asyncio.CancelledError:
             agent.status = "stopped"
             raise
@@ -235,10 +243,13 @@ def _canceller(loop: asyncio.AbstractEventLoop, task: asyncio.Task[Any] | None) 
     return cancel
 
 
-def _mail_carrier(agent: Subagent) -> Any:
-    """An event sink that hands waiting mail to the loop between two turns."""
+def _mail_carrier(agent: Subagent, forward: Callable[[LoopEvent], None] | None = None) -> Any:
+    """An event sink that hands waiting mail to the loop between two turns (and every
+    event to `forward`, when given)."""
 
     def on_event(event: LoopEvent) -> None:
+        if forward is not None:
+            forward(event)
         between_turns = isinstance(event, TurnEnd) and event.stop_reason in CONTINUING
         if between_turns and agent.mailbox:
             agent.loop.add_user([text_block(_take_mail(agent))])

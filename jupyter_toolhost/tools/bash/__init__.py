@@ -6,7 +6,8 @@ in this process's memory; output over the budget stays there and the model gets 
 `<persisted-output>` reference with a preview. An EXIT trap writes the shell's final
 directory to a side file, which becomes the next call's working directory (kept in the app
 state under ``extras["bash.cwd"]``). Timeout, cancel and sibling abort kill the whole group.
-A non-zero exit raises, so the result is an error and siblings are cancelled.
+A non-zero exit raises, so the result is an error and siblings are cancelled. While a
+command runs, its progress (about once a second) is the output's size and its last lines.
 
 Sandbox (`sandbox`): by default every command, foreground or background, runs under
 bubblewrap where it can start; paths a Read deny rule protects are not visible inside, paths
@@ -26,8 +27,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ...context import AppState, ToolUseContext
-from ...process import CapturedStream, ProcessResult, run_process
+from ...context import AppState, Progress, ToolUseContext
+from ...process import CapturedStream, OutputSoFar, ProcessResult, run_process
 from ...results import human_size, persisted_reference, safe_name
 from ...tool import Tool, build_tool
 from ...types import ToolError, ToolInputError
@@ -121,9 +122,10 @@ async def run_bash(input: BashInput, context: ToolUseContext) -> str:
     timeout_ms = input.timeout or DEFAULT_TIMEOUT_MS
     progress = context.progress
 
-    def report(size: int) -> None:
+    def report(output: OutputSoFar) -> None:
         if progress is not None:
-            progress(f"{human_size(size)} of output so far")
+            text = f"{human_size(output.size)} of output so far"
+            progress(Progress(text=text, tail=output.tail))
 
     result = await run_process(
         [*prefix, _shell(), "-c", script],
@@ -186,6 +188,10 @@ def _summary(input: BashInput) -> str:
     return input.command
 
 
+def _code(input: BashInput) -> tuple[str, str]:
+    return "shell", input.command
+
+
 def make_tool() -> Tool[BashInput]:
     """A fresh Bash tool."""
     return build_tool(
@@ -201,6 +207,7 @@ def make_tool() -> Tool[BashInput]:
         shell_command=_summary,
         sandboxed=sandboxed,
         render_tool_use=_summary,
+        render_code=_code,
         search_hint="shell command terminal run execute bash script",
     )
 

@@ -4,6 +4,8 @@ status, owner and dependencies) and TaskStop (stops background work of any kind)
 TaskCreate/TaskUpdate/TaskGet/TaskList are the Task generation of the checklist and are
 enabled when `JUPYTER_TOOLHOST_TASKS_V2` is on (TodoWrite is enabled otherwise); TaskStop
 is always enabled, since background commands and subagents exist in both generations.
+Each call of the four list tools reports the whole list, in board order, as its progress
+(`Progress.checklist`), for front ends to show.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ...context import ToolUseContext
+from ...context import ChecklistItem, Progress, ToolUseContext
 from ...tool import Tool, build_tool, no_permission_needed
 from ...types import ToolInputError
 from ..bash import background as shell_tasks
@@ -96,6 +98,15 @@ class TaskStopInput(BaseModel):
     task_id: str = Field(description="The id of the background task to stop.")
 
 
+def report_checklist(context: ToolUseContext) -> None:
+    """Report the call's task list (deleted items are gone from it) as its progress."""
+    if context.progress is None:
+        return
+    items = board.read_list(context).items
+    checklist = tuple(ChecklistItem(i.subject, i.status, i.active_form) for i in items)
+    context.progress(Progress(checklist=checklist))
+
+
 def create_task(input: TaskCreateInput, context: ToolUseContext) -> str:
     item = WorkItem(
         id="",
@@ -106,6 +117,7 @@ def create_task(input: TaskCreateInput, context: ToolUseContext) -> str:
     )
     tasks = board.change_list(context, lambda tasks: board.add_item(tasks, item))
     created = tasks.items[-1]
+    report_checklist(context)
     return CREATED.format(id=created.id, subject=created.subject)
 
 
@@ -151,12 +163,14 @@ def update_task(input: TaskUpdateInput, context: ToolUseContext) -> str:
         return board.put(tasks, replace(item, **fields))
 
     board.change_list(context, change)
+    report_checklist(context)
     done = ", ".join(changes) if changes else "nothing changed"
     return f"Updated task #{input.taskId}: {done}"
 
 
 def get_task(input: TaskGetInput, context: ToolUseContext) -> str:
     tasks = board.read_list(context)
+    report_checklist(context)
     item = tasks.get(input.taskId)
     if item is not None:
         return _describe_item(tasks, item)
@@ -173,6 +187,7 @@ def get_task(input: TaskGetInput, context: ToolUseContext) -> str:
 
 def list_tasks(input: TaskListInput, context: ToolUseContext) -> str:
     tasks = board.read_list(context)
+    report_checklist(context)
     lines = [f"Task list ({board.list_name(context)}):"] if tasks.items else ["No tasks yet."]
     for item in tasks.items:
         owner = f" (owner: {item.owner})" if item.owner else ""

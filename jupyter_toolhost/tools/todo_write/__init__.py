@@ -2,7 +2,8 @@
 
 The main agent's list is `AppState.todos` (a tuple of `TodoItem`); a subagent's is kept
 apart under `extras["agent_todos"][agent_id]`, so a subagent never overwrites its parent's
-list. Enabled unless `JUPYTER_TOOLHOST_TASKS_V2` selects the Task tools.
+list. Each call reports the new list as its progress (`Progress.checklist`), for front ends
+to show. Enabled unless `JUPYTER_TOOLHOST_TASKS_V2` selects the Task tools.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ...context import AppState, ToolUseContext
+from ...context import AppState, ChecklistItem, Progress, ToolUseContext
 from ...tool import Tool, build_tool, no_permission_needed
 from ...types import ToolInputError, ToolResultContent
 from ..tasks import tasks_v2_enabled
@@ -73,6 +74,9 @@ def write_todos(input: TodoWriteInput, context: ToolUseContext) -> dict[str, obj
         return replace(state, extras={**state.extras, AGENT_TODOS_KEY: by_agent})
 
     context.set_app_state(update)
+    if context.progress is not None:
+        checklist = tuple(ChecklistItem(i.content, i.status, i.active_form) for i in items)
+        context.progress(Progress(checklist=checklist))
     return {"oldTodos": [_plain(i) for i in old], "newTodos": [_plain(i) for i in items]}
 
 
