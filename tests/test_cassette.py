@@ -194,3 +194,66 @@ def test_normalise_text_hides_what_differs_between_runs(tmp_path: Path) -> None:
         "max_tokens": 1,
         "messages": [{"role": "user", "content": "x"}],
     }
+
+
+class DrawInput(BaseModel):
+    title: str
+
+
+def draw_tool(png: bytes) -> Tool[DrawInput]:
+    """Answers with an image block, as PythonExec does for a plot."""
+    import base64
+
+    def draw(input: DrawInput, context: ToolUseContext) -> list[dict[str, Any]]:
+        data = base64.b64encode(png).decode()
+        return [
+            {"type": "text", "text": f"drew {input.title}"},
+            {
+                "type": "image",
+                "source": {"type": "base64", "media_type": "image/png", "data": data},
+            },
+        ]
+
+    return build_tool(name="Draw", input_model=DrawInput, call=draw, description="Draw.")
+
+
+async def test_replay_matches_an_image_result_whose_bytes_differ(tmp_path: Path) -> None:
+    """A plot drawn again by another matplotlib has other bytes: replay compares the
+    conversation, not the pixels, and the cassette does not carry the image data."""
+    script = [Turn([tool_use("Draw", {"title": "scores"})]), Turn([text("A bar chart.")])]
+    cassette = tmp_path / "draw.json"
+    first_png = b"\x89PNG first rendering" * 500
+    with MessagesServer(script) as server:
+        inner = AnthropicModel(base_url=server.base_url, api_key="test-key")
+        recording = Session(
+            tools=[draw_tool(first_png)],
+            model=CassetteModel(cassette, mode="record", inner=inner),
+            model_id=MODEL,
+            cwd=tmp_path,
+            permission_mode="bypassPermissions",
+        )
+        assert await recording.run("Draw the scores.") == "A bar chart."
+    # The real request carried the image; the cassette keeps a placeholder.
+    sent = json.dumps(server.requests[-1].body)
+    assert '"media_type": "image/png"' in sent and "iVBORyBmaXJzdCByZW5kZXJpbm" in sent
+    assert "iVBORyBmaXJzdCByZW5kZXJpbm" not in cassette.read_text()
+
+    replayed = Session(
+        tools=[draw_tool(b"\x89PNG another rendering" * 400)],
+        model=CassetteModel(cassette, mode="replay"),
+        model_id=MODEL,
+        cwd=tmp_path,
+        permission_mode="bypassPermissions",
+    )
+    assert await replayed.run("Draw the scores.") == "A bar chart."
+
+    # What the tool said about the image still counts: another text is a mismatch.
+    changed = Session(
+        tools=[draw_tool(first_png)],
+        model=CassetteModel(cassette, mode="replay"),
+        model_id=MODEL,
+        cwd=tmp_path,
+        permission_mode="bypassPermissions",
+    )
+    with pytest.raises(CassetteMismatch):
+        await changed.run("Draw the other scores.")

@@ -85,7 +85,7 @@ def normalise_text(text: str, *, cwd: str | None) -> str:
 def request_summary(request: ModelRequest, *, purpose: str | None = None) -> dict[str, Any]:
     """What replay compares: message count, tool names and the newest message, normalised;
     for a side request (`purpose`, e.g. the small model's) also its purpose and model id."""
-    last = request.messages[-1] if request.messages else None
+    last = _without_image_data(request.messages[-1]) if request.messages else None
     encoded = json.dumps(last, ensure_ascii=False, sort_keys=True)
     summary: dict[str, Any] = {
         "messages": len(request.messages),
@@ -95,6 +95,24 @@ def request_summary(request: ModelRequest, *, purpose: str | None = None) -> dic
     if purpose is not None:
         summary = {"purpose": purpose, "model": request.model, **summary}
     return summary
+
+
+IMAGE_DATA = "<image data>"
+"""What replay compares in place of an image's bytes: a plot drawn again by another version
+of matplotlib or freetype differs in its bytes, not in what the conversation is."""
+
+
+def _without_image_data(value: Any) -> Any:
+    """`value` with the base64 data of every image block replaced by `IMAGE_DATA`."""
+    if isinstance(value, list):
+        return [_without_image_data(item) for item in value]
+    if not isinstance(value, dict):
+        return value
+    if value.get("type") == "image" and isinstance(value.get("source"), dict):
+        source = value["source"]
+        if source.get("type") == "base64":
+            return {**value, "source": {**source, "data": IMAGE_DATA}}
+    return {key: _without_image_data(item) for key, item in value.items()}
 
 
 class CassetteModel:
