@@ -396,6 +396,11 @@ class Session:
         return self._loop.model_id
 
     @property
+    def model(self) -> Model:
+        """The model the session talks to (an `AnthropicModel`, a `CassetteModel`, ...)."""
+        return self._loop.model
+
+    @property
     def tools(self) -> list[Tool[Any]]:
         return self._loop.tools
 

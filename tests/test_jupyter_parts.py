@@ -4,6 +4,7 @@ timeline, and the kernel tools run through the real Pipeline on a real IPython s
 from __future__ import annotations
 
 import json
+import re
 import sys
 import time
 from collections.abc import Iterator
@@ -15,6 +16,7 @@ from IPython.core.error import UsageError as IPythonUsageError
 from IPython.core.interactiveshell import InteractiveShell
 
 from jupyter_toolhost.context import ToolUseContext, ToolUseOptions
+from jupyter_toolhost.jupyter.cards import CallCard, batch_display, language_of_path
 from jupyter_toolhost.jupyter.commands import run_async_command, run_line
 from jupyter_toolhost.jupyter.config import ToolHost
 from jupyter_toolhost.jupyter.host import AgentHost
@@ -22,12 +24,7 @@ from jupyter_toolhost.jupyter.kernel_tools import kernel_tools
 from jupyter_toolhost.jupyter.live import LiveView
 from jupyter_toolhost.jupyter.options import UsageError, parse_cell_line, parse_command
 from jupyter_toolhost.jupyter.questions import WidgetQuestionAsker
-from jupyter_toolhost.jupyter.render import (
-    MIME_TYPE,
-    CallCard,
-    batch_display,
-    language_of_path,
-)
+from jupyter_toolhost.jupyter.render import MIME_TYPE
 from jupyter_toolhost.jupyter.timeline import timeline_display
 from jupyter_toolhost.jupyter.transformer import agent_cell_transformer
 from jupyter_toolhost.orchestration.events import CallFinished, CallQueued, CallStarted
@@ -140,7 +137,15 @@ def test_batch_text_and_html_do_not_depend_on_timing_or_ids():
     slow = batch_display([card("x", 0, 5.0, 9.0), card("y", 0, 5.0, 7.5)], batch=0).data
     assert fast["text/plain"].replace("_a", "_x").replace("_b", "_y") == slow["text/plain"]
     assert "run concurrently" in fast["text/plain"]
-    assert "0.1" not in fast["text/html"] and "toolu" not in fast["text/html"]
+    assert "toolu" not in fast["text/html"] and "0.1" not in fast["text/plain"]
+    # Durations are in the HTML for readers of a page, only inside the spans a comparison
+    # masks: with those masked, the two runs' HTML is the same.
+    assert '<span class="toolhost-time" style="color:#666">100 ms</span>' in fast["text/html"]
+    masked = [
+        re.sub(r'(<span class="toolhost-time"[^>]*>)[^<]*', r"\1…", data["text/html"])
+        for data in (fast, slow)
+    ]
+    assert masked[0].replace("_a", "_x").replace("_b", "_y") == masked[1]
     assert fast[MIME_TYPE]["calls"][1]["duration"] == pytest.approx(0.2)
 
 
@@ -153,9 +158,10 @@ def test_persisted_result_is_a_collapsible_preview_without_random_path_parts():
     )
     data = batch_display([persisted], batch=0).data
     html, plain = data["text/html"], data["text/plain"]
-    assert "<details><summary>output: 90,000 characters, saved to" in html
-    assert "<code>tool-results/toolu_p.txt</code>" in html
-    assert "<pre>line 1\nline 2...</pre>" in html
+    # Outside the working directory: no absolute path, only the folder and the file name.
+    assert "<div>output: 90,000 characters, saved to <code>tool-results/toolu_p.txt</code>" in html
+    assert "<summary>Preview</summary>" in html
+    assert ">line 1\nline 2...</pre>" in html and "max-height:24em" in html
     assert plain.endswith("\n  output: 90,000 characters, saved to tool-results/toolu_p.txt")
     for shown_text in (html, plain):
         assert "0123456789ab" not in shown_text and "/home/u" not in shown_text
@@ -342,6 +348,7 @@ async def test_bash_output_saved_by_bash_itself_gets_the_preview(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
     monkeypatch.setenv("JUPYTER_TOOLHOST_HOME", str(tmp_path / ".toolhost"))
+    monkeypatch.chdir(tmp_path)  # the notebook's folder: saved results are linked from it
     pipeline = Pipeline(
         results=ResultStore(tmp_path / "results"), can_use_tool=BasicCanUseTool(Approve())
     )
@@ -362,13 +369,12 @@ async def test_bash_output_saved_by_bash_itself_gets_the_preview(
     view.finish(footer=False)
     [batch] = [obj.data for obj in shown if obj.data[MIME_TYPE]["kind"] == "batch"]
     html, plain = batch["text/html"], batch["text/plain"]
-    assert (
-        "<details><summary>output: 59.5KB, saved to <code>tool-results/toolu_big-bash.txt" in html
-    )
-    assert "<pre>1\n2\n3\n" in html
-    assert plain == f"✓ Bash: {command}\n  output: 59.5KB, saved to tool-results/toolu_big-bash.txt"
+    link = f".toolhost/sessions/{context.session_id}/tool-results/toolu_big-bash.txt"
+    assert f'<div>output: 59.5KB, saved to <a href="{link}">{link}</a></div>' in html
+    assert ">1\n2\n3\n" in html
+    assert plain == f"✓ Bash: {command}\n  output: 59.5KB, saved to {link}"
     for shown_text in (html, plain):
-        assert str(tmp_path) not in shown_text and context.session_id not in shown_text
+        assert str(tmp_path) not in shown_text
     saved = Path(batch[MIME_TYPE]["calls"][0]["persisted_path"])
     assert saved == context.session_dir() / "tool-results" / "toolu_big-bash.txt"
     assert saved.read_text().splitlines()[-1] == "12000"

@@ -264,3 +264,40 @@ def test_read_denied_lets_search_tools_drop_hidden_files(tmp_path: Path) -> None
     hidden = read_denied(context)
     assert hidden(str(tmp_path / "secrets" / "key")) and hidden("alias/key")
     assert not hidden("src/app.py")
+
+
+async def test_always_allow_suggests_a_path_relative_to_the_working_directory(
+    tmp_path: Path,
+) -> None:
+    """`Edit(notes.md)` for a file in the working directory (not `Edit(//<abs>/notes.md)`),
+    `Edit(//etc/hosts)` outside it; the prompt says why once, and the rule it shows is the
+    rule that is added and then allows the next edit."""
+    from jupyter_toolhost.jupyter.approval import prompt_html
+
+    approver = ScriptedApprover(
+        ApprovalDecision("always"), ApprovalDecision("deny"), ApprovalDecision("deny")
+    )
+    engine = PermissionEngine(approver=approver, home=str(tmp_path / "home"))
+    context = _context(tmp_path, [EDIT])
+    pipeline = _pipeline(tmp_path, engine)
+    (tmp_path / "data").mkdir()
+    for name in ("notes.md", "data/raw.csv"):
+        (tmp_path / name).write_text("x")
+
+    def edit(path: str, n: int) -> ToolCall:
+        return ToolCall(id=f"toolu_{n}", name="Edit", input={"file_path": path})
+
+    first = await pipeline.run(edit("notes.md", 1), context)
+    assert not first.is_error
+    asked = approver.asked[0]
+    assert asked.suggested_rules == ("Edit(notes.md)",)
+    assert context.permission_context.rules["session"]["allow"] == ("Edit(notes.md)",)
+    shown = prompt_html(asked)
+    assert shown.count("it writes notes.md") == 1, shown
+    assert not (await pipeline.run(edit(str(tmp_path / "notes.md"), 2), context)).is_error
+    assert len(approver.asked) == 1  # the saved rule allowed the same file by its full path
+
+    await pipeline.run(edit("data/raw.csv", 3), context)
+    assert approver.asked[1].suggested_rules == ("Edit(data/raw.csv)",)
+    await pipeline.run(edit("/etc/hosts", 4), context)
+    assert approver.asked[2].suggested_rules == ("Edit(//etc/hosts)",)

@@ -6,10 +6,12 @@ pydantic-heavy tool modules and ipywidgets are imported on the first `%%agent` c
 
 Modules: `transformer` (the `%%agent` cell → one `await`), `magics` (thin), `options`
 (argument parsing), `host` (per-kernel state and the cell's wait/interrupt logic),
-`commands` (`%agent` subcommands; `mcp_command` for `%agent mcp`), `live` and `render`
-(what the cell shows), `approval` (the widget approver, plans included), `questions` (the
-widget asker for AskUserQuestion), `kernel_tools` (PythonExec, ListVariables,
-InspectVariable), `timeline` (`%agent history --timeline`).
+`commands` (`%agent` subcommands; `mcp_command` for `%agent mcp`), `live`, `cards` and
+`render` (what the cell shows), `approval` (the widget approver, plans included),
+`questions` (the widget asker for AskUserQuestion), `kernel_tools` (PythonExec,
+ListVariables, InspectVariable; `captured` holds what PythonExec shows and sends),
+`timeline` (`%agent history --timeline`), `results_comm` (saved results served to the lab
+extension over a comm).
 
 Imports point one way (`tests/test_import_structure.py` checks that there is no cycle, lazy
 and type-only imports included): `host` owns the kernel's state and builds sessions through
@@ -28,7 +30,7 @@ from typing import Any
 
 def load_ipython_extension(ipython: Any) -> None:
     """Register `%agent`/`%%agent`, the input transformer, and the kernel's host."""
-    from . import cell
+    from . import cell, results_comm
     from .config import ToolHost
     from .host import AgentHost
     from .magics import ToolHostMagics
@@ -39,6 +41,7 @@ def load_ipython_extension(ipython: Any) -> None:
     cell.set_host(host)
     ipython.register_magics(ToolHostMagics(ipython, host))
     ipython.input_transformers_cleanup.append(make_transformer(ipython))
+    results_comm.register(ipython)  # "Open full output" reads saved results through it
 
 
 def unload_ipython_extension(ipython: Any) -> None:

@@ -117,6 +117,17 @@ def session_tools(session: Session) -> list[Tool[Any]]:
     return list(session.tools)
 
 
+def replaying(session: Session) -> bool:
+    """Whether the session's answers come from a cassette it replays (nothing is paid)."""
+    from ..model.cassette import CassetteError, CassetteModel
+
+    model = session.model
+    try:
+        return isinstance(model, CassetteModel) and model.mode == "replay"
+    except CassetteError:  # no cassette and no key: the run fails and says so
+        return False
+
+
 async def run_session(
     session: Session, prompt: str, *, view: LiveView, max_turns: int | None
 ) -> Any:
@@ -124,6 +135,7 @@ async def run_session(
     from ..events import Compacted, Notice, TextDelta, TurnEnd, UsageReported
 
     session.settings.max_turns = max_turns or DEFAULT_MAX_TURNS
+    view.summary.replayed = replaying(session)
 
     def sink(event: Any) -> None:
         match event:

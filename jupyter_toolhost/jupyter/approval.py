@@ -163,17 +163,32 @@ def plan_html(plan: str) -> str:
     )
 
 
+def reason_beside(request: ApprovalRequest) -> str:
+    """The reason to show after the prompt's message: '' when the message already says it
+    ("Edit needs approval: it writes notes.md" needs no "(it writes notes.md)")."""
+    if request.reason is None:
+        return ""
+    detail, full = request.reason.detail, str(request.reason)
+    if detail and detail in request.message:
+        return (
+            request.reason.source
+            if request.reason.source and request.reason.source not in request.message
+            else ""
+        )
+    return full
+
+
 def prompt_html(request: ApprovalRequest) -> str:
     """The header of an approval prompt: who asks, what, and why (a plan: the plan)."""
     plan = plan_of(request)
     if plan is not None:
         return plan_html(plan)
-    reason = html.escape(str(request.reason)) if request.reason else ""
+    reason = reason_beside(request)
     lines = [
         f"<b>{html.escape(request.display_name)}</b> wants to run "
         f"<code>{html.escape(request.summary)}</code>",
         f"<div style='color:#555'>{html.escape(request.message)}"
-        + (f" <i>({reason})</i>" if reason else "")
+        + (f" <i>({html.escape(reason)})</i>" if reason else "")
         + "</div>",
         input_html(request.input),
     ]

@@ -25,10 +25,10 @@ from .options import CellOptions, UsageError, parse_cell_line
 if TYPE_CHECKING:
     from ..tool import Tool
     from .approval import WidgetApprover
+    from .cards import CallCard
     from .config import ToolHost
     from .live import LiveView
     from .questions import WidgetQuestionAsker
-    from .render import CallCard
 
 WAIT_SLICE = 0.1
 """Seconds between wake-ups while the cell waits (how fast an interrupt lands)."""
@@ -155,9 +155,24 @@ class AgentHost:
             return None
         if not read_only:
             return None
-        from .render import language_of_path
+        from .cards import language_of_path
 
         return language_of_path(path)
+
+    def call_code(self, tool_name: str, raw_input: Any) -> tuple[str, str, bool] | None:
+        """(language, source, insertable) of the code a call runs, as its tool declares it
+        (`render_code`); Python code can become a cell of this kernel's notebook as is."""
+        tool = {t.name: t for t in (self.session_tools() or [])}.get(tool_name)
+        if tool is None or not isinstance(raw_input, dict):
+            return None
+        try:
+            code = tool.code_of(tool.input_model.model_validate(raw_input))
+        except Exception:
+            return None
+        if code is None:
+            return None
+        language, source = code
+        return language, source, language == "python"
 
     def session_tools(self) -> list[Tool[Any]] | None:
         if self.session is None:
@@ -190,7 +205,9 @@ class AgentHost:
 
         asking = interactive and permission_mode(session) != "dontAsk"
         attach_question_asker(session, self.question_asker() if asking else None)
-        view = LiveView(describe=self.describe_call, language=self.call_language)
+        view = LiveView(
+            describe=self.describe_call, language=self.call_language, code=self.call_code
+        )
         view.start()
         self._view = view
         task = asyncio.ensure_future(
@@ -316,12 +333,12 @@ class AgentHost:
     def _remember(self, view: LiveView) -> None:
         cards = view.all_cards()
         for card in cards:
-            if card.batch >= 0:
+            if card.batch > 0:
                 card.batch += self.batch_offset
         self.history.extend(cards)
-        batches = [c.batch for c in cards if c.batch >= 0]
+        batches = [c.batch for c in cards if c.batch > 0]
         if batches:
-            self.batch_offset = max(batches) + 1
+            self.batch_offset = max(batches)  # batches count from 1 in every cell
 
     def reset(self) -> None:
         """Forget the conversation (the next cell starts a new one); its scheduled prompts

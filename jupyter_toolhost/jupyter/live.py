@@ -3,9 +3,17 @@
 - Assistant text is written to the cell's stdout as it arrives (a stream: nbval keeps it).
 - Running calls live in one display (the "live panel") that is updated in place and reset
   to empty at the end, so a stored notebook and a fresh run leave the same output behind.
+  It stays below what the cell has shown: when text, cards or notices were shown after it,
+  the next call's event empties it and opens a new one at the bottom (on events only, never
+  on a clock tick, so the outputs' order follows the run's events).
+- While calls run, the live panel is redrawn at least once a second (elapsed times tick),
+  and on progress: a running command's newest output lines, a progress bar, the cell's
+  latest checklist, and a sub-agent's calls as cards nested in its Agent card.
 - When a batch is over, its cards are displayed once, grouped, in the order the model sent
-  the calls; nothing that varies between runs (ids, durations, completion order) is in
-  their text or HTML.
+  the calls, batches counted from 1; nothing that varies between runs (ids, completion
+  order) is in their text, and durations only in the HTML's `toolhost-time` spans. Right
+  under the cards come the rich outputs the calls made for people (plots, tables, widgets)
+  as ordinary display outputs, so every front end draws them natively.
 - After an interrupt, a "block" call that is let finish is named in the live panel with its
   grace counting down ("Finishing Sleep(…) — 3 s…2 s…"): transient, like every live update.
 - A footer closes the cell.
@@ -15,9 +23,12 @@ This class only renders; it never decides anything about the run.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import asdict
 from typing import Any
 
 from ..orchestration.events import (
@@ -26,21 +37,14 @@ from ..orchestration.events import (
     CallProgress,
     CallQueued,
     CallStarted,
+    ChildEvent,
 )
-from .render import (
-    EMPTY_LIVE,
-    CallCard,
-    CallStatus,
-    Rendered,
-    TurnSummary,
-    batch_display,
-    decision_json,
-    footer_display,
-    live_display,
-    notice_display,
-)
+from .cards import EMPTY_LIVE, CallCard, CallStatus, batch_display, decision_json, live_display
+from .render import Rendered, TurnSummary, footer_display, notice_display
 
 _PROGRESS_INTERVAL = 0.25
+TICK_SECONDS = 1.0
+"""How often the live panel is redrawn while calls run, so elapsed times move."""
 
 Display = Callable[..., Any]
 
@@ -61,13 +65,17 @@ class LiveView:
         *,
         describe: Callable[[str, Any], tuple[str, str]],
         language: Callable[[str, Any], str | None] | None = None,
+        code: Callable[[str, Any], tuple[str, str, bool] | None] | None = None,
         display: Display | None = None,
         write: Callable[[str], None] | None = None,
     ) -> None:
         """`describe(tool_name, raw_input)` gives a call's (display name, summary);
-        `language(tool_name, raw_input)` the language of its result, when known."""
+        `language(tool_name, raw_input)` the language of its result, when known;
+        `code(tool_name, raw_input)` the (language, source, insertable) of the code the
+        call runs, when its tool declares it."""
         self._describe = describe
         self._language = language
+        self._code = code
         self._display = display or _ipython_display
         self._write = write or _stdout_write
         self.cards: dict[str, CallCard] = {}
@@ -76,10 +84,15 @@ class LiveView:
         self._panel: Any = None
         self._last_progress = 0.0
         self._text_open = False
+        self._below = False
+        """Something was shown after the live panel (it moves down on the next event)."""
         self._flushed: set[str] = set()
         self._countdowns: dict[str, list[int]] = {}
         """call id → the seconds of grace shown so far, for calls let finish after an interrupt."""
         self._started = time.perf_counter()
+        self._ticker: asyncio.Task[None] | None = None
+        self.checklist: tuple[dict[str, Any], ...] | None = None
+        """The newest checklist a call of this cell reported (shown in the live panel)."""
 
     # ── text ───────────────────────────────────────────────────────────────────────────
 
@@ -88,6 +101,7 @@ class LiveView:
         if delta:
             self._write(delta)
             self._text_open = not delta.endswith("\n")
+            self._below = True
 
     def _end_text(self) -> None:
         if self._text_open:
@@ -98,19 +112,28 @@ class LiveView:
         """A whole line of plain output (approval records, notices)."""
         self._end_text()
         self._write(text + "\n")
+        self._below = True
 
     # ── tool calls ─────────────────────────────────────────────────────────────────────
 
     def on_tool_event(self, event: Any) -> None:
-        """Handle one orchestration event (queued, started, progress, finished)."""
+        """Handle one orchestration event (queued, started, progress, finished), or one of
+        a sub-agent's, wrapped in a `ChildEvent` of the call that started it."""
+        self._apply(event, parent=None)
+
+    def _apply(self, event: Any, *, parent: CallCard | None) -> None:
         match event:
+            case ChildEvent(parent_call_id=parent_id, event=inner):
+                owner = self.cards.get(parent_id)
+                if owner is not None:
+                    self._apply(inner, parent=owner)
             case CallQueued(call=call, tool_name=tool_name):
-                name, summary = self._describe(tool_name, call.input)
-                self.cards[call.id] = CallCard(call.id, name, summary, batch=-1)
-                if self._language is not None:
-                    self.cards[call.id].language = self._language(tool_name, call.input)
-                self.order.append(call.id)
-                self.summary.tool_calls += 1
+                card = self._new_card(call.id, tool_name, call.input)
+                if parent is None:
+                    self.order.append(call.id)
+                    self.summary.tool_calls += 1
+                else:
+                    parent.children.append(card)
                 self._refresh()
             case CallStarted(call_id=call_id, started_at=started_at):
                 card = self.cards.get(call_id)
@@ -118,31 +141,65 @@ class LiveView:
                     card.status = "running"
                     card.started = started_at
                     self._refresh()
-            case CallProgress(call_id=call_id, text=text):
+            case CallProgress(call_id=call_id):
                 card = self.cards.get(call_id)
                 if card is not None:
-                    card.progress = text
-                    now = time.perf_counter()
-                    if now - self._last_progress >= _PROGRESS_INTERVAL:
-                        self._last_progress = now
-                        self._refresh()
+                    self._progress(card, event)
             case CallFinishing(call_id=call_id, remaining_s=remaining):
                 self._countdowns.setdefault(call_id, []).append(remaining)
+                self._refresh()
+            case CallFinished() if parent is not None:
+                card = self.cards.get(event.call_id)
+                if card is None:
+                    card = self._new_card(event.call_id, event.result.tool_name, None)
+                    parent.children.append(card)
+                self._record_result(card, event)
                 self._refresh()
             case CallFinished():
                 self._finish(event)
             case _:
                 pass
 
+    def _new_card(self, call_id: str, tool_name: str, raw_input: Any) -> CallCard:
+        name, summary = self._describe(tool_name, raw_input)
+        card = CallCard(call_id, name or tool_name, summary, batch=-1)
+        if raw_input is not None and self._language is not None:
+            card.language = self._language(tool_name, raw_input)
+        if raw_input is not None and self._code is not None:
+            code = self._code(tool_name, raw_input)
+            if code is not None:
+                card.code, card.insertable = (code[0], code[1]), code[2]
+        self.cards[call_id] = card
+        return card
+
+    def _progress(self, card: CallCard, event: CallProgress) -> None:
+        card.progress = event.text or card.progress
+        card.fraction = event.fraction if event.fraction is not None else card.fraction
+        card.tail = event.tail or card.tail
+        urgent = False
+        if event.checklist is not None:
+            items = tuple(_item_dict(item) for item in event.checklist)
+            card.checklist = items
+            self.checklist = items
+            urgent = True
+        now = time.perf_counter()
+        if urgent or now - self._last_progress >= _PROGRESS_INTERVAL:
+            self._last_progress = now
+            self._refresh()
+
     def _finish(self, event: CallFinished) -> None:
         card = self.cards.get(event.call_id)
         if card is None:
-            name, summary = self._describe(event.result.tool_name, None)
-            card = CallCard(event.call_id, name or event.result.tool_name, summary, batch=-1)
-            self.cards[event.call_id] = card
+            card = self._new_card(event.call_id, event.result.tool_name, None)
             self.order.append(event.call_id)
+        self._record_result(card, event)
+        # Batches count from 1 for people; a call that never started keeps a negative one.
+        card.batch = event.batch + 1 if event.batch >= 0 else event.batch
+        self._flush(done_below=card.batch)
+        self._refresh()
+
+    def _record_result(self, card: CallCard, event: CallFinished) -> None:
         card.status = _status(event)
-        card.batch = event.batch
         if card.started is None:
             card.started = time.perf_counter() - event.duration_s
         card.ended = card.started + event.duration_s
@@ -151,8 +208,9 @@ class LiveView:
         card.persisted_path = event.result.persisted_path
         card.original_size = event.result.original_size
         card.decision = decision_json(event.result.decision)
-        self._flush(done_below=event.batch)
-        self._refresh()
+        card.displays = tuple(getattr(event.result, "displays", ()) or ())
+        card.tail = ()
+        card.fraction = None
 
     def _pending(self) -> list[CallCard]:
         return [self.cards[i] for i in self.order if i not in self._flushed]
@@ -178,21 +236,52 @@ class LiveView:
             cards = [card for card in ready if card.batch == batch]
             self._display(batch_display(cards, batch=batch))
             self._flushed.update(card.tool_use_id for card in cards)
+            for card in cards:
+                self._show_displays(card)
+        self._below = True
+
+    def _show_displays(self, card: CallCard) -> None:
+        """The rich outputs of a call and of its sub-agent's calls, as display outputs."""
+        for child in card.children:
+            self._show_displays(child)
+        for shown in card.displays:
+            data = shown.get("data")
+            if isinstance(data, Mapping) and data:
+                metadata = shown.get("metadata")
+                self._display(Rendered(data, metadata if isinstance(metadata, Mapping) else None))
 
     # ── the live panel ─────────────────────────────────────────────────────────────────
 
     def start(self) -> None:
-        """Create the live panel (empty)."""
+        """Create the live panel (empty), and its clock when an event loop runs."""
         self._panel = self._display(EMPTY_LIVE, display_id=True)
+        with contextlib.suppress(RuntimeError):  # no running loop: redraw on events only
+            self._ticker = asyncio.get_running_loop().create_task(self._tick())
 
-    def _refresh(self) -> None:
+    async def _tick(self) -> None:
+        while True:
+            await asyncio.sleep(TICK_SECONDS)
+            if any(not card.final for card in self._pending()):
+                self._refresh(move=False)
+
+    def _refresh(self, *, move: bool = True) -> None:
         if self._panel is None:
             return
         running = [card for card in self._pending() if not card.final]
+        if running and move and self._below:
+            self._end_text()
+            self._panel.update(EMPTY_LIVE)
+            self._panel = self._display(EMPTY_LIVE, display_id=True)
+            self._below = False
         if running:
-            elapsed = time.perf_counter() - self._started
-            status = self.finishing_status() or f"running… {elapsed:.1f} s"
-            self._panel.update(live_display(running, status=status, elapsed=elapsed))
+            now = time.perf_counter()
+            elapsed = now - self._started
+            status = self.finishing_status() or f"running… {elapsed:.0f} s"
+            self._panel.update(
+                live_display(
+                    running, status=status, elapsed=elapsed, now=now, checklist=self.checklist
+                )
+            )
         else:
             self._panel.update(EMPTY_LIVE)
 
@@ -212,10 +301,14 @@ class LiveView:
     def notice(self, text: str, *, level: str = "info") -> None:
         self._end_text()
         self._display(notice_display(text, level=level))  # type: ignore[arg-type]
+        self._below = True
 
     def finish(self, *, footer: bool = True) -> None:
         """Show what is left, reset the live panel and add the footer."""
         self._end_text()
+        if self._ticker is not None:
+            self._ticker.cancel()
+            self._ticker = None
         for card in self._pending():
             if not card.final:
                 card.status = "cancelled"
@@ -235,9 +328,20 @@ def _blocks_text(blocks: list[dict[str, Any]]) -> str:
     for block in blocks:
         if block.get("type") == "text":
             parts.append(str(block.get("text", "")))
+        elif block.get("type") == "image":
+            source = block.get("source")
+            media = source.get("media_type", "") if isinstance(source, dict) else ""
+            parts.append(f"[image: {media or 'unknown type'}]")
         else:
             parts.append(f"[{block.get('type', 'block')}]")
     return "\n".join(parts)
+
+
+def _item_dict(item: Any) -> dict[str, Any]:
+    """A checklist item (a `ChecklistItem` or a mapping) as a plain dict."""
+    if isinstance(item, Mapping):
+        return dict(item)
+    return asdict(item)
 
 
 def _ipython_display(obj: Rendered, **kwargs: Any) -> Any:

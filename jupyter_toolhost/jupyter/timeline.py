@@ -10,7 +10,8 @@ from __future__ import annotations
 import html
 from collections.abc import Sequence
 
-from .render import CallCard, Rendered, bundle
+from .cards import CallCard
+from .render import Rendered, bundle
 
 _COLORS = ("#1a73e8", "#188038", "#e37400", "#9334e6", "#d93025", "#007b83", "#b06000")
 _ROW = 18

@@ -269,7 +269,7 @@ def _allowed(
         if not ref.write and inside:
             return _READ_INSIDE, ()
         kind = "Edit" if ref.write else "Read"
-        return None, (f"{kind}({_rule_path(ref)})",)
+        return None, (f"{kind}({_rule_path(ref, facts)})",)
     if facts.url is not None:
         hit = rules.domain(facts.host, subdomains=False) if facts.host else None
         if hit:
@@ -314,10 +314,10 @@ def _shell_allowed(
                     DecisionReason("mode", "acceptEdits: a write inside the working dirs")
                 )
             else:
-                suggestions.append(f"Edit({_rule_path(ref)})")
+                suggestions.append(f"Edit({_rule_path(ref, facts)})")
         for ref in item.read_targets:
             if not (facts.inside(ref) or _all_match(rules, ref, read=True)):
-                suggestions.append(f"Read({_rule_path(ref)})")
+                suggestions.append(f"Read({_rule_path(ref, facts)})")
         if item.dynamic_target:
             suggestions.append(f"Bash({command.source_text})")
     if suggestions or not reasons:
@@ -369,10 +369,15 @@ def _glob_dir(glob: str) -> str:
     return posixpath.normpath(glob_base(glob))
 
 
-def _rule_path(ref: PathRef) -> str:
+def _rule_path(ref: PathRef, facts: CallFacts) -> str:
+    """The path of a suggested rule: relative to the working directory when the file lies
+    inside it (`notes.md`, `data/raw.csv`), else absolute (`//etc/hosts`)."""
     path = ref.candidates[-1]
-    escaped = "".join("\\" + c if c in "*?[]\\" else c for c in path)
-    return "/" + escaped
+    cwd = facts.working_dirs[0] if facts.working_dirs else ""
+    inside = cwd and path.startswith(cwd.rstrip("/") + "/")
+    shown = path[len(cwd.rstrip("/")) + 1 :] if inside else path
+    escaped = "".join("\\" + c if c in "*?[]\\" else c for c in shown)
+    return escaped if inside else "/" + escaped
 
 
 def _ask_detail(facts: CallFacts) -> str:

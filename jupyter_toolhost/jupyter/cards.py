@@ -1,0 +1,488 @@
+"""Tool call cards: what one call looks like (status, why, duration, the code it ran, its
+checklist, a sub-agent's calls, a preview of its result) in a batch and in the live panel.
+
+Each card has the three forms of `render`: the JSON payload for the lab renderer, HTML for
+every other front end, deterministic plain text. Nothing here imports IPython or ipywidgets.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import PurePath
+from typing import Any, Literal, TypeAlias
+
+from ..types import PermissionResult
+from .render import (
+    MUTED,
+    PRE,
+    Rendered,
+    bundle,
+    esc,
+    format_duration,
+    relative_path,
+    short,
+    time_html,
+)
+
+PREVIEW_CHARS = 2_000
+"""How much of a result a card shows (the rest stays in the JSON payload and on disk)."""
+
+CallStatus: TypeAlias = Literal["queued", "running", "done", "error", "denied", "cancelled"]
+
+_STATUS_MARK: dict[CallStatus, str] = {
+    "queued": "…",
+    "running": "▶",
+    "done": "✓",
+    "error": "✗",
+    "denied": "⊘",
+    "cancelled": "■",
+}
+_STATUS_COLOR: dict[CallStatus, str] = {
+    "queued": "#888",
+    "running": "#1a73e8",
+    "done": "#188038",
+    "error": "#d93025",
+    "denied": "#b06000",
+    "cancelled": "#888",
+}
+_BOX = (
+    "border:1px solid #ddd;border-radius:4px;padding:4px 8px;margin:2px 0;"
+    "font-family:var(--jp-code-font-family,monospace);font-size:13px"
+)
+_CHECK_MARK = {"pending": "☐", "in_progress": "◐", "completed": "☑"}
+
+
+@dataclass(slots=True)
+class CallCard:
+    """What one tool call looks like in the cell; final once the call has ended."""
+
+    tool_use_id: str
+    name: str
+    summary: str
+    batch: int
+    status: CallStatus = "queued"
+    started: float | None = None
+    ended: float | None = None
+    result: str = ""
+    persisted_path: str | None = None
+    original_size: int | None = None
+    progress: str | None = None
+    decision: dict[str, Any] | None = None
+    """Why the call was allowed or denied (`decision_json`), when known."""
+    language: str | None = None
+    """The language of the result's text (from a read file's extension), when known."""
+    code: tuple[str, str] | None = None
+    """(language, source) of the code the call runs, as its tool declares it."""
+    insertable: bool = False
+    """The code can become a notebook cell as it is (Python run in this kernel)."""
+    tail: tuple[str, ...] = ()
+    """The newest output lines of a running call."""
+    fraction: float | None = None
+    """How far a running call is (0..1), when it reports it."""
+    checklist: tuple[dict[str, Any], ...] | None = None
+    """The checklist the call reported: `content`, `status`, `active_form` per item."""
+    children: list[CallCard] = field(default_factory=list)
+    """Calls a sub-agent made inside this call, in the order they were queued."""
+    displays: tuple[dict[str, Any], ...] = ()
+    """Rich outputs the call made for people (plots, tables): shown right under its card."""
+
+    @property
+    def duration(self) -> float | None:
+        if self.started is None or self.ended is None:
+            return None
+        return self.ended - self.started
+
+    @property
+    def final(self) -> bool:
+        return self.status not in ("queued", "running")
+
+
+_LANGUAGES = {
+    "py": "python",
+    "pyi": "python",
+    "js": "javascript",
+    "mjs": "javascript",
+    "ts": "typescript",
+    "tsx": "typescript",
+    "json": "json",
+    "md": "markdown",
+    "html": "html",
+    "css": "css",
+    "sh": "shell",
+    "bash": "shell",
+    "yml": "yaml",
+    "yaml": "yaml",
+    "toml": "toml",
+    "rs": "rust",
+    "go": "go",
+    "java": "java",
+    "c": "c",
+    "h": "c",
+    "cpp": "cpp",
+    "sql": "sql",
+    "xml": "xml",
+    "r": "r",
+    "jl": "julia",
+}
+_FIXED_REASONS = ("default", "tool", "safety", "other")
+"""Decision reasons whose text is made from the call alone, so it is the same on every run.
+A rule and a mode are shown too; an approver's or a hook's own words are not (they may hold
+what a person typed, or a time): those say only who decided."""
+
+
+def language_of_path(path: str) -> str | None:
+    """The language of a file by its extension (`data.py` → python), or None."""
+    suffix = PurePath(path).suffix.lower().removeprefix(".")
+    return _LANGUAGES.get(suffix)
+
+
+def decision_json(decision: PermissionResult | None) -> dict[str, Any] | None:
+    """A permission decision for the payload: behavior, reason, kind, source."""
+    if decision is None:
+        return None
+    reason = decision.reason
+    return {
+        "behavior": decision.behavior,
+        "reason": reason.detail if reason else "",
+        "kind": reason.kind if reason else None,
+        "source": reason.source if reason else None,
+    }
+
+
+def decision_text(card: CallCard) -> str:
+    """The deterministic "why" of a card, else ''; never just the status word again."""
+    decision = card.decision
+    if not decision:
+        return ""
+    kind, reason = decision.get("kind"), str(decision.get("reason") or "")
+    allowed = decision.get("behavior") == "allow"
+    match kind:
+        case "rule":
+            why = reason
+        case "mode":
+            why = f"mode {reason}" if reason else ""
+        case "approver":
+            why = "allowed in the prompt" if allowed else "denied in the prompt"
+        case "hook":
+            why = "by a hook"
+        case "classifier":
+            why = "by the auto-mode classifier"
+        case _ if kind in _FIXED_REASONS:
+            why = reason
+        case _:
+            why = ""
+    return "" if why.strip().lower() in (card.status, "denied", "allowed") else why
+
+
+_PERSISTED_BLOCK = re.compile(
+    r"<persisted-output>\nOutput too large \(([^)\n]*)\)\. Full output saved to: ([^\n]+)\n"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class PersistedOutput:
+    """Where a big result was saved: the full path (JSON only) and what text may show."""
+
+    path: str
+    size: str
+    """`90,000 characters`, or the size a `<persisted-output>` block states (`106.3KB`)."""
+
+    @property
+    def shown_path(self) -> str:
+        """The path relative to the working directory (the notebook's folder), which a
+        reader of the notebook or of its HTML export can follow; for a result saved outside
+        it, only `tool-results/<file>` (no machine's absolute path is ever shown)."""
+        relative = relative_path(self.path)
+        if relative is not None:
+            return relative
+        path = PurePath(self.path)
+        return f"{path.parent.name}/{path.name}" if path.parent.name else path.name
+
+    @property
+    def linkable(self) -> bool:
+        return relative_path(self.path) is not None
+
+
+def persisted_output(card: CallCard) -> PersistedOutput | None:
+    """The card's persisted output: from the pipeline's fields, or read from the
+    `<persisted-output>` block of a tool that saved its own output (Bash)."""
+    found = _PERSISTED_BLOCK.search(card.result)
+    path = card.persisted_path or (found.group(2).strip() if found else None)
+    if path is None:
+        return None
+    if card.original_size is not None:
+        size = f"{card.original_size:,} characters"
+    elif found:
+        size = found.group(1)
+    else:
+        size = f"{len(card.result):,} characters"
+    return PersistedOutput(path, size)
+
+
+def card_plain(card: CallCard, *, depth: int = 0) -> str:
+    """Deterministic text: status mark, name, summary, why; where big output was saved;
+    the checklist and a sub-agent's calls, indented."""
+    summary = header_summary(card)
+    line = f"{_STATUS_MARK[card.status]} {card.name}" + (f": {summary}" if summary else "")
+    why = decision_text(card)
+    if why:
+        line += f" ({why})"
+    lines = [line]
+    if card.code is not None and not _code_fits_header(card):
+        lines += [f"  │ {code_line}" for code_line in card.code[1].rstrip().splitlines()]
+    persisted = persisted_output(card) if card.final else None
+    if persisted is not None:
+        lines.append(f"  output: {persisted.size}, saved to {persisted.shown_path}")
+    if card.checklist:
+        lines += [f"  {_checklist_line(item)}" for item in card.checklist]
+    for child in card.children:
+        lines += ["  " + text for text in card_plain(child, depth=depth + 1).split("\n")]
+    if card.displays and card.final:
+        lines.append(f"  {_displays_label(card)} below")
+    return "\n".join(lines)
+
+
+def _checklist_line(item: Mapping[str, Any]) -> str:
+    status = str(item.get("status", "pending"))
+    text = str(item.get("content", ""))
+    if status == "in_progress" and item.get("active_form"):
+        text = str(item["active_form"])
+    return f"{_CHECK_MARK.get(status, '☐')} {text}"
+
+
+def _displays_label(card: CallCard) -> str:
+    count = len(card.displays)
+    return f"{count} output" + ("" if count == 1 else "s")
+
+
+def card_html(card: CallCard, *, live: bool = False, now: float | None = None) -> str:
+    """A card: name, input summary, status, why, duration, the code that ran, a checklist,
+    a sub-agent's calls, the result preview; progress, tail and elapsed time when `live`."""
+    color = _STATUS_COLOR[card.status]
+    head = (
+        f'<span style="color:{color}">{_STATUS_MARK[card.status]}</span> '
+        f"<b>{esc(card.name)}</b> <code>{esc(header_summary(card))}</code> "
+        f'<span style="color:{color}">{card.status}</span>'
+    )
+    why = decision_text(card)
+    if why:
+        head += f' <span style="color:#666">({esc(why)})</span>'
+    if card.final and card.duration is not None:
+        head += " " + time_html(format_duration(card.duration))
+    elif live and card.started is not None and now is not None:
+        head += " " + time_html(f"for {format_duration(max(0.0, now - card.started))}")
+    body = ""
+    if live and not card.final:
+        body += _progress_html(card)
+    if card.checklist:
+        body += checklist_html(card.checklist)
+    if card.code is not None and not _code_fits_header(card):
+        body += _code_html(card.code)
+    if card.children:
+        inner = "".join(card_html(child, live=live, now=now) for child in card.children)
+        calls = f"{len(card.children)} call" + ("" if len(card.children) == 1 else "s")
+        body += (
+            f'<div style="margin:2px 0 2px 10px;padding-left:8px;border-left:2px solid #ccc">'
+            f'<div style="{MUTED}">sub-agent: {calls}</div>{inner}</div>'
+        )
+    body += _result_html(card)
+    if card.displays and card.final:
+        body += f'<div style="{MUTED}">{_displays_label(card)} below ↓</div>'
+    return f'<div style="{_BOX}">{head}{body}</div>'
+
+
+def header_summary(card: CallCard) -> str:
+    """The one-line summary in a card's header; for code shown whole below the header, just
+    its first line (the code itself is never squeezed onto one line)."""
+    if card.code is None or _code_fits_header(card):
+        return short(card.summary, 100)
+    lines = [line for line in card.code[1].splitlines() if line.strip()]
+    first = lines[0].strip() if lines else ""
+    shown = short(first, 80)
+    return shown + (" …" if len(lines) > 1 and not shown.endswith("…") else "")
+
+
+def _code_fits_header(card: CallCard) -> bool:
+    """A one-line command that the header shows whole needs no code block of its own."""
+    assert card.code is not None
+    source = card.code[1]
+    return "\n" not in source.strip() and len(source) <= 100 and not card.insertable
+
+
+def _progress_html(card: CallCard) -> str:
+    parts = []
+    if card.progress:
+        parts.append(f'<i style="color:#666">{esc(short(card.progress, 120))}</i>')
+    if card.fraction is not None:
+        value = min(1.0, max(0.0, card.fraction))
+        parts.append(
+            f'<progress max="1" value="{value:.3f}" style="width:12em"></progress> '
+            f'<span style="{MUTED}">{value:.0%}</span>'
+        )
+    html_text = f"<div>{' '.join(parts)}</div>" if parts else ""
+    if card.tail:
+        html_text += f'<pre style="{PRE};color:#555">{esc(chr(10).join(card.tail))}</pre>'
+    return html_text
+
+
+def checklist_html(items: Sequence[Mapping[str, Any]]) -> str:
+    """A checklist: ☐ pending, ◐ in progress (its active form, bold), ☑ completed."""
+    done = sum(item.get("status") == "completed" for item in items)
+    rows = []
+    for item in items:
+        status = str(item.get("status", "pending"))
+        text = esc(_checklist_line(item))
+        if status == "in_progress":
+            text = f"<b>{text}</b>"
+        elif status == "completed":
+            text = f'<span style="color:#666;text-decoration:line-through">{text}</span>'
+        rows.append(f'<li data-status="{esc(status)}">{text}</li>')
+    return (
+        f'<div style="{MUTED}">checklist: {done}/{len(items)} done</div>'
+        f'<ul style="list-style:none;padding-left:4px;margin:2px 0">{"".join(rows)}</ul>'
+    )
+
+
+def _code_html(code: tuple[str, str]) -> str:
+    language, source = code
+    lines = source.count("\n") + 1
+    label = f"{language} code, {lines} line" + ("" if lines == 1 else "s")
+    return (
+        f'<details open><summary style="{MUTED}">{esc(label)}</summary>'
+        f'<pre style="{PRE}">{esc(source)}</pre></details>'
+    )
+
+
+def _result_html(card: CallCard) -> str:
+    if not card.final or not card.result:
+        return ""
+    persisted = persisted_output(card)
+    if persisted is not None:
+        shown = esc(persisted.shown_path)
+        where = f'<a href="{shown}">{shown}</a>' if persisted.linkable else f"<code>{shown}</code>"
+        return (
+            f"<div>output: {esc(persisted.size)}, saved to {where}</div>"
+            f"<details><summary>Preview</summary>"
+            f'<pre style="{PRE}">{esc(_preview_of_persisted(card.result))}</pre></details>'
+        )
+    text, cut = _clip(card.result)
+    if "\n" not in text and not cut and len(text) <= 100:
+        return f'<div style="color:#555">{esc(text)}</div>'
+    label = f"output ({len(card.result):,} characters)"
+    return (
+        f'<details><summary>{label}</summary><pre style="{PRE}">'
+        f"{esc(text)}{'…' if cut else ''}</pre></details>"
+    )
+
+
+def _preview_of_persisted(result: str) -> str:
+    """The preview inside the first `<persisted-output>` block, and any text after it
+    (without the block's header and its absolute path); else the clipped text."""
+    start = result.find("Preview (first")
+    if start < 0:
+        return _clip(result)[0]
+    body = result[result.find("\n", start) + 1 :]
+    preview, _, rest = body.partition("</persisted-output>")
+    rest = _PERSISTED_BLOCK.sub("<persisted-output>\n", rest).strip("\n")
+    return _clip(preview.rstrip("\n") + (f"\n{rest}" if rest else ""))[0]
+
+
+def _clip(text: str) -> tuple[str, bool]:
+    return (text, False) if len(text) <= PREVIEW_CHARS else (text[:PREVIEW_CHARS], True)
+
+
+def card_json(card: CallCard, *, now: float | None = None) -> dict[str, Any]:
+    """A card for the payload: everything, the result clipped, the full persisted path,
+    the code, the checklist and the sub-agent's calls; `elapsed` while it runs."""
+    data = asdict(card)
+    for key in ("children", "displays", "code", "insertable"):
+        data.pop(key)
+    data["duration"] = card.duration
+    data["result"] = _clip(card.result)[0]
+    data["tail"] = list(card.tail)
+    data["checklist"] = None if card.checklist is None else [dict(i) for i in card.checklist]
+    data["code"] = (
+        None
+        if card.code is None
+        else {"language": card.code[0], "source": card.code[1], "insertable": card.insertable}
+    )
+    data["children"] = [card_json(child, now=now) for child in card.children]
+    data["displays_below"] = len(card.displays) if card.final else 0
+    data["elapsed"] = (
+        now - card.started
+        if now is not None and card.started is not None and not card.final
+        else None
+    )
+    persisted = persisted_output(card) if card.final else None
+    if persisted is not None:
+        data["persisted_path"] = persisted.path
+    return data
+
+
+def batch_display(cards: Sequence[CallCard], *, batch: int) -> Rendered:
+    """The final cards of one batch, grouped; calls in the order the model sent them.
+    Batches count from 1 within a cell's conversation."""
+    concurrent = len(cards) > 1
+    title = f"batch {batch}: {len(cards)} calls run concurrently" if concurrent else ""
+    inner = "".join(card_html(card) for card in cards)
+    if concurrent:
+        started = [c.started for c in cards if c.started is not None]
+        ended = [c.ended for c in cards if c.ended is not None]
+        wall = (
+            " " + time_html(f"in {format_duration(max(ended) - min(started))}")
+            if started and ended
+            else ""
+        )
+        inner_html = (
+            '<div style="border-left:3px solid #1a73e8;padding-left:6px;margin:4px 0">'
+            f'<div style="color:#1a73e8;font-size:13px">{esc(title)}{wall}</div>{inner}</div>'
+        )
+    else:
+        inner_html = inner
+    lines = [line for card in cards for line in card_plain(card).split("\n")]
+    plain = (
+        "\n".join([f"┌ {title}", *(f"│ {line}" for line in lines), "└"])
+        if concurrent
+        else ("\n".join(lines))
+    )
+    payload = {"batch": batch, "calls": [card_json(card) for card in cards]}
+    return bundle("batch", payload, html_text=inner_html, plain=plain)
+
+
+def live_display(
+    cards: Iterable[CallCard],
+    *,
+    status: str = "",
+    elapsed: float | None = None,
+    now: float | None = None,
+    checklist: Sequence[Mapping[str, Any]] | None = None,
+) -> Rendered:
+    """The live panel: cards still running, with progress, output tails and elapsed times,
+    and the cell's latest checklist (transient; nbval keeps only the first, empty, display).
+    `elapsed` (seconds since the cell started) goes to the JSON payload."""
+    shown = list(cards)
+    inner = "".join(card_html(card, live=True, now=now) for card in shown)
+    if checklist:
+        inner = checklist_html(checklist) + inner
+    if status:
+        inner = f'<div style="{MUTED}">{esc(status)}</div>' + inner
+    plain = "\n".join(
+        [
+            status,
+            *(_checklist_line(item) for item in checklist or ()),
+            *(card_plain(card) for card in shown),
+        ]
+    ).strip()
+    payload = {
+        "calls": [card_json(c, now=now) for c in shown],
+        "status": "running" if shown else "idle",
+        "elapsed": elapsed,
+        "checklist": [dict(item) for item in checklist] if checklist else None,
+    }
+    return bundle("live", payload, html_text=inner, plain=plain)
+
+
+EMPTY_LIVE = live_display(())
+"""What the live panel starts and ends as, so every run leaves the same output behind."""

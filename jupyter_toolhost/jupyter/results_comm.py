@@ -1,0 +1,145 @@
+"""Saved tool results, read through the kernel for the lab extension's "Open full output".
+
+Results are saved under `.toolhost/` (a dot-folder, which a stock Jupyter server hides) on the
+kernel's disk (which, with a remote kernel, is not the server's). So the lab extension asks
+the kernel: it opens a comm on the target `jupyter_toolhost.results` with
+`{"path": ..., "offset": 0, "limit": 5_000_000}`, and the kernel answers once and closes the
+comm:
+
+- `{"ok": true, "path", "name", "text", "size", "offset", "next_offset"}`, where `size` is the
+  file's size in bytes and `next_offset` is where the next chunk starts (None at the end);
+- `{"ok": false, "error": "..."}` for anything else.
+
+`{"list": true}` instead asks for the saved results of every session under this kernel's
+home, newest first: `{"ok": true, "results": [{"path", "name", "session", "size",
+"modified"}, ...]}` (at most `LIST_LIMIT`), for "Agent: open session folder" where the
+server hides the folder itself.
+
+Only files inside a `tool-results/` folder of a session under this kernel's `.toolhost/`
+home (or `JUPYTER_TOOLHOST_HOME`) are served, after resolving symlinks: the comm is no way to
+read other files of the machine. Registering the target costs nothing at `%load_ext`.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+TARGET = "jupyter_toolhost.results"
+CHUNK_BYTES = 5_000_000
+"""The most one answer carries; the viewer asks for the next chunk with `next_offset`."""
+LIST_LIMIT = 500
+
+
+def register(shell: Any) -> bool:
+    """Serve saved results on the kernel's comm manager; False without a kernel."""
+    manager = getattr(getattr(shell, "kernel", None), "comm_manager", None)
+    if manager is None:
+        return False
+    manager.register_target(TARGET, _on_open)
+    return True
+
+
+def _on_open(comm: Any, message: dict[str, Any]) -> None:
+    data = message.get("content", {}).get("data") or {}
+    comm.send(read_result(data))
+    comm.close()
+
+
+def read_result(request: Any, *, cwd: str | None = None) -> dict[str, Any]:
+    """The answer to one request (see the module docstring); never raises."""
+    if isinstance(request, dict) and request.get("list") is True:
+        return list_results(cwd=cwd)
+    if not isinstance(request, dict) or not isinstance(request.get("path"), str):
+        return {"ok": False, "error": "The request names no saved result (a 'path' is needed)."}
+    offset, limit = request.get("offset", 0), request.get("limit", CHUNK_BYTES)
+    if not isinstance(offset, int) or offset < 0:
+        offset = 0
+    if not isinstance(limit, int) or not 0 < limit <= CHUNK_BYTES:
+        limit = CHUNK_BYTES
+    base = cwd or os.getcwd()
+    shown: str = request["path"]
+    path = Path(shown) if os.path.isabs(shown) else Path(base) / shown
+    try:
+        real = path.resolve(strict=True)
+    except (OSError, RuntimeError):
+        return {"ok": False, "error": f"{shown} is gone: the saved result no longer exists."}
+    if not _is_saved_result(real, base):
+        return {
+            "ok": False,
+            "error": f"{shown} is not a saved tool result of this kernel's sessions.",
+        }
+    try:
+        size = real.stat().st_size
+        with real.open("rb") as handle:
+            handle.seek(offset)
+            chunk = handle.read(limit)
+    except OSError as exc:
+        return {"ok": False, "error": f"{shown} could not be read: {exc.strerror or exc}."}
+    chunk = _whole_characters(chunk, at_end=offset + len(chunk) >= size)
+    end = offset + len(chunk)
+    return {
+        "ok": True,
+        "path": shown,
+        "name": real.name,
+        "text": chunk.decode("utf-8", errors="replace"),
+        "size": size,
+        "offset": offset,
+        "next_offset": end if end < size else None,
+    }
+
+
+def list_results(*, cwd: str | None = None) -> dict[str, Any]:
+    """The saved results of this kernel's sessions, newest first (see the module docstring)."""
+    from ..context import toolhost_home
+
+    base = cwd or os.getcwd()
+    sessions = toolhost_home(base) / "sessions"
+    found = []
+    for path in sessions.glob("*/tool-results/*"):
+        try:
+            stat = path.stat()
+        except OSError:
+            continue
+        if path.is_file() and _is_saved_result(path.resolve(), base):
+            found.append((stat.st_mtime, path, stat.st_size))
+    found.sort(key=lambda item: item[0], reverse=True)
+    return {
+        "ok": True,
+        "results": [
+            {
+                "path": str(path),
+                "name": path.name,
+                "session": path.parent.parent.name,
+                "size": size,
+                "modified": modified,
+            }
+            for modified, path, size in found[:LIST_LIMIT]
+        ],
+    }
+
+
+def _is_saved_result(real: Path, cwd: str) -> bool:
+    from ..context import toolhost_home
+
+    sessions = (toolhost_home(cwd) / "sessions").resolve()
+    try:
+        parts = real.relative_to(sessions).parts
+    except ValueError:
+        return False
+    # <session>/tool-results/<file>, or a sub-agent's <session>/.../tool-results/<file>
+    return len(parts) >= 3 and parts[-2] == "tool-results" and real.is_file()
+
+
+def _whole_characters(chunk: bytes, *, at_end: bool) -> bytes:
+    """Cut a chunk back to a UTF-8 character boundary (unless the file ends there), so a
+    character split between two chunks is sent whole in the next one."""
+    if at_end or not chunk:
+        return chunk
+    cut = len(chunk)
+    while cut > 0 and len(chunk) - cut < 4 and chunk[cut - 1] & 0xC0 == 0x80:
+        cut -= 1
+    if cut > 0 and chunk[cut - 1] >= 0xC0:  # a lead byte whose continuation is missing
+        return chunk[: cut - 1]
+    return chunk
