@@ -1,32 +1,30 @@
 /**
  * Builds the DOM for one toolhost display: tool call cards (status, duration, decision
- * reason, result), concurrent batches grouped, persisted results as collapsible previews
- * with an "Open full output" action, footers, notices and tables.
+ * reason, the code a call ran, live progress, sub-agent calls, checklists, result),
+ * concurrent batches grouped, persisted results as collapsible previews with an
+ * "Open full output" action; other displays come from `displays.ts`.
  *
  * Pure DOM: no JupyterLab imports, so it is unit-tested in a plain DOM. What needs
- * JupyterLab (highlighting, opening files) comes in through `RenderContext`.
+ * JupyterLab (highlighting, opening results, inserting cells) comes in through
+ * `RenderContext`.
  */
 
+import { renderChecklist } from './checklist';
+import { renderFooter, renderNotice, renderTable, renderTimeline } from './displays';
+import { PREFIX, actionButton, el, timingRow } from './dom';
 import {
   STATUS_MARK,
   batchSpan,
   formatChars,
   formatDuration,
+  formatElapsed,
+  formatPercent,
   guessLanguage,
   persistedPreview,
   splitNumbered,
   totalDuration
 } from './format';
-import type {
-  BatchPayload,
-  Call,
-  FooterPayload,
-  LivePayload,
-  NoticePayload,
-  Payload,
-  TablePayload,
-  TimelinePayload
-} from './payload';
+import type { BatchPayload, Call, CodeBlock, LivePayload, Payload } from './payload';
 
 /** Compact: one line per call, details on click. Expanded: every card open. */
 export type View = 'compact' | 'expanded';
@@ -38,10 +36,15 @@ export interface RenderContext {
   /** Highlights `code` as `language` into `into` (which already holds it as plain text). */
   highlight?: (code: string, language: string, into: HTMLElement) => Promise<void>;
   /**
-   * Opens a persisted result (the path the kernel reported) in an editor tab; `from` is
+   * Opens a persisted result (the path the kernel reported) in a read-only tab; `from` is
    * the button, so the host can tell which notebook it is in. Rejects with a message to show.
    */
   openPersisted?: (path: string, from: HTMLElement) => Promise<void>;
+  /**
+   * Inserts `source` as a code cell below the cell whose output holds `from` (the button),
+   * and makes it the active cell. Rejects with a message to show.
+   */
+  insertCell?: (source: string, from: HTMLElement) => Promise<void>;
   /** Called when the view of this display is switched by its toggle. */
   onViewChange?: (view: View) => void;
 }
@@ -50,23 +53,6 @@ export interface RenderContext {
 export interface Rendered {
   node: HTMLElement;
   ready: Promise<void>;
-}
-
-const PREFIX = 'jp-Toolhost';
-
-function el<K extends keyof HTMLElementTagNameMap>(
-  tag: K,
-  className?: string,
-  text?: string
-): HTMLElementTagNameMap[K] {
-  const node = document.createElement(tag);
-  if (className) {
-    node.className = className;
-  }
-  if (text !== undefined) {
-    node.textContent = text;
-  }
-  return node;
 }
 
 /** Renders any payload into a new root element. */
@@ -120,7 +106,10 @@ function viewOf(card: HTMLElement): View {
   return root?.dataset.view === 'expanded' ? 'expanded' : 'compact';
 }
 
-/** Whether a card's body shows: its own choice when it has one, else the view's. */
+/**
+ * Whether a card's body shows: its own choice when it has one, else open when the card
+ * opens by default (a checklist is the point of its call), else the view's.
+ */
 export function isOpen(card: HTMLElement): boolean {
   if (card.classList.contains('jp-mod-open')) {
     return true;
@@ -128,11 +117,13 @@ export function isOpen(card: HTMLElement): boolean {
   if (card.classList.contains('jp-mod-closed')) {
     return false;
   }
-  return viewOf(card) === 'expanded';
+  return card.classList.contains(DEFAULT_OPEN) || viewOf(card) === 'expanded';
 }
 
+const DEFAULT_OPEN = `${PREFIX}-defaultOpen`;
+
 function syncExpanded(card: HTMLElement): void {
-  const header = card.querySelector<HTMLElement>(`.${PREFIX}-cardHeader`);
+  const header = card.querySelector<HTMLElement>(`:scope > .${PREFIX}-cardHeader`);
   header?.setAttribute('aria-expanded', String(isOpen(card)));
 }
 
@@ -172,13 +163,12 @@ function renderBatch(
   group.dataset.batch = String(payload.batch);
   const concurrent = calls.length > 1;
   group.classList.toggle('jp-mod-concurrent', concurrent);
+  const span = batchSpan(calls);
   if (concurrent) {
     const header = el('div', `${PREFIX}-batchHeader`);
-    const label = el('span', `${PREFIX}-batchLabel`);
-    label.textContent =
-      `Batch ${payload.batch} · ${calls.length} calls ran concurrently`;
-    header.append(label);
-    const span = batchSpan(calls);
+    header.append(
+      el('span', `${PREFIX}-batchLabel`, `Batch ${payload.batch} · ${calls.length} calls ran concurrently`)
+    );
     const work = totalDuration(calls);
     if (span !== null) {
       const timing = el('span', `${PREFIX}-batchTiming`);
@@ -191,27 +181,14 @@ function renderBatch(
     group.append(header);
   }
   const origin = Math.min(...calls.map(c => c.started ?? Infinity));
-  const span = batchSpan(calls);
   for (const call of calls) {
-    const card = renderCard(call, context, pending);
-    if (concurrent && span !== null && span > 0 && call.started !== null && call.ended !== null) {
-      card.querySelector(`.${PREFIX}-cardBody`)?.prepend(
-        timingBar((call.started - origin) / span, (call.ended - call.started) / span)
-      );
-    }
-    group.append(card);
+    const timed = concurrent && span !== null && span > 0 && call.started !== null && call.ended !== null;
+    const within = timed
+      ? { start: (call.started as number) - origin, end: (call.ended as number) - origin, span: span as number }
+      : undefined;
+    group.append(renderCard(call, context, pending, within));
   }
   return group;
-}
-
-function timingBar(start: number, width: number): HTMLElement {
-  const track = el('div', `${PREFIX}-timingTrack`);
-  track.title = 'when this call ran within its batch';
-  const bar = el('div', `${PREFIX}-timingBar`);
-  bar.style.left = `${Math.max(0, Math.min(1, start)) * 100}%`;
-  bar.style.width = `${Math.max(0.01, Math.min(1, width)) * 100}%`;
-  track.append(bar);
-  return track;
 }
 
 function decisionWord(behavior: string): string {
@@ -227,70 +204,148 @@ function decisionWord(behavior: string): string {
   }
 }
 
-/** One tool call card. */
-export function renderCard(
-  call: Call,
-  context: RenderContext,
-  pending: Promise<void>[] = []
-): HTMLElement {
-  const card = el('div', `${PREFIX}-card`);
-  card.dataset.status = call.status;
-  if (call.toolUseId) {
-    card.dataset.toolUseId = call.toolUseId;
-  }
+function plural(count: number, one: string, many: string): string {
+  return `${count} ${count === 1 ? one : many}`;
+}
 
+/** Where a call ran within its batch, in seconds from the batch's start. */
+export interface Within {
+  start: number;
+  end: number;
+  span: number;
+}
+
+function isActive(call: Call): boolean {
+  return call.status === 'running' || call.status === 'queued';
+}
+
+function renderHeader(call: Call, card: HTMLElement): HTMLElement {
   const header = el('div', `${PREFIX}-cardHeader`);
   header.setAttribute('role', 'button');
   header.tabIndex = 0;
   const mark = el('span', `${PREFIX}-statusMark`, STATUS_MARK[call.status]);
   mark.title = call.status;
   header.append(mark, el('span', `${PREFIX}-name`, call.name));
-  if (call.summary) {
-    const summary = el('code', `${PREFIX}-summary`, call.summary);
-    summary.title = call.summary;
+  const source = call.code?.source ?? '';
+  const firstLine = source.split('\n', 1)[0];
+  const summaryText = call.summary || (source.includes('\n') ? `${firstLine} …` : firstLine);
+  if (summaryText) {
+    const summary = el('code', `${PREFIX}-summary`, summaryText);
+    summary.title = source || call.summary;
     header.append(summary);
   }
   header.append(el('span', `${PREFIX}-spacer`));
+  if (call.children.length) {
+    header.append(el('span', `${PREFIX}-childCount`, plural(call.children.length, 'call', 'calls')));
+  }
+  if (call.displaysBelow > 0) {
+    header.append(
+      el('span', `${PREFIX}-displaysBelow`, `${plural(call.displaysBelow, 'plot/table', 'plots/tables')} below ↓`)
+    );
+  }
   if (call.persistedPath) {
     header.append(el('span', `${PREFIX}-badge ${PREFIX}-badgePersisted`, 'saved'));
   }
-  if (call.decision?.behavior) {
-    const badge = el(
-      'span',
-      `${PREFIX}-badge ${PREFIX}-badgeDecision`,
-      decisionWord(call.decision.behavior)
-    );
+  const word = call.decision?.behavior ? decisionWord(call.decision.behavior) : '';
+  if (call.decision && word) {
+    const badge = el('span', `${PREFIX}-badge ${PREFIX}-badgeDecision`, word);
     badge.dataset.behavior = call.decision.behavior;
     badge.title = call.decision.reason;
     header.append(badge);
   }
-  header.append(el('span', `${PREFIX}-statusLabel`, call.status));
+  if (word !== call.status) {
+    header.append(el('span', `${PREFIX}-statusLabel`, call.status));
+  }
+  const elapsed = call.status === 'running' ? formatElapsed(call.elapsed) : '';
   const duration = formatDuration(call.duration);
-  if (duration) {
+  if (elapsed) {
+    const span = el('span', `${PREFIX}-elapsed`, elapsed);
+    span.title = `running for ${elapsed}`;
+    header.append(span);
+  } else if (duration) {
     header.append(el('span', `${PREFIX}-duration`, duration));
   }
   header.addEventListener('click', () => toggleCard(card));
   header.addEventListener('keydown', event => {
-    if (event.key === 'Enter' || event.key === ' ') {
+    if (event.target === header && (event.key === 'Enter' || event.key === ' ')) {
       event.preventDefault();
       toggleCard(card);
     }
   });
-  card.append(header);
+  return header;
+}
+
+/** What a running call shows whatever the view: progress text and bar, its last output lines. */
+function renderLiveParts(call: Call): HTMLElement | null {
+  if (!isActive(call)) {
+    return null;
+  }
+  const box = el('div', `${PREFIX}-cardLive`);
+  if (call.progress) {
+    box.append(el('div', `${PREFIX}-progress`, call.progress));
+  }
+  if (call.fraction !== null) {
+    const row = el('div', `${PREFIX}-progressRow`);
+    const bar = el('progress', `${PREFIX}-progressBar`);
+    bar.max = 1;
+    bar.value = call.fraction;
+    const label = el('span', `${PREFIX}-progressLabel`, formatPercent(call.fraction));
+    bar.setAttribute('aria-label', `${call.name} progress`);
+    row.append(bar, label);
+    box.append(row);
+  }
+  if (call.tail.length) {
+    const tail = el('pre', `${PREFIX}-tail`, call.tail.join('\n'));
+    tail.title = 'the last lines of output so far';
+    box.append(tail);
+  }
+  return box.childElementCount ? box : null;
+}
+
+/** One tool call card; `within` places it in its batch. Sub-agent calls nest inside. */
+export function renderCard(
+  call: Call,
+  context: RenderContext,
+  pending: Promise<void>[] = [],
+  within?: Within
+): HTMLElement {
+  const card = el('div', `${PREFIX}-card`);
+  card.dataset.status = call.status;
+  if (call.toolUseId) {
+    card.dataset.toolUseId = call.toolUseId;
+  }
+  card.append(renderHeader(call, card));
+  const live = renderLiveParts(call);
+  if (live) {
+    card.append(live);
+  }
 
   const body = el('div', `${PREFIX}-cardBody`);
+  if (within) {
+    body.append(timingRow(within.start, within.end, within.span));
+  }
   if (call.decision && (call.decision.reason || call.decision.source)) {
+    // The header's badge already says allowed/denied: the body says why.
     const reason = el('div', `${PREFIX}-decision`);
-    const word = decisionWord(call.decision.behavior) || 'decided';
-    reason.append(el('span', `${PREFIX}-decisionLabel`, `${word[0].toUpperCase()}${word.slice(1)}: `));
+    reason.append(el('span', `${PREFIX}-decisionLabel`, 'Why: '));
     reason.append(el('span', `${PREFIX}-decisionReason`, call.decision.reason));
     if (call.decision.source) {
       reason.append(el('span', `${PREFIX}-decisionSource`, ` (${call.decision.source})`));
     }
     body.append(reason);
   }
-  if (call.progress && (call.status === 'running' || call.status === 'queued')) {
-    body.append(el('div', `${PREFIX}-progress`, call.progress));
+  if (call.checklist) {
+    body.append(renderChecklist(call.checklist));
+  }
+  if (call.code) {
+    body.append(renderCode(call.code, context, pending));
+  }
+  if (call.children.length) {
+    const children = el('div', `${PREFIX}-children`);
+    for (const child of call.children) {
+      children.append(renderCard(child, context, pending));
+    }
+    body.append(children);
   }
   if (call.persistedPath) {
     body.append(renderPersisted(call, context, pending));
@@ -302,8 +357,42 @@ export function renderCard(
   } else {
     card.classList.add('jp-mod-empty');
   }
+  // A checklist is the point of its call; a running sub-agent's calls are what to watch.
+  if (call.checklist || (isActive(call) && call.children.length)) {
+    card.classList.add(DEFAULT_OPEN);
+  }
   syncExpanded(card);
   return card;
+}
+
+function renderCode(code: CodeBlock, context: RenderContext, pending: Promise<void>[]): HTMLElement {
+  const box = el('div', `${PREFIX}-codeBlock`);
+  const bar = el('div', `${PREFIX}-codeHeader`);
+  bar.append(el('span', `${PREFIX}-codeLanguage`, code.language || 'code'));
+  if (code.insertable) {
+    const insertCell = context.insertCell;
+    const [button, status] = actionButton('Insert as cell below', {
+      className: `${PREFIX}-insert`,
+      statusClass: `${PREFIX}-insertStatus`,
+      title: 'Insert this code as a new cell below this one',
+      unavailable: 'Inserting cells needs a JupyterLab notebook.',
+      run: insertCell ? from => insertCell(code.source, from) : undefined
+    });
+    bar.append(button, status);
+  }
+  const pre = el('pre', `${PREFIX}-codeSource`, code.source);
+  box.append(bar, pre);
+  if (code.language) {
+    pre.dataset.language = code.language;
+    if (context.highlight) {
+      pending.push(
+        context.highlight(code.source, code.language, pre).catch(() => {
+          pre.textContent = code.source;
+        })
+      );
+    }
+  }
+  return box;
 }
 
 function renderResult(
@@ -356,22 +445,15 @@ function renderPersisted(
   line.append(el('code', `${PREFIX}-persistedPath`, path));
   box.append(line);
 
-  const open = el('button', `${PREFIX}-open jp-Button jp-mod-styled jp-mod-accept`, 'Open full output');
-  open.type = 'button';
-  open.title = path;
-  const status = el('span', `${PREFIX}-openStatus`);
   const openPersisted = context.openPersisted;
-  if (!openPersisted) {
-    open.disabled = true;
-    open.title = 'Opening files needs JupyterLab.';
-  } else {
-    open.addEventListener('click', () => {
-      status.textContent = '';
-      openPersisted(path, open).catch((reason: unknown) => {
-        status.textContent = reason instanceof Error ? reason.message : String(reason);
-      });
-    });
-  }
+  const [open, status] = actionButton('Open full output', {
+    className: `${PREFIX}-open`,
+    statusClass: `${PREFIX}-openStatus`,
+    title: path,
+    unavailable: 'Opening saved output needs JupyterLab.',
+    busy: 'Reading it through the kernel…',
+    run: openPersisted ? from => openPersisted(path, from) : undefined
+  });
   const actions = el('div', `${PREFIX}-persistedActions`);
   actions.append(open, status);
   box.append(actions);
@@ -383,7 +465,7 @@ function renderPersisted(
   return box;
 }
 
-// ── live panel, footer, notices, tables, timeline ──────────────────────────────────────
+// ── live panel ─────────────────────────────────────────────────────────────────────────
 
 function renderLive(
   root: HTMLElement,
@@ -391,91 +473,21 @@ function renderLive(
   context: RenderContext,
   pending: Promise<void>[]
 ): void {
-  if (!payload.calls.length) {
+  const checklist = payload.checklist?.length ? payload.checklist : null;
+  if (!payload.calls.length && !checklist) {
     root.classList.add('jp-mod-empty');
     return;
   }
   const list = el('div', `${PREFIX}-live`);
+  const status = [payload.status ?? '', formatElapsed(payload.elapsed)].filter(Boolean).join(' · ');
+  if (status) {
+    list.append(el('div', `${PREFIX}-liveStatus`, status));
+  }
+  if (checklist) {
+    list.append(renderChecklist(checklist));
+  }
   for (const call of payload.calls) {
     list.append(renderCard(call, context, pending));
   }
   root.append(list);
-}
-
-function renderFooter(payload: FooterPayload): HTMLElement {
-  const footer = el('div', `${PREFIX}-footer`);
-  const parts = [`${payload.toolCalls} tool call${payload.toolCalls === 1 ? '' : 's'}`];
-  if (payload.modelRequests) {
-    parts.push(`${payload.modelRequests} model request${payload.modelRequests === 1 ? '' : 's'}`);
-  }
-  if (payload.stopReason) {
-    parts.push(`stop: ${payload.stopReason}`);
-  }
-  const input = payload.usage.input_tokens;
-  const output = payload.usage.output_tokens;
-  if (input !== undefined || output !== undefined) {
-    parts.push(`${input ?? 0} in / ${output ?? 0} out tokens`);
-  }
-  if (payload.costUsd !== null) {
-    parts.push(`$${payload.costUsd.toFixed(4)}`);
-  }
-  const duration = formatDuration(payload.duration);
-  if (duration) {
-    parts.push(duration);
-  }
-  footer.textContent = parts.join(' · ');
-  return footer;
-}
-
-function renderNotice(payload: NoticePayload): HTMLElement {
-  const notice = el('div', `${PREFIX}-notice`);
-  notice.dataset.level = payload.level;
-  notice.append(el('pre', '', payload.text));
-  return notice;
-}
-
-function renderTable(payload: TablePayload): HTMLElement {
-  const table = el('table', `${PREFIX}-table`);
-  table.dataset.table = payload.table;
-  if (payload.title) {
-    table.append(el('caption', '', payload.title));
-  }
-  const head = el('thead');
-  const headRow = el('tr');
-  for (const column of payload.columns) {
-    headRow.append(el('th', '', column));
-  }
-  head.append(headRow);
-  const body = el('tbody');
-  for (const row of payload.rows) {
-    const tr = el('tr');
-    for (const value of row) {
-      tr.append(el('td', '', value));
-    }
-    body.append(tr);
-  }
-  table.append(head, body);
-  return table;
-}
-
-function renderTimeline(payload: TimelinePayload): HTMLElement {
-  const box = el('div', `${PREFIX}-timeline`);
-  const timed = payload.calls.filter(c => c.start !== null && c.end !== null);
-  if (!timed.length) {
-    box.textContent = 'no tool calls yet';
-    return box;
-  }
-  const origin = Math.min(...timed.map(c => c.start as number));
-  const span = Math.max(Math.max(...timed.map(c => c.end as number)) - origin, 1e-3);
-  box.append(el('div', `${PREFIX}-timelineTitle`, `tool calls over ${formatDuration(span)}`));
-  for (const call of timed) {
-    const row = el('div', `${PREFIX}-timelineRow`);
-    row.dataset.batch = String(call.batch);
-    row.append(el('span', `${PREFIX}-timelineLabel`, `#${call.batch} ${call.name}`));
-    const start = ((call.start as number) - origin) / span;
-    const width = ((call.end as number) - (call.start as number)) / span;
-    row.append(timingBar(start, width));
-    box.append(row);
-  }
-  return box;
 }

@@ -4,12 +4,15 @@
  */
 
 import type { JupyterFrontEnd } from '@jupyterlab/application';
-import { MainAreaWidget, showErrorMessage } from '@jupyterlab/apputils';
-import type { NotebookPanel, INotebookTracker } from '@jupyterlab/notebook';
+import { MainAreaWidget } from '@jupyterlab/apputils';
+import type { INotebookTracker } from '@jupyterlab/notebook';
 import { OutputAreaModel, SimplifiedOutputArea } from '@jupyterlab/outputarea';
 
-import { dirname } from './paths';
+import { SESSIONS_DIR, dirname, serverShowsSessions } from './paths';
 import type { ViewPreference } from './renderer';
+import { kernelOf, showResultList } from './tabs';
+
+export { SESSIONS_DIR };
 
 /** Command ids (the palette shows their labels under "Agent"). */
 export const CommandIDs = {
@@ -19,19 +22,12 @@ export const CommandIDs = {
   toggleView: 'toolhost:toggle-view'
 } as const;
 
-/** Where the kernel keeps its sessions, relative to its working directory. */
-export const SESSIONS_DIR = '.toolhost/sessions';
-
 /**
  * The code "Agent: show tools" runs in the kernel: it loads the IPython extension when a
  * notebook has not yet (a no-op otherwise, and only the last line's output shows).
  */
 export const SHOW_TOOLS_CODE =
   'get_ipython().extension_manager.load_extension("jupyter_toolhost")\n%agent tools';
-
-function kernelOf(panel: NotebookPanel | null) {
-  return panel?.sessionContext.session?.kernel ?? null;
-}
 
 /** Adds the commands to the application; returns their ids for the palette. */
 export function addCommands(
@@ -85,7 +81,9 @@ export function addCommands(
 
   commands.addCommand(CommandIDs.openSessionFolder, {
     label: 'Agent: open session folder',
-    caption: `Show ${SESSIONS_DIR}/ beside the active notebook in the file browser`,
+    caption:
+      `Show ${SESSIONS_DIR}/ beside the active notebook in the file browser, or, when the ` +
+      "server hides it, list its saved results through the notebook's kernel",
     isEnabled: () => notebooks.currentWidget !== null,
     execute: async () => {
       const panel = notebooks.currentWidget;
@@ -94,18 +92,14 @@ export function addCommands(
       }
       const base = dirname(panel.context.path);
       const path = base ? `${base}/${SESSIONS_DIR}` : SESSIONS_DIR;
-      try {
-        await app.serviceManager.contents.get(path, { content: false });
-      } catch {
-        await showErrorMessage(
-          'No agent session folder',
-          `${path} cannot be opened: no %%agent cell has saved a session there yet, ` +
-            'or the server hides dot-folders (start JupyterLab with ' +
-            '--ContentsManager.allow_hidden=True).'
-        );
-        return;
+      // A stock server hides dot-folders (and a remote kernel's disk is not the server's):
+      // then the kernel lists its saved results.
+      const shown = await serverShowsSessions(app.serviceManager.contents, base);
+      if (shown) {
+        await commands.execute('filebrowser:go-to-path', { path });
+      } else {
+        await showResultList(app, panel);
       }
-      await commands.execute('filebrowser:go-to-path', { path });
     }
   });
 

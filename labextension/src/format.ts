@@ -15,7 +15,7 @@ export const STATUS_MARK: Record<CallStatus, string> = {
   cancelled: '■'
 };
 
-/** "850 ms", "1.24 s", "2 min 5 s"; empty for an unknown duration. */
+/** "850 ms", "1.24 s", "2 min 05 s"; empty for an unknown duration. */
 export function formatDuration(seconds: number | null): string {
   if (seconds === null || !Number.isFinite(seconds) || seconds < 0) {
     return '';
@@ -26,8 +26,33 @@ export function formatDuration(seconds: number | null): string {
   if (seconds < 60) {
     return `${seconds.toFixed(seconds < 10 ? 2 : 1)} s`;
   }
-  const minutes = Math.floor(seconds / 60);
-  return `${minutes} min ${Math.round(seconds - minutes * 60)} s`;
+  return minutesAndSeconds(Math.round(seconds));
+}
+
+function minutesAndSeconds(whole: number): string {
+  const minutes = Math.floor(whole / 60);
+  return `${minutes} min ${String(whole - minutes * 60).padStart(2, '0')} s`;
+}
+
+/** A running call's time so far, in whole seconds: "3 s", "1 min 05 s"; empty when unknown. */
+export function formatElapsed(seconds: number | null): string {
+  if (seconds === null || !Number.isFinite(seconds) || seconds < 0) {
+    return '';
+  }
+  const whole = Math.floor(seconds);
+  return whole < 60 ? `${whole} s` : minutesAndSeconds(whole);
+}
+
+/** When a call ran within its batch: "0.00–0.41 s of 0.41 s" (seconds from the batch's start). */
+export function formatWithin(start: number, end: number, span: number): string {
+  const digits = span < 10 ? 2 : 1;
+  const s = (value: number) => Math.max(0, value).toFixed(digits);
+  return `${s(start)}–${s(end)} s of ${s(span)} s`;
+}
+
+/** "42%" for a fraction 0..1. */
+export function formatPercent(fraction: number): string {
+  return `${Math.round(fraction * 100)}%`;
 }
 
 /** "512 chars", "12.3K chars", "4.2M chars": sizes the kernel reports in characters. */
@@ -39,6 +64,17 @@ export function formatChars(count: number): string {
     return `${(count / 1000).toFixed(1)}K chars`;
   }
   return `${(count / 1_000_000).toFixed(1)}M chars`;
+}
+
+/** "512 B", "97.7 KB", "4.2 MB": a file's size. */
+export function formatSize(bytes: number): string {
+  if (bytes < 1000) {
+    return `${bytes} B`;
+  }
+  if (bytes < 1_000_000) {
+    return `${(bytes / 1000).toFixed(1)} KB`;
+  }
+  return `${(bytes / 1_000_000).toFixed(1)} MB`;
 }
 
 /** Wall time of a batch: from its first start to its last end. */

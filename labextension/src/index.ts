@@ -1,18 +1,19 @@
 /**
  * The jupyter-toolhost JupyterLab extension: registers the renderer for
- * `application/vnd.jupyter.toolhost.v1+json` and the "Agent: ..." palette commands.
+ * `application/vnd.jupyter.toolhost.v1+json` and the "Agent: ..." palette commands, and
+ * gives the cards what needs JupyterLab: highlighting, reading saved outputs through the
+ * notebook's kernel into a read-only tab, inserting a call's code as a cell.
  */
 
 import type { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
 import { ICommandPalette } from '@jupyterlab/apputils';
 import { IEditorLanguageRegistry } from '@jupyterlab/codemirror';
-import { PageConfig } from '@jupyterlab/coreutils';
-import { INotebookTracker } from '@jupyterlab/notebook';
+import { INotebookTracker, type NotebookPanel } from '@jupyterlab/notebook';
 import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 
 import { addCommands } from './commands';
-import { dirname, serverPath } from './paths';
 import { ViewPreference, rendererFactory } from './renderer';
+import { openResult } from './tabs';
 
 export { MIME_TYPE } from './payload';
 
@@ -44,27 +45,47 @@ const plugin: JupyterFrontEndPlugin<void> = {
         }
       : undefined;
 
+    /** The notebook whose output holds `from` (else the current one: an output view). */
+    const panelOf = (from: HTMLElement): NotebookPanel | null =>
+      notebooks.find(candidate => candidate.node.contains(from)) ?? notebooks.currentWidget;
+
     const openPersisted = async (path: string, from: HTMLElement) => {
-      const panel = notebooks.find(candidate => candidate.node.contains(from));
-      const target = serverPath(path, {
-        serverRoot: PageConfig.getOption('serverRoot'),
-        kernelDir: panel ? dirname(panel.context.path) : ''
-      });
-      if (target === null) {
-        throw new Error(`${path} lies outside the Jupyter server root, so it cannot be opened here.`);
+      const panel = panelOf(from);
+      if (!panel) {
+        throw new Error('This output is not in a notebook, so there is no kernel to read it.');
       }
-      try {
-        await app.serviceManager.contents.get(target, { content: false });
-      } catch {
-        throw new Error(
-          `The server cannot read ${target}: it is gone, or the server hides dot-folders ` +
-            '(start JupyterLab with --ContentsManager.allow_hidden=True).'
-        );
-      }
-      await app.commands.execute('docmanager:open', { path: target, factory: 'Editor' });
+      await openResult(app, panel, path);
     };
 
-    rendermime.addFactory(rendererFactory({ preference, highlight, openPersisted }), 20);
+    const insertCell = async (source: string, from: HTMLElement) => {
+      const panel = notebooks.find(candidate => candidate.node.contains(from));
+      const notebook = panel?.content;
+      const model = notebook?.model;
+      if (!panel || !notebook || !model) {
+        throw new Error('This output is not in a notebook, so there is no cell to insert below.');
+      }
+      if (model.readOnly) {
+        throw new Error('This notebook is read-only.');
+      }
+      const index = notebook.widgets.findIndex(cell => cell.node.contains(from));
+      if (index < 0) {
+        throw new Error('Could not find the cell this output belongs to.');
+      }
+      model.sharedModel.insertCell(index + 1, { cell_type: 'code', source });
+      notebook.deselectAll();
+      notebook.activeCellIndex = index + 1;
+      notebook.mode = 'command';
+      app.shell.activateById(panel.id);
+      const cell = notebook.widgets[index + 1];
+      if (cell) {
+        await notebook.scrollToCell(cell);
+      }
+    };
+
+    rendermime.addFactory(
+      rendererFactory({ preference, highlight, openPersisted, insertCell }),
+      20
+    );
 
     const ids = addCommands(app, notebooks, preference);
     if (palette) {

@@ -27,6 +27,26 @@ const STATUSES: ReadonlySet<string> = new Set([
   'cancelled'
 ]);
 
+/** The code a call ran, complete (Bash commands, kernel code). */
+export interface CodeBlock {
+  /** "python", "shell", ... (what to highlight it as). */
+  language: string;
+  source: string;
+  /** Whether offering "Insert as cell below" makes sense for it. */
+  insertable: boolean;
+}
+
+/** States of a checklist item (TodoWrite, Task tools). */
+export type ChecklistStatus = 'pending' | 'in_progress' | 'completed';
+
+/** One item of a checklist a call reported. */
+export interface ChecklistItem {
+  content: string;
+  status: ChecklistStatus;
+  /** What the item says while in progress ("Running the tests"), when given. */
+  activeForm: string | null;
+}
+
 /** Why a call was allowed or denied (optional: older payloads do not carry it). */
 export interface Decision {
   behavior: string;
@@ -56,6 +76,20 @@ export interface Call {
   decision: Decision | null;
   /** The result's language, when the kernel knows it (e.g. "python", "json"). */
   language: string | null;
+  /** The code the call ran, complete. */
+  code: CodeBlock | null;
+  /** The last output lines of a running call, newest last. */
+  tail: string[];
+  /** Progress of a running call, 0..1, when it reports one. */
+  fraction: number | null;
+  /** Seconds since the call started (live payloads). */
+  elapsed: number | null;
+  /** Calls a sub-agent made inside this call, recursively. */
+  children: Call[];
+  /** The checklist this call reported. */
+  checklist: ChecklistItem[] | null;
+  /** How many rich outputs (plots, tables) the kernel published right below this card. */
+  displaysBelow: number;
 }
 
 export interface BatchPayload {
@@ -67,6 +101,12 @@ export interface BatchPayload {
 export interface LivePayload {
   kind: 'live';
   calls: Call[];
+  /** The cell's latest checklist. */
+  checklist: ChecklistItem[] | null;
+  /** The kernel's status text ("running", "idle", ...). */
+  status: string | null;
+  /** Seconds since the cell started. */
+  elapsed: number | null;
 }
 
 export interface FooterPayload {
@@ -77,6 +117,8 @@ export interface FooterPayload {
   usage: Record<string, number>;
   costUsd: number | null;
   duration: number | null;
+  /** Answers came from a replay cassette: nothing was paid. */
+  replayed: boolean;
 }
 
 export interface NoticePayload {
@@ -158,6 +200,42 @@ function readDecision(value: unknown): Decision | null {
   return { behavior, reason, source };
 }
 
+function readCode(value: unknown): CodeBlock | null {
+  if (!isObj(value) || typeof value.source !== 'string' || !value.source) {
+    return null;
+  }
+  return {
+    language: str(value.language),
+    source: value.source,
+    insertable: value.insertable === true
+  };
+}
+
+const CHECKLIST_STATUSES: ReadonlySet<string> = new Set(['pending', 'in_progress', 'completed']);
+
+/** A checklist, or null when the field is absent; items that are not objects are skipped. */
+export function readChecklist(value: unknown): ChecklistItem[] | null {
+  if (!Array.isArray(value)) {
+    return null;
+  }
+  return value.filter(isObj).map(item => {
+    const status = str(item.status);
+    return {
+      content: str(item.content),
+      status: (CHECKLIST_STATUSES.has(status) ? status : 'pending') as ChecklistStatus,
+      activeForm: strOrNull(item.active_form)
+    };
+  });
+}
+
+function fraction(value: unknown): number | null {
+  const n = num(value);
+  return n === null ? null : Math.min(1, Math.max(0, n));
+}
+
+/** Nesting deeper than this (sub-agents of sub-agents ...) is not read. */
+const MAX_DEPTH = 16;
+
 const PERSISTED_BLOCK =
   /<persisted-output>\s*\nOutput too large \(([^)\n]*)\)\. Full output saved to: ([^\n]+)\n/;
 
@@ -172,7 +250,7 @@ export function persistedReference(text: string): { size: string; path: string }
 }
 
 /** One call from its JSON form; missing fields get neutral values. */
-export function readCall(value: unknown): Call {
+export function readCall(value: unknown, depth = 0): Call {
   const data = isObj(value) ? value : {};
   const status = str(data.status);
   const started = num(data.started);
@@ -198,12 +276,21 @@ export function readCall(value: unknown): Call {
     persistedSize: reference?.size ?? null,
     progress: strOrNull(data.progress),
     decision: readDecision(data.decision),
-    language: strOrNull(data.language)
+    language: strOrNull(data.language),
+    code: readCode(data.code),
+    tail: Array.isArray(data.tail)
+      ? data.tail.filter((line): line is string => typeof line === 'string')
+      : [],
+    fraction: fraction(data.fraction),
+    elapsed: num(data.elapsed),
+    children: depth < MAX_DEPTH ? readCalls(data.children, depth + 1) : [],
+    checklist: readChecklist(data.checklist),
+    displaysBelow: Math.max(0, Math.floor(num(data.displays_below) ?? 0))
   };
 }
 
-function readCalls(value: unknown): Call[] {
-  return Array.isArray(value) ? value.map(readCall) : [];
+function readCalls(value: unknown, depth = 0): Call[] {
+  return Array.isArray(value) ? value.map(item => readCall(item, depth)) : [];
 }
 
 /** The payload of one display, whatever the kernel sent. */
@@ -220,7 +307,13 @@ export function readPayload(value: unknown): Payload {
         calls: readCalls(value.calls)
       };
     case 'live':
-      return { kind, calls: readCalls(value.calls) };
+      return {
+        kind,
+        calls: readCalls(value.calls),
+        checklist: readChecklist(value.checklist),
+        status: strOrNull(value.status),
+        elapsed: num(value.elapsed)
+      };
     case 'footer': {
       const usage: Record<string, number> = {};
       if (isObj(value.usage)) {
@@ -238,7 +331,8 @@ export function readPayload(value: unknown): Payload {
         stopReason: strOrNull(value.stop_reason),
         usage,
         costUsd: num(value.cost_usd),
-        duration: num(value.duration)
+        duration: num(value.duration),
+        replayed: value.replayed === true
       };
     }
     case 'notice': {

@@ -29,7 +29,7 @@ describe('tool call cards', () => {
     expect(q('.jp-Toolhost-duration', header).textContent).toBe('250 ms');
     expect(q('.jp-Toolhost-badgeDecision', header).textContent).toBe('allowed');
     expect(q('.jp-Toolhost-decision').textContent).toBe(
-      'Allowed: matched rule Read(src/**) (projectSettings)'
+      'Why: matched rule Read(src/**) (projectSettings)'
     );
     expect(q('.jp-Toolhost-card').dataset.status).toBe('done');
     // a single call is not a group
@@ -50,6 +50,11 @@ describe('tool call cards', () => {
     expect(q('.jp-Toolhost-batch').classList.contains('jp-mod-concurrent')).toBe(true);
     expect(q('.jp-Toolhost-batchLabel').textContent).toBe('Batch 2 · 3 calls ran concurrently');
     expect(q('.jp-Toolhost-batchTiming').textContent).toBe('1.00 s wall · 2.00 s of work');
+    expect(qa('.jp-Toolhost-timingLabel').map(l => l.textContent)).toEqual([
+      '0.00–1.00 s of 1.00 s',
+      '0.00–0.50 s of 1.00 s',
+      '0.50–1.00 s of 1.00 s'
+    ]);
     const bars = qa('.jp-Toolhost-timingBar').map(bar => [bar.style.left, bar.style.width]);
     expect(bars).toEqual([
       ['0%', '100%'],
@@ -128,7 +133,7 @@ describe('tool call cards', () => {
   });
 
   it('finds the path in the persisted-output block when the payload has none (Bash spills itself)', () => {
-    const openPersisted = vi.fn(async () => undefined);
+    const openPersisted = vi.fn(async (_path: string, _from: HTMLElement) => undefined);
     render(batch([card({ name: 'Bash', result: `${PERSISTED_RESULT}\nstderr:\nwarning: slow` })]), { openPersisted });
     expect(q('.jp-Toolhost-persistedInfo').textContent).toBe(
       'Full output: 97.7KB, saved to /srv/root/work/.toolhost/sessions/s1/tool-results/toolu_02.txt'
@@ -164,6 +169,162 @@ describe('tool call cards', () => {
   });
 });
 
+describe('code, live progress, sub-agents, checklists', () => {
+  const CODE = 'import pandas as pd\ndf = pd.read_csv("data.csv")\ndf.describe()';
+
+  it('shows the complete code in the body, highlighted, with the summary on one line', async () => {
+    const highlight = vi.fn(async (code: string, _language: string, into: HTMLElement) => {
+      into.replaceChildren(Object.assign(document.createElement('span'), { className: 'tok', textContent: code }));
+    });
+    const rendered = render(
+      batch([card({ name: 'RunPython', summary: 'import pandas as pd …', result: 'ok', code: { language: 'python', source: CODE, insertable: false } })]),
+      { highlight }
+    );
+    await rendered.ready;
+    expect(q('.jp-Toolhost-summary').textContent).toBe('import pandas as pd …');
+    expect(q('.jp-Toolhost-summary').title).toBe(CODE);
+    const source = q('.jp-Toolhost-codeBlock .jp-Toolhost-codeSource');
+    expect(source.textContent).toBe(CODE);
+    expect(source.dataset.language).toBe('python');
+    expect(q('.tok', source).textContent).toBe(CODE);
+    expect(highlight.mock.calls.map(call => call[1])).toContain('python');
+    expect(q('.jp-Toolhost-codeLanguage').textContent).toBe('python');
+    // not insertable: no button
+    expect(q('.jp-Toolhost-insert')).toBeNull();
+  });
+
+  it('inserts insertable code as a cell below, and says why when that fails', async () => {
+    const insertCell = vi.fn(async () => undefined);
+    render(batch([card({ code: { language: 'shell', source: 'ls -la', insertable: true } })]), { insertCell });
+    const button = q<HTMLButtonElement>('.jp-Toolhost-insert');
+    expect(button.textContent).toBe('Insert as cell below');
+    button.click();
+    expect(insertCell).toHaveBeenCalledWith('ls -la', button);
+
+    insertCell.mockRejectedValueOnce(new Error('This notebook is read-only.'));
+    render(batch([card({ code: { language: 'shell', source: 'ls', insertable: true } })]), { insertCell });
+    q<HTMLButtonElement>('.jp-Toolhost-insert').click();
+    await vi.waitFor(() => expect(q('.jp-Toolhost-insertStatus').textContent).toBe('This notebook is read-only.'));
+    expect(q('.jp-Toolhost-insertStatus').dataset.state).toBe('error');
+
+    render(batch([card({ code: { language: 'shell', source: 'ls', insertable: true } })]));
+    expect(q<HTMLButtonElement>('.jp-Toolhost-insert').disabled).toBe(true);
+  });
+
+  it('shows a running call: elapsed time, last output lines and a progress bar, visible while compact', () => {
+    render({
+      version: 1,
+      kind: 'live',
+      calls: [card({ name: 'Bash', status: 'running', ended: null, duration: null, result: '', elapsed: 65.4, fraction: 0.42, tail: ['step 1', 'step 2'] })]
+    });
+    const header = q('.jp-Toolhost-cardHeader');
+    expect(q('.jp-Toolhost-elapsed', header).textContent).toBe('1 min 05 s');
+    expect(q('.jp-Toolhost-duration', header)).toBeNull();
+    const live = q('.jp-Toolhost-card > .jp-Toolhost-cardLive');
+    expect(q('pre.jp-Toolhost-tail', live).textContent).toBe('step 1\nstep 2');
+    const bar = q<HTMLProgressElement>('progress.jp-Toolhost-progressBar', live);
+    expect([bar.getAttribute('max'), bar.value]).toEqual(['1', 0.42]);
+    expect(q('.jp-Toolhost-progressLabel', live).textContent).toBe('42%');
+    // the live parts are not inside the collapsible body
+    expect(live.closest('.jp-Toolhost-cardBody')).toBeNull();
+  });
+
+  it('shows no bar without a fraction, and no live parts once a call is done', () => {
+    render({ version: 1, kind: 'live', calls: [card({ status: 'running', result: '', elapsed: 3, tail: ['x'] })] });
+    expect(q('.jp-Toolhost-progressBar')).toBeNull();
+    expect(q('.jp-Toolhost-elapsed').textContent).toBe('3 s');
+    render(batch([card({ elapsed: 3, fraction: 1, tail: ['x'] })]));
+    expect(q('.jp-Toolhost-cardLive')).toBeNull();
+    expect(q('.jp-Toolhost-elapsed')).toBeNull();
+    expect(q('.jp-Toolhost-duration').textContent).toBe('250 ms');
+  });
+
+  it('nests sub-agent calls inside the parent card, recursively, with a count in the header', () => {
+    render(
+      batch([
+        card({
+          tool_use_id: 'agent',
+          name: 'Agent',
+          summary: 'explore the repo',
+          result: 'done exploring',
+          children: [
+            card({ tool_use_id: 'c1', name: 'Glob' }),
+            card({ tool_use_id: 'c2', name: 'Agent', children: [card({ tool_use_id: 'c2a', name: 'Grep' })] }),
+            card({ tool_use_id: 'c3', name: 'Read' })
+          ]
+        })
+      ])
+    );
+    const parent = q('.jp-Toolhost-card[data-tool-use-id="agent"]');
+    expect(q(':scope > .jp-Toolhost-cardHeader .jp-Toolhost-childCount', parent).textContent).toBe('3 calls');
+    const children = q(':scope > .jp-Toolhost-cardBody > .jp-Toolhost-children', parent);
+    expect(qa(':scope > .jp-Toolhost-card', children).map(c => c.dataset.toolUseId)).toEqual(['c1', 'c2', 'c3']);
+    const nested = q('.jp-Toolhost-card[data-tool-use-id="c2"]');
+    expect(q(':scope > .jp-Toolhost-cardHeader .jp-Toolhost-childCount', nested).textContent).toBe('1 call');
+    expect(q('.jp-Toolhost-children .jp-Toolhost-card', nested).dataset.toolUseId).toBe('c2a');
+    // a child's header toggles the child only
+    q(':scope > .jp-Toolhost-cardHeader', parent).click();
+    q(':scope > .jp-Toolhost-cardHeader', nested).click();
+    expect([isOpen(parent), isOpen(nested)]).toEqual([true, true]);
+    q(':scope > .jp-Toolhost-cardHeader', nested).click();
+    expect([isOpen(parent), isOpen(nested)]).toEqual([true, false]);
+  });
+
+  it('shows a checklist with its statuses, open by default, and in the live panel', () => {
+    const checklist = [
+      { content: 'Load the data', status: 'completed', active_form: 'Loading the data' },
+      { content: 'Fit the model', status: 'in_progress', active_form: 'Fitting the model' },
+      { content: 'Plot residuals', status: 'in_progress' },
+      { content: 'Write summary', status: 'pending', active_form: 'Writing summary' }
+    ];
+    render(batch([card({ name: 'TodoWrite', summary: '4 todos', result: 'Todos updated', checklist })]));
+    const todo = q('.jp-Toolhost-card');
+    expect(isOpen(todo)).toBe(true);
+    expect(q('.jp-Toolhost-cardHeader').getAttribute('aria-expanded')).toBe('true');
+    expect(q('.jp-Toolhost-checklistHeader').textContent).toBe('1/4 done');
+    const items = qa('ul.jp-Toolhost-checklist > li');
+    expect(items.map(li => li.dataset.status)).toEqual(['completed', 'in_progress', 'in_progress', 'pending']);
+    expect(items.map(li => q('.jp-Toolhost-checkMark', li).textContent)).toEqual(['☑', '◐', '◐', '☐']);
+    expect(items.map(li => q('.jp-Toolhost-checkText', li).textContent)).toEqual([
+      'Load the data',
+      'Fitting the model',
+      'Plot residuals',
+      'Write summary'
+    ]);
+    // it can still be closed
+    q('.jp-Toolhost-cardHeader').click();
+    expect(isOpen(todo)).toBe(false);
+
+    render({ version: 1, kind: 'live', calls: [], status: 'running', elapsed: 4, checklist });
+    expect(q('.jp-Toolhost-root').classList.contains('jp-mod-empty')).toBe(false);
+    expect(q('.jp-Toolhost-liveStatus').textContent).toBe('running · 4 s');
+    expect(qa('.jp-Toolhost-live > .jp-Toolhost-checklistBox li')).toHaveLength(4);
+  });
+
+  it('says how many plots or tables the kernel put below a card', () => {
+    render(batch([card({ displays_below: 1 }), card({ tool_use_id: 'b', displays_below: 2 }), card({ tool_use_id: 'c' })]));
+    expect(qa('.jp-Toolhost-displaysBelow').map(d => d.textContent)).toEqual([
+      '1 plot/table below ↓',
+      '2 plots/tables below ↓'
+    ]);
+  });
+
+  it('never says the decision word twice', () => {
+    render(
+      batch([
+        card({ status: 'denied', result: 'Permission denied by rule', decision: { behavior: 'deny', reason: 'rule Bash(rm:*)' } }),
+        card({ tool_use_id: 'b', decision: { behavior: 'allow', reason: 'rule Read(*)' } })
+      ])
+    );
+    const [denied, allowed] = qa('.jp-Toolhost-cardHeader');
+    expect(denied.textContent?.match(/denied/g)).toHaveLength(1);
+    expect(q('.jp-Toolhost-badgeDecision', denied).textContent).toBe('denied');
+    expect(q('.jp-Toolhost-statusLabel', denied)).toBeNull();
+    expect(q('.jp-Toolhost-statusLabel', allowed).textContent).toBe('done');
+    expect(q('.jp-Toolhost-decision').textContent).toBe('Why: rule Bash(rm:*)');
+  });
+});
+
 describe('other displays', () => {
   it('renders an empty live panel as nothing and a running one as cards with progress', () => {
     render({ version: 1, kind: 'live', calls: [] });
@@ -179,6 +340,9 @@ describe('other displays', () => {
     expect(q('.jp-Toolhost-footer').textContent).toBe(
       '1 tool call · 2 model requests · stop: end_turn · 120 in / 30 out tokens · $0.0012 · 1.50 s'
     );
+    render({ version: 1, kind: 'footer', tool_calls: 2, model_requests: 1, cost_usd: 0.5, replayed: true });
+    expect(q('.jp-Toolhost-footer').textContent).toBe('2 tool calls · 1 model request · replayed, no cost');
+    expect(q('.jp-Toolhost-footer').textContent).not.toContain('$');
     render({ version: 1, kind: 'notice', level: 'error', text: 'Interrupted' });
     expect(q('.jp-Toolhost-notice').dataset.level).toBe('error');
     render({ version: 1, kind: 'tools', title: 'Tools', columns: ['name'], rows: [['Read'], ['Bash']] });
@@ -196,5 +360,9 @@ describe('other displays', () => {
     ] });
     expect(qa('.jp-Toolhost-timelineLabel').map(l => l.textContent)).toEqual(['#1 Read', '#1 Grep']);
     expect(qa('.jp-Toolhost-timingBar').map(b => b.style.left)).toEqual(['0%', '50%']);
+    expect(qa('.jp-Toolhost-timingLabel').map(l => l.textContent)).toEqual([
+      '0.00–2.00 s of 2.00 s',
+      '1.00–2.00 s of 2.00 s'
+    ]);
   });
 });

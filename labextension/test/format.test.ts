@@ -4,6 +4,9 @@ import {
   batchSpan,
   formatChars,
   formatDuration,
+  formatElapsed,
+  formatPercent,
+  formatWithin,
   guessLanguage,
   languageOfPath,
   persistedPreview,
@@ -18,9 +21,19 @@ describe('format', () => {
     expect(formatDuration(0.0424)).toBe('42 ms');
     expect(formatDuration(1.234)).toBe('1.23 s');
     expect(formatDuration(42.25)).toBe('42.3 s');
-    expect(formatDuration(125)).toBe('2 min 5 s');
+    expect(formatDuration(125)).toBe('2 min 05 s');
     expect(formatDuration(null)).toBe('');
     expect(formatDuration(-1)).toBe('');
+  });
+
+  it('formats elapsed time in whole seconds, percentages and the span a call ran in', () => {
+    expect(formatElapsed(3.7)).toBe('3 s');
+    expect(formatElapsed(65)).toBe('1 min 05 s');
+    expect(formatElapsed(600)).toBe('10 min 00 s');
+    expect(formatElapsed(null)).toBe('');
+    expect(formatPercent(0.425)).toBe('43%');
+    expect(formatWithin(0, 0.41, 0.41)).toBe('0.00–0.41 s of 0.41 s');
+    expect(formatWithin(2, 12.25, 30)).toBe('2.0–12.3 s of 30.0 s');
   });
 
   it('formats character counts', () => {

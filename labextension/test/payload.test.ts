@@ -82,4 +82,58 @@ describe('readPayload', () => {
       text: 'hi'
     });
   });
+
+  it('reads code, tail, progress, elapsed, displays below and a checklist of a call', () => {
+    const call = readCall(
+      card({
+        code: { language: 'python', source: 'import os\nos.getcwd()', insertable: true },
+        tail: ['a', 7, 'b'],
+        fraction: 0.25,
+        elapsed: 3.5,
+        displays_below: 2,
+        checklist: [
+          { content: 'Read the data', status: 'completed', active_form: 'Reading the data' },
+          { content: 'Plot it', status: 'in_progress', active_form: 'Plotting it' },
+          { content: 'Write it up', status: 'someday' },
+          'not an item'
+        ]
+      })
+    );
+    expect(call.code).toEqual({ language: 'python', source: 'import os\nos.getcwd()', insertable: true });
+    expect(call.tail).toEqual(['a', 'b']);
+    expect([call.fraction, call.elapsed, call.displaysBelow]).toEqual([0.25, 3.5, 2]);
+    expect(call.checklist).toEqual([
+      { content: 'Read the data', status: 'completed', activeForm: 'Reading the data' },
+      { content: 'Plot it', status: 'in_progress', activeForm: 'Plotting it' },
+      { content: 'Write it up', status: 'pending', activeForm: null }
+    ]);
+  });
+
+  it('reads sub-agent calls recursively', () => {
+    const call = readCall(
+      card({ name: 'Agent', children: [card({ tool_use_id: 'c1', children: [card({ tool_use_id: 'c2' })] }), 'junk'] })
+    );
+    expect(call.children.map(c => c.toolUseId)).toEqual(['c1', '']);
+    expect(call.children[0].children[0].toolUseId).toBe('c2');
+    expect(call.children[1]).toMatchObject({ name: 'tool', status: 'queued' });
+  });
+
+  it('reads old payloads and wrong types of the new fields as absent', () => {
+    const old = readCall(card());
+    expect(old).toMatchObject({ code: null, tail: [], fraction: null, elapsed: null, children: [], checklist: null, displaysBelow: 0 });
+    const wrong = readCall(
+      card({ code: { source: 5 }, tail: 'x', fraction: 'half', elapsed: '3', children: {}, checklist: 'todo', displays_below: -3 })
+    );
+    expect(wrong).toMatchObject({ code: null, tail: [], fraction: null, elapsed: null, children: [], checklist: null, displaysBelow: 0 });
+    expect(readCall(card({ code: { source: 'ls' } })).code).toEqual({ language: '', source: 'ls', insertable: false });
+    expect(readCall(card({ fraction: 1.5 })).fraction).toBe(1);
+  });
+
+  it('reads the checklist, status and elapsed time of a live payload, and a replayed footer', () => {
+    const live = readPayload({ kind: 'live', calls: [], status: 'running', elapsed: 12, checklist: [{ content: 'x', status: 'pending' }] });
+    expect(live).toMatchObject({ kind: 'live', status: 'running', elapsed: 12, checklist: [{ content: 'x', status: 'pending', activeForm: null }] });
+    expect(readPayload({ kind: 'live', calls: [] })).toMatchObject({ checklist: null, status: null, elapsed: null });
+    expect(readPayload({ kind: 'footer', tool_calls: 1, replayed: true })).toMatchObject({ replayed: true });
+    expect(readPayload({ kind: 'footer', tool_calls: 1, replayed: 'yes' })).toMatchObject({ replayed: false });
+  });
 });

@@ -1,0 +1,88 @@
+/**
+ * The displays that are not tool call cards: the per-cell footer, notices, the tables of
+ * `%agent` subcommands, and the timeline.
+ */
+
+import { PREFIX, el, timingRow } from './dom';
+import { formatDuration } from './format';
+import type { FooterPayload, NoticePayload, TablePayload, TimelinePayload } from './payload';
+
+/** The footer: counts, tokens, cost (or "replayed, no cost") and time of one cell. */
+export function renderFooter(payload: FooterPayload): HTMLElement {
+  const footer = el('div', `${PREFIX}-footer`);
+  const parts = [`${payload.toolCalls} tool call${payload.toolCalls === 1 ? '' : 's'}`];
+  if (payload.modelRequests) {
+    parts.push(`${payload.modelRequests} model request${payload.modelRequests === 1 ? '' : 's'}`);
+  }
+  if (payload.stopReason) {
+    parts.push(`stop: ${payload.stopReason}`);
+  }
+  const input = payload.usage.input_tokens;
+  const output = payload.usage.output_tokens;
+  if (input !== undefined || output !== undefined) {
+    parts.push(`${input ?? 0} in / ${output ?? 0} out tokens`);
+  }
+  if (payload.replayed) {
+    parts.push('replayed, no cost');
+  } else if (payload.costUsd !== null) {
+    parts.push(`$${payload.costUsd.toFixed(4)}`);
+  }
+  const duration = formatDuration(payload.duration);
+  if (duration) {
+    parts.push(duration);
+  }
+  footer.textContent = parts.join(' · ');
+  footer.classList.toggle('jp-mod-replayed', payload.replayed);
+  return footer;
+}
+
+export function renderNotice(payload: NoticePayload): HTMLElement {
+  const notice = el('div', `${PREFIX}-notice`);
+  notice.dataset.level = payload.level;
+  notice.append(el('pre', '', payload.text));
+  return notice;
+}
+
+export function renderTable(payload: TablePayload): HTMLElement {
+  const table = el('table', `${PREFIX}-table`);
+  table.dataset.table = payload.table;
+  if (payload.title) {
+    table.append(el('caption', '', payload.title));
+  }
+  const head = el('thead');
+  const headRow = el('tr');
+  for (const column of payload.columns) {
+    headRow.append(el('th', '', column));
+  }
+  head.append(headRow);
+  const body = el('tbody');
+  for (const row of payload.rows) {
+    const tr = el('tr');
+    for (const value of row) {
+      tr.append(el('td', '', value));
+    }
+    body.append(tr);
+  }
+  table.append(head, body);
+  return table;
+}
+
+export function renderTimeline(payload: TimelinePayload): HTMLElement {
+  const box = el('div', `${PREFIX}-timeline`);
+  const timed = payload.calls.filter(c => c.start !== null && c.end !== null);
+  if (!timed.length) {
+    box.textContent = 'no tool calls yet';
+    return box;
+  }
+  const origin = Math.min(...timed.map(c => c.start as number));
+  const span = Math.max(Math.max(...timed.map(c => c.end as number)) - origin, 1e-3);
+  box.append(el('div', `${PREFIX}-timelineTitle`, `tool calls over ${formatDuration(span)}`));
+  for (const call of timed) {
+    const row = el('div', `${PREFIX}-timelineRow`);
+    row.dataset.batch = String(call.batch);
+    row.append(el('span', `${PREFIX}-timelineLabel`, `#${call.batch} ${call.name}`));
+    row.append(timingRow((call.start as number) - origin, (call.end as number) - origin, span));
+    box.append(row);
+  }
+  return box;
+}
