@@ -57,6 +57,11 @@ CELLS = [
         `PythonExec` runs code in your namespace, so it asks first. This notebook approves it
         with a rule, so it also runs unattended; in JupyterLab you could click **Allow** on
         each call instead.
+
+        Each call's card shows the code it ran, whole (in JupyterLab, **Insert as cell
+        below** turns it into a cell of your own), and what the code displayed (the table,
+        the chart) appears right under that card. The model gets the chart too, as an image
+        in the tool result, so it can look at what it drew.
         """
     ),
     code("%agent allow PythonExec"),
