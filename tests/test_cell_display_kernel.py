@@ -7,6 +7,7 @@ kernel's comm."""
 from __future__ import annotations
 
 import json
+import sys
 import time
 import uuid
 from collections.abc import Iterator
@@ -307,3 +308,38 @@ def test_a_widget_the_agent_makes_is_live_under_its_card(
     # The view points at the live model in this kernel: the same object the namespace holds.
     check = kernel.run(f"print(slider.model_id == {view['model_id']!r}, slider.value)")
     assert check.stdout.strip() == "True 3"
+
+
+def test_an_mcp_tools_progress_shows_as_a_bar_while_it_runs(
+    kernel: Kernel, server: MessagesServer
+) -> None:
+    progress_server = Path(__file__).parent / "mcp_servers" / "progress_server.py"
+    added = kernel.run(f"%agent mcp add prog -- {sys.executable} {progress_server}", timeout=60)
+    assert added.status == "ok", added.text()
+    kernel.run("%agent allow mcp__prog__count_up")
+    server.add_turns(
+        Turn([tool_use("ToolSearch", {"query": "count up with progress"})]),
+        Turn([tool_use("mcp__prog__count_up", {"steps": 20})]),
+        Turn([text("Counted.")]),
+    )
+    run = kernel.run("%%agent\nCount up to 20.", timeout=60)
+    assert run.status == "ok", run.text()
+    fractions = [
+        call["fraction"]
+        for update in live_updates(run)
+        for call in update["calls"]
+        if call["name"].endswith("count_up") and call["fraction"] is not None
+    ]
+    # Several points of the bar were drawn, rising, while the tool ran (throttled redraws).
+    assert len(fractions) >= 2 and fractions == sorted(fractions) and fractions[-1] > 0.5
+    progress = [
+        call["progress"]
+        for update in live_updates(run)
+        for call in update["calls"]
+        if call["name"].endswith("count_up") and call["progress"]
+    ]
+    assert progress and progress[-1].startswith("step ")
+    [card] = [
+        c for b in payloads(run, "batch") for c in b["calls"] if c["name"].endswith("count_up")
+    ]
+    assert card["status"] == "done" and card["fraction"] is None  # the bar is for the live view

@@ -209,4 +209,15 @@ def test_live_clock_output_checklist_and_sub_agent_cards(page: Any, lab: Lab) ->
     assert done_agent.locator(".jp-Toolhost-childCount").inner_text() == "2 calls"
     assert _live(cell).locator(".jp-Toolhost-card").count() == 0  # the live panel ended empty
     shoot(cell.locator(".jp-Cell-outputArea"), "toolhost-live-final.png")
+
+    # Legible on a projector at 1024×768: no text in the cards, badges, durations or the
+    # footer under 12 px.
+    sizes = cell.locator(".jp-Toolhost-root").evaluate_all(
+        """roots => roots.flatMap(root => [...root.querySelectorAll('*')])
+             .filter(e => [...e.childNodes].some(n => n.nodeType === 3 && n.textContent.trim()))
+             .filter(e => e.getClientRects().length)
+             .map(e => [parseFloat(getComputedStyle(e).fontSize), e.className])"""
+    )
+    small = [(size, name) for size, name in sizes if size < 12]
+    assert sizes and not small, small
     assert lab.errors == [], lab.errors

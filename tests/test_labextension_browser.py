@@ -173,6 +173,9 @@ def test_agent_cell_in_jupyterlab(page: Any, lab: Lab) -> None:
     )
     read.locator(".jp-Toolhost-cardHeader").click()
     assert read.locator(".jp-Toolhost-code span").count() > 0
+    # The bar of when it ran within its batch is labelled, so it is not taken for progress.
+    label = read.locator(".jp-Toolhost-timingLabel").inner_text()
+    assert re.fullmatch(r"[\d.]+[–-][\d.]+ s of [\d.]+ s", label), label
     shoot(outputs, "toolhost-light-expanded.png")
 
     # Open full output: read through the kernel (the server hides `.toolhost/` and was
