@@ -59,9 +59,15 @@ _GIT_ENV = {
     "GIT_AUTHOR_DATE": "2024-01-01T00:00:00Z",
     "GIT_COMMITTER_DATE": "2024-01-01T00:00:00Z",
 }
-# The session's environment: git never rewrites its index behind a read-only command, and
+# The session's environment: git never rewrites its index behind a read-only command, npm
+# never adds its occasional "New minor version" notice to a control's recorded output, and
 # nothing the host set chooses a mode, a state folder or a sandbox for the cases.
-SESSION_ENV = {"GIT_OPTIONAL_LOCKS": "0", "GIT_CONFIG_NOSYSTEM": "1", **_GIT_ENV}
+SESSION_ENV = {
+    "GIT_OPTIONAL_LOCKS": "0",
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "NPM_CONFIG_UPDATE_NOTIFIER": "false",
+    **_GIT_ENV,
+}
 _UNSET_ENV = ("JUPYTER_TOOLHOST_PERMISSION_MODE", "JUPYTER_TOOLHOST_HOME")
 
 Outcome = Literal["allow", "ask", "deny"]
