@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, TextIO
 
-from .events import LoopEvent, Notice, TextDelta, ToolCallFinished, ToolCallQueued
+from .events import ChildEvent, LoopEvent, Notice, TextDelta, ToolCallFinished, ToolCallQueued
 from .model.base import ModelError
 from .permissions.api import ApprovalDecision, ApprovalRequest
 from .tool import Tool
@@ -63,18 +63,24 @@ class TerminalView:
         self.labels: dict[str, str] = {}
         self.at_line_start = True
 
-    def __call__(self, event: LoopEvent) -> None:
+    def __call__(self, event: LoopEvent, *, depth: int = 0) -> None:
+        """One event; a sub-agent's calls (`ChildEvent`) are indented under their Agent call."""
+        indent = "  " * depth
         match event:
+            case ChildEvent(event=inner):
+                self(inner, depth=depth + 1)  # pyright: ignore[reportArgumentType]
             case TextDelta(text=text):
                 self._write(text)
             case ToolCallQueued(call=call):
                 self.labels[call.id] = self._label(call.name, call.input)
             case ToolCallFinished(call_id=call_id, result=result, duration_s=seconds):
                 mark = "✗" if result.is_error else "✓"
-                self._line(f"● {self.labels.get(call_id, call_id)} {mark} {seconds:.2f}s")
+                bullet = "↳" if depth else "●"
+                label = self.labels.get(call_id, call_id)
+                self._line(f"{indent}{bullet} {label} {mark} {seconds:.2f}s")
                 if result.is_error:
                     detail = str(result.content).removeprefix("<tool_use_error>")
-                    self._line(f"  ⎿ {detail.splitlines()[0] if detail else ''}"[:200])
+                    self._line(f"{indent}  ⎿ {detail.splitlines()[0] if detail else ''}"[:200])
             case Notice(text=text):
                 self._end_line()
                 self.err.write(f"[{event.kind}] {text}\n")

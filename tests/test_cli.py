@@ -264,3 +264,37 @@ def test_a_scheduled_prompt_firing_during_the_run_is_shown_as_queued(tmp_path: P
     assert "[queued] 1 queued prompt(s) will not run" in done.stderr
     assert done.stdout.rstrip().endswith("main done")
     assert server.errors == [] and len(server.requests) == 3
+
+
+def test_a_sub_agents_calls_are_indented_under_its_agent_call(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("print(1)\n")
+    script = [
+        Turn(
+            [
+                tool_use(
+                    "Agent",
+                    {
+                        "description": "find scripts",
+                        "prompt": "List the Python files.",
+                        "subagent_type": "general-purpose",
+                    },
+                )
+            ]
+        ),
+        Turn([tool_use("Glob", {"pattern": "*.py"})]),
+        Turn([text("One: a.py.")]),
+        Turn([text("The helper found a.py.")]),
+    ]
+    with MessagesServer(script) as server:
+        done = run_cli(
+            "--mode",
+            "dontAsk",
+            "ask a helper",
+            cwd=tmp_path,
+            env_extra=against(server, tmp_path / "u"),
+        )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    glob = next(i for i, line in enumerate(lines) if "↳ Glob(*.py) ✓" in line)
+    agent = next(i for i, line in enumerate(lines) if line.startswith("● Agent"))
+    assert lines[glob].startswith("  ↳ ") and glob < agent  # it finished inside the Agent call
