@@ -122,10 +122,13 @@ def running_lab(
     log_name: str = "jupyter-lab.log",
     app: str = "jupyterlab",
     without_extension: bool = False,
+    env: dict[str, str] | None = None,
+    unset: tuple[str, ...] = (),
 ) -> Iterator[Lab]:
-    """`jupyter lab` (or `app="notebook"`: Notebook 7) on a fresh root under `base`, beside a
-    scripted Messages API server. `without_extension` disables the toolhost renderer, as in
-    a front end that does not have it: cells then show the `text/html` fallback."""
+    """`jupyter lab` (or `app="notebook"`: Notebook 7) on a fresh root (`base / "root"`),
+    beside a scripted Messages API server. `without_extension` disables the toolhost renderer,
+    as in a front end that does not have it: cells then show the `text/html` fallback. `env`
+    adds variables to the lab server's environment and `unset` removes some."""
     root, home = base / "root", base / "home"
     root.mkdir()
     home.mkdir()
@@ -140,7 +143,7 @@ def running_lab(
     log = ARTIFACTS / log_name
     port = _free_port()
     with MessagesServer() as server:
-        env = {
+        full_env = {
             **os.environ,
             "ANTHROPIC_BASE_URL": server.base_url,
             "ANTHROPIC_API_KEY": "test-key",
@@ -150,8 +153,11 @@ def running_lab(
             "JUPYTER_CONFIG_DIR": str(base / "config"),
             "JUPYTER_RUNTIME_DIR": str(base / "runtime"),
         }
-        env.pop("JUPYTER_TOOLHOST_HOME", None)
-        if _installed_extension(env) is None:
+        full_env.pop("JUPYTER_TOOLHOST_HOME", None)
+        full_env.update(env or {})
+        for name in unset:
+            full_env.pop(name, None)
+        if _installed_extension(full_env) is None:
             missing = (
                 "the jupyter-toolhost lab extension is not installed in this environment: "
                 "`pip install -e .` builds and installs it (needs node and npm)"
@@ -172,7 +178,7 @@ def running_lab(
             ".expose_app_in_browser=True",
         ]  # fmt: skip
         with log.open("wb") as sink:
-            process = subprocess.Popen(command, env=env, stdout=sink, stderr=subprocess.STDOUT)
+            process = subprocess.Popen(command, env=full_env, stdout=sink, stderr=subprocess.STDOUT)
         url = f"http://127.0.0.1:{port}"
         try:
             _wait_until_up(url, process, log)

@@ -10,12 +10,11 @@ import json
 import sys
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from kernel_helpers import CellRun, Kernel, agent_kernel
+from kernel_helpers import CellRun, Kernel
 
 from jupyter_toolhost.testing import MessagesServer, Turn, text, tool_use
 
@@ -27,21 +26,6 @@ ax = frame.plot.bar(x="klass", y="mean", title="Mean score")
 frame"""
 
 pytestmark = pytest.mark.timeout(90)
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[MessagesServer]:
-    with MessagesServer() as running:
-        yield running
-
-
-@pytest.fixture(scope="module")
-def kernel(server: MessagesServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kernel]:
-    running = agent_kernel(tmp_path_factory.mktemp("kernel"), server.base_url)
-    try:
-        yield running
-    finally:
-        running.close()
 
 
 def outputs(run: CellRun) -> list[dict[str, Any]]:

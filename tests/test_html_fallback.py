@@ -17,7 +17,6 @@ import nbformat
 import pytest
 from lab_browser import (
     ARTIFACTS,
-    CHROMIUM_FLAGS,
     KERNELSPEC,
     new_page,
     require_browser,
@@ -29,7 +28,7 @@ from nbconvert import HTMLExporter
 
 from jupyter_toolhost.testing import MessagesServer, Turn, text, tool_use
 
-CHROMIUM, sync_api = require_browser()
+require_browser()  # skips the module (fails under CI=true) without chromium or playwright
 
 pytestmark = pytest.mark.timeout(150)
 
@@ -110,16 +109,6 @@ def test_the_export_tells_the_whole_story(executed: tuple[Path, Path]) -> None:
     assert "max-height:24em;overflow:auto" in page
     # What the page says about where output was saved is relative, never this machine's.
     assert f"saved to {exported.parent}" not in page
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with sync_api.sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
-        try:
-            yield launched
-        finally:
-            launched.close()
 
 
 def test_the_export_reads_well_at_1024x768(executed: tuple[Path, Path], browser: Any) -> None:

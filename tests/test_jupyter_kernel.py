@@ -9,33 +9,17 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from kernel_helpers import Kernel, agent_kernel
+from kernel_helpers import Kernel
 
 from jupyter_toolhost.jupyter.approval import FEEDBACK_PLACEHOLDER
 from jupyter_toolhost.jupyter.render import MIME_TYPE as TOOLHOST_MIME
 from jupyter_toolhost.testing import MessagesServer, Turn, text, tool_use
 
 pytestmark = pytest.mark.timeout(90)
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[MessagesServer]:
-    with MessagesServer() as running:
-        yield running
-
-
-@pytest.fixture(scope="module")
-def kernel(server: MessagesServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kernel]:
-    running = agent_kernel(tmp_path_factory.mktemp("kernel"), server.base_url)
-    try:
-        yield running
-    finally:
-        running.close()
 
 
 def last_tool_results(server: MessagesServer) -> list[dict[str, Any]]:

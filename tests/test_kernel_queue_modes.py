@@ -5,30 +5,14 @@ is the permission mode. Driven over jupyter_client against the loopback Messages
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from kernel_helpers import Kernel, agent_kernel
+from kernel_helpers import Kernel
 
 from jupyter_toolhost.testing import MessagesServer, Turn, text, tool_use
 
 pytestmark = pytest.mark.timeout(90)
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[MessagesServer]:
-    with MessagesServer() as running:
-        yield running
-
-
-@pytest.fixture(scope="module")
-def kernel(server: MessagesServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kernel]:
-    running = agent_kernel(tmp_path_factory.mktemp("kernel"), server.base_url)
-    try:
-        yield running
-    finally:
-        running.close()
 
 
 def prompts(messages: list[dict[str, Any]]) -> list[str]:

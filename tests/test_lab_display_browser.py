@@ -13,7 +13,6 @@ from typing import Any
 import nbformat
 import pytest
 from lab_browser import (
-    CHROMIUM_FLAGS,
     IDLE,
     KERNELSPEC,
     Lab,
@@ -28,7 +27,7 @@ from lab_browser import (
 
 from jupyter_toolhost.testing import Turn, text, tool_use
 
-CHROMIUM, sync_api = require_browser()
+require_browser()  # skips the module (fails under CI=true) without chromium or playwright
 
 pytestmark = pytest.mark.timeout(150)
 
@@ -75,16 +74,6 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
             lab.root / "live.ipynb",
         )
         yield lab
-
-
-@pytest.fixture(scope="module")
-def browser(lab: Lab) -> Iterator[Any]:
-    with sync_api.sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
-        try:
-            yield launched
-        finally:
-            launched.close()
 
 
 @pytest.fixture

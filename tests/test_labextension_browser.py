@@ -16,7 +16,6 @@ from typing import Any
 import nbformat
 import pytest
 from lab_browser import (
-    CHROMIUM_FLAGS,
     IDLE,
     KERNELSPEC,
     Lab,
@@ -31,7 +30,7 @@ from lab_browser import (
 from jupyter_toolhost.jupyter.cards import CallCard, batch_display
 from jupyter_toolhost.testing import Turn, text, tool_use
 
-CHROMIUM, sync_api = require_browser()
+require_browser()  # skips the module (fails under CI=true) without chromium or playwright
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -99,16 +98,6 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
         nbformat.write(_agent_notebook(), started.root / "agent.ipynb")
         nbformat.write(_saved_outputs_notebook(), started.root / "saved.ipynb")
         yield started
-
-
-@pytest.fixture(scope="module")
-def browser(lab: Lab) -> Iterator[Any]:
-    with sync_api.sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
-        try:
-            yield launched
-        finally:
-            launched.close()
 
 
 @pytest.fixture
