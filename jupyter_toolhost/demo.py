@@ -6,7 +6,8 @@ folder, with no key and no network. The tools here are small stand-ins for the b
 `Glob` and `Read` (same names and input fields), kept separate so the recorded results do
 not change when the built-ins evolve. `python -m jupyter_toolhost.demo --record PATH`
 records the cassette again against the loopback server, with the model's replies scripted
-in `DEMO_SCRIPT` below.
+in `record_demo` below; the cassette says so (`"source": {"kind": "scripted"}`, model
+`scripted`, no token counts), so it names no real model and shows no invented costs.
 """
 
 from __future__ import annotations
@@ -112,7 +113,8 @@ def demo_tools() -> list[Tool[Any]]:
 
 
 async def record_demo(path: Path) -> None:
-    """Record the demo cassette against the loopback server with scripted replies."""
+    """Record the demo cassette against the loopback server with scripted replies (the
+    file is marked scripted)."""
     import tempfile
 
     from .model.anthropic_model import DEFAULT_MODEL, AnthropicModel
@@ -135,7 +137,7 @@ async def record_demo(path: Path) -> None:
         inner = AnthropicModel(base_url=server.base_url, api_key="loopback")
         session = Session(
             tools=demo_tools(),
-            model=CassetteModel(path, mode="record", inner=inner),
+            model=CassetteModel(path, mode="record", inner=inner, source="scripted"),
             model_id=DEFAULT_MODEL,
             cwd=make_sample_folder(Path(folder)),
             write_transcript=False,

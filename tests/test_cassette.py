@@ -126,9 +126,13 @@ async def test_replay_with_a_different_tool_result_fails_with_a_diff(tmp_path: P
     with pytest.raises(CassetteMismatch) as raised:
         await replayed.run("What do a.txt and b.txt say?")
     message = str(raised.value)
-    assert "Request #2" in message and "Re-record" in message
-    assert any(line.startswith("-") and "beta" in line for line in message.splitlines())
-    assert any(line.startswith("+") and "gamma" in line for line in message.splitlines())
+    assert "\n" not in message  # one line a person can act on; the diff is beside it
+    assert message.startswith("Request #2 does not match run.json: after 1 recorded request")
+    assert "a tool_result for Look that the cassette never saw" in message
+    assert "Re-record" in message and "--cassette-mode record" in message
+    diff = raised.value.diff.splitlines()
+    assert any(line.startswith("-") and "beta" in line for line in diff)
+    assert any(line.startswith("+") and "gamma" in line for line in diff)
     # The failed request still left a valid conversation behind.
     assert replayed.messages[-1]["role"] == "user"
 

@@ -1,19 +1,24 @@
 """Record/replay cassettes: a `Model` wrapper that stores responses and serves them back.
 
-A cassette is a small JSON file with one interaction per model request: a normalised
-summary of the request (how many messages, the tool names, the newest message) and the
-response (its complete content blocks, stop reason and usage; or the break or API error
-that ended it). Only what replay needs is kept, so cassettes stay small and reviewable.
+A cassette is a small JSON file (`cassette_format`) with one interaction per model request:
+a key for the whole normalised conversation, a short summary of the request (message count,
+tool names, the newest message) and the response (its complete content blocks, stop reason
+and usage; or the break or API error that ended it). Only what replay needs is kept.
 
-Recording rewrites the inner model's tool_use ids to `toolu_01`, `toolu_02`, ... (and maps
-them back in the requests it forwards), so the conversation a session holds is the same
-whether it was recorded or replayed, and the file is the same whether it was recorded
-against the real API or the loopback test server. Replay checks each request against the
-recorded one (message count and newest message) after normalising temp paths, the working
-directory and session ids, and fails with a diff when they differ. Side requests made
-through `for_purpose` (the small model's, for WebFetch's prompt) are stored in the same
-order with their purpose and model id, and replay serves them only responses recorded
-for that purpose.
+Replay looks each request up by its key and serves the first not-yet-served interaction
+with that key, wherever it is in the file: identical repeated requests are served in order,
+and branches of one conversation (an Allow path and a Deny path that part at a tool_result)
+live side by side. A request nothing matches raises `CassetteMismatch` (one line; the diff
+against the closest recorded request is in `.diff`), or, in cassette mode `auto` with
+something to record from, is forwarded and appended. Version-1 files (no keys) still replay
+by position. Side requests made through `for_purpose` (the small model's, for WebFetch's
+prompt) carry their purpose in the key, so each is only ever served a response recorded for
+it, in whatever order concurrent ones arrive.
+
+Recording rewrites the inner model's tool_use ids to `toolu_01`, `toolu_02`, ... (numbering
+on from the highest id the conversation already holds, and mapping them back in the
+requests it forwards), so a session holds the same conversation whether it was recorded or
+replayed, and the file is the same against the real API or the loopback test server.
 
 Vocabulary: this is the *cassette mode* (`auto`, `record`, `replay`), spelled
 `--cassette-mode` on the command line and in `%%agent`, `c.ToolHost.cassette_mode` in
@@ -24,12 +29,9 @@ traitlets config and `CassetteModel(path, cassette_mode=...)` here (`mode=` stil
 from __future__ import annotations
 
 import asyncio
-import difflib
-import json
 import os
 import re
-import tempfile
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal, TypeAlias, get_args
 
@@ -41,87 +43,65 @@ from .base import (
     MessageComplete,
     Model,
     ModelAPIError,
-    ModelError,
     ModelEvent,
     ModelRequest,
     StreamBroken,
     TextChunk,
     Usage,
 )
+from .cassette_format import (
+    CASSETTE_VERSION,
+    IMAGE_DATA,
+    SCRIPTED_MODEL,
+    SOURCE_ENV,
+    CassetteError,
+    CassetteFile,
+    SourceKind,
+    client_name,
+    make_source,
+    new_session_id,
+    normalise_text,
+    read_cassette,
+    request_key,
+    request_summary,
+    source_kind,
+    write_cassette,
+)
+from .cassette_miss import CassetteMismatch, canonical, closest, followed, mismatch
+
+__all__ = [
+    "CASSETTE_MODES",
+    "CASSETTE_VERSION",
+    "IMAGE_DATA",
+    "SOURCE_ENV",
+    "CassetteError",
+    "CassetteMismatch",
+    "CassetteMode",
+    "CassetteModel",
+    "normalise_text",
+    "request_key",
+    "request_summary",
+]
 
 CassetteMode: TypeAlias = Literal["auto", "record", "replay"]
 CASSETTE_MODES: tuple[CassetteMode, ...] = get_args(CassetteMode)
-CASSETTE_VERSION = 1
 
-
-class CassetteError(ModelError):
-    """A cassette cannot serve this request (missing, exhausted, or a different request)."""
-
-
-class CassetteMismatch(CassetteError):
-    """The request differs from the recorded one; the message holds a diff."""
-
-
-def _tmp_roots() -> list[str]:
-    roots = {tempfile.gettempdir(), os.path.realpath(tempfile.gettempdir())}
-    return sorted(roots, key=len, reverse=True)
-
-
-_SESSION_DIR = re.compile(r"(sessions[/\\])[A-Za-z0-9_.-]+")
-
-
-def normalise_text(text: str, *, cwd: str | None) -> str:
-    """Replace what differs between two runs of the same conversation: the working
-    directory, temp paths and session ids."""
-    if cwd:
-        for variant in sorted({cwd, os.path.realpath(cwd)}, key=len, reverse=True):
-            text = text.replace(variant, "<cwd>")
-    for root in _tmp_roots():
-        text = re.sub(re.escape(root) + r"[/\\][^\s\"'<>]*", "<tmp>", text)
-    text = text.replace(str(Path.home()), "~")
-    return _SESSION_DIR.sub(r"\1<session>", text)
-
-
-def request_summary(request: ModelRequest, *, purpose: str | None = None) -> dict[str, Any]:
-    """What replay compares: message count, tool names and the newest message, normalised;
-    for a side request (`purpose`, e.g. the small model's) also its purpose and model id."""
-    last = _without_image_data(request.messages[-1]) if request.messages else None
-    encoded = json.dumps(last, ensure_ascii=False, sort_keys=True)
-    summary: dict[str, Any] = {
-        "messages": len(request.messages),
-        "tools": sorted(str(tool.get("name")) for tool in request.tools),
-        "last": json.loads(normalise_text(encoded, cwd=request.cwd)),
-    }
-    if purpose is not None:
-        summary = {"purpose": purpose, "model": request.model, **summary}
-    return summary
-
-
-IMAGE_DATA = "<image data>"
-"""What replay compares in place of an image's bytes: a plot drawn again by another version
-of matplotlib or freetype differs in its bytes, not in what the conversation is."""
-
-
-def _without_image_data(value: Any) -> Any:
-    """`value` with the base64 data of every image block replaced by `IMAGE_DATA`."""
-    if isinstance(value, list):
-        return [_without_image_data(item) for item in value]
-    if not isinstance(value, dict):
-        return value
-    if value.get("type") == "image" and isinstance(value.get("source"), dict):
-        source = value["source"]
-        if source.get("type") == "base64":
-            return {**value, "source": {**source, "data": IMAGE_DATA}}
-    return {key: _without_image_data(item) for key, item in value.items()}
+_COMPARED = ("purpose", "messages", "last")
+"""Summary fields that must agree as well as the key (a hand-edited summary is honoured)."""
+_OUR_ID = re.compile(r"toolu_(\d+)$")
 
 
 class CassetteModel:
     """Wraps a model: records its responses to `path`, or replays them from it.
 
     `cassette_mode="auto"` (the default) replays when the file exists, records when it does
-    not and an API key is set, and otherwise fails saying how to record. `mode=` is the
-    same parameter under its older name. `inner` is the model to record from (default:
-    `AnthropicModel()`, created only when recording).
+    not and an API key is set, and otherwise fails saying how to record; replaying in `auto`
+    with something to record from (an `inner` model, `inner_factory` or an API key), a
+    request the file has no answer for is forwarded and appended to the file. `mode=` is
+    the same parameter under its older name. `inner` is the model to record from (default:
+    `AnthropicModel()`, created only when recording). `source="scripted"` (or
+    `JUPYTER_TOOLHOST_CASSETTE_SOURCE=scripted` at record time) marks answers that came
+    from a script, not a model: the file then names no model and stores no token counts.
     """
 
     def __init__(
@@ -132,6 +112,7 @@ class CassetteModel:
         mode: CassetteMode | None = None,
         inner: Model | None = None,
         inner_factory: Callable[[], Model] | None = None,
+        source: SourceKind | None = None,
     ) -> None:
         if cassette_mode is not None and mode is not None and cassette_mode != mode:
             raise ValueError(
@@ -147,15 +128,27 @@ class CassetteModel:
         self.requested_mode: CassetteMode = mode
         self._inner = inner
         self._inner_factory = inner_factory
-        self._interactions: list[dict[str, Any]] | None = None
+        self._source_kind = source
+        self._file: CassetteFile | None = None
         self._position = 0
+        """Version 1: the next interaction to serve."""
+        self._served: set[int] = set()
+        """Version 2: the interactions served (or recorded) in this run."""
+        self._counts: dict[str | None, int] = {}
+        """Requests made so far, by purpose (numbers them in messages)."""
         self._mode: Literal["record", "replay"] | None = None
+        self._forwarded = False
         self._ids_out: dict[str, str] = {}
-        """Record mode: the inner model's tool_use id -> the id the session sees."""
+        """Recording: the inner model's tool_use id -> the id the session sees."""
+        self._id_floor = 0
+        """The highest `toolu_NN` the session has seen; new ids number on from it."""
 
     @property
     def mode(self) -> Literal["record", "replay"]:
-        """What this cassette does, once `auto` is resolved."""
+        """What this cassette does, once `auto` is resolved: `replay` when the file exists
+        (in `auto`, a request it has no answer for is still recorded, one by one), `record`
+        when it does not and there is something to record from. Raises `CassetteError`
+        when neither works."""
         if self._mode is None:
             self._mode = self._resolve_mode()
         return self._mode
@@ -163,87 +156,162 @@ class CassetteModel:
     @property
     def remaining(self) -> int:
         """Replay: recorded interactions not served yet."""
-        return len(self._load()) - self._position
+        cassette = self._load()
+        if cassette.keyed:
+            return len(cassette.interactions) - len(self._served)
+        return len(cassette.interactions) - self._position
+
+    @property
+    def session_id(self) -> str | None:
+        """The file's random 12-hex id: the loaded one when replaying, the one made for the
+        file when recording (kept when more is appended); None when nothing is known yet
+        (no file and nothing to record from, or a version-1 file)."""
+        try:
+            cassette = self._load()
+        except CassetteError:
+            return None
+        if cassette.session is None and self.mode == "record":
+            cassette.session = new_session_id()
+        return cassette.session
+
+    @property
+    def source(self) -> dict[str, Any] | None:
+        """The file's `source` (recorded: client, model, date; or scripted), once loaded or
+        written; None before that and for version-1 files."""
+        if self._file is None and self.path.exists() and self.requested_mode != "record":
+            try:
+                self._load()
+            except CassetteError:
+                return None
+        return None if self._file is None else self._file.source
+
+    @property
+    def replaying(self) -> bool:
+        """True while every response served came from the file (no tokens spent): False in
+        record mode and once a request was forwarded to the inner model."""
+        try:
+            return self.mode == "replay" and not self._forwarded
+        except CassetteError:
+            return False
 
     def _resolve_mode(self) -> Literal["record", "replay"]:
         if self.requested_mode != "auto":
             return self.requested_mode
         if self.path.exists():
             return "replay"
-        from .anthropic_model import has_credentials
-
-        if self._inner is not None or has_credentials():
+        if self._can_record():
             return "record"
         raise CassetteError(
             f"The cassette {self.path} does not exist and there is nothing to record it from. "
             "Set ANTHROPIC_API_KEY and run again to record it (cassette mode 'auto' or 'record')."
         )
 
+    def _can_record(self) -> bool:
+        from .anthropic_model import has_credentials
+
+        return self._inner is not None or self._inner_factory is not None or has_credentials()
+
     def stream(
         self, request: ModelRequest, *, purpose: str | None = None
     ) -> AsyncIterator[ModelEvent]:
         """Serve (replay) or forward and store (record) one response. `purpose` marks a side
         request (see `for_purpose`); replay serves it only a response recorded for it."""
+        self._counts[purpose] = self._counts.get(purpose, 0) + 1
+        self._note_ids(request.messages)
         if self.mode == "replay":
-            return self._replay(request, purpose)
+            return self._replay(request, purpose, self._counts[purpose])
         return self._record(request, purpose)
 
     def for_purpose(self, purpose: str) -> Model:
-        """A `Model` streaming through this cassette, in order with its other requests,
-        whose requests are recorded and checked with `purpose` (the small model's)."""
+        """A `Model` streaming through this cassette beside its other requests, whose
+        requests are recorded and looked up with `purpose` (the small model's)."""
         return _PurposeView(self, purpose)
 
     # ── replay ────────────────────────────────────────────────────────────────────────
 
-    def _load(self) -> list[dict[str, Any]]:
-        if self._interactions is None:
+    def _load(self) -> CassetteFile:
+        if self._file is None:
             if self.mode == "record":
-                self._interactions = []
+                self._file = CassetteFile()
             else:
-                self._interactions = _read(self.path)
-        return self._interactions
+                self._file = read_cassette(self.path)
+        return self._file
 
     async def _replay(
-        self, request: ModelRequest, purpose: str | None = None
+        self, request: ModelRequest, purpose: str | None, number: int
     ) -> AsyncIterator[ModelEvent]:
-        interactions = self._load()
+        async for event in self._answer(request, purpose, number):
+            yield event
+
+    def _answer(
+        self, request: ModelRequest, purpose: str | None, number: int
+    ) -> AsyncIterator[ModelEvent]:
+        """The recorded response for `request`, or its recording (auto), or a mismatch."""
+        cassette = self._load()
+        if not cassette.keyed:
+            return _serve(self._next_in_order(cassette, request, purpose, number))
+        key = request_key(request, purpose=purpose)
+        actual = request_summary(request, purpose=purpose)
+        for index, interaction in enumerate(cassette.interactions):
+            if index in self._served or interaction.get("key") != key:
+                continue
+            recorded = interaction.get("request", {})
+            if all(canonical(recorded.get(k)) == canonical(actual.get(k)) for k in _COMPARED):
+                self._served.add(index)
+                response = interaction["response"]
+                self._note_ids([response])
+                return _serve(response)
+        if self.requested_mode == "auto" and self._can_record():
+            self._forwarded = True
+            return self._record(request, purpose)
+        same = [
+            i.get("request", {})
+            for i in cassette.interactions
+            if i.get("request", {}).get("purpose") == purpose
+        ]
+        keys = [str(i.get("key")) for i in cassette.interactions]
+        raise mismatch(
+            path=self.path,
+            number=number,
+            request=request,
+            purpose=purpose,
+            actual=actual,
+            recorded=same,
+            near=closest(same, actual),
+            after=followed(request, purpose, set(keys)),
+            served=keys.count(key),
+        )
+
+    def _next_in_order(
+        self, cassette: CassetteFile, request: ModelRequest, purpose: str | None, number: int
+    ) -> dict[str, Any]:
+        """Version 1: the next recorded interaction, which must match the request."""
+        interactions = cassette.interactions
         if self._position >= len(interactions):
             raise CassetteError(
                 f"The cassette {self.path} has {len(interactions)} recorded requests and this "
                 "run made another one. Re-record it (cassette mode 'record', with "
                 "ANTHROPIC_API_KEY)."
             )
-        number = self._position + 1
         actual = request_summary(request, purpose=purpose)
         if purpose is not None:
             _bring_forward(interactions, self._position, actual)
-        recorded = interactions[self._position]
-        if recorded["request"].get("purpose") != purpose:
-            # Not consumed: the loop's next request still lines up with its recording.
-            _check_match(self.path, number, recorded["request"], actual)
-        self._position += 1
-        _check_match(self.path, number, recorded["request"], actual)
-        response = recorded["response"]
-        for index, block in enumerate(response.get("content", [])):
-            await asyncio.sleep(0)
-            yield BlockStart(index, str(block.get("type")))
-            if block.get("type") == "text" and block.get("text"):
-                yield TextChunk(index, block["text"])
-            yield BlockComplete(index, dict(block))
-        await asyncio.sleep(0)
-        if "error" in response:
-            error = response["error"]
-            raise ModelAPIError(str(error.get("message")), status=error.get("status"))
-        if "broken" in response:
-            raise StreamBroken(str(response["broken"]), content=response.get("content", []))
-        yield MessageComplete(
-            AssistantMessage(
-                [dict(block) for block in response["content"]],
-                response.get("stop_reason"),
-                Usage.from_dict(response.get("usage")),
-                str(response.get("model", "")),
+        recorded = interactions[self._position]["request"]
+        if recorded.get("purpose") == purpose:
+            self._position += 1  # consumed even when it differs, as version 1 always did
+        # else: not consumed, so the loop's next request still lines up with its recording.
+        if not all(canonical(recorded.get(k)) == canonical(actual.get(k)) for k in _COMPARED):
+            raise mismatch(
+                path=self.path,
+                number=number,
+                request=request,
+                purpose=purpose,
+                actual=actual,
+                recorded=[i["request"] for i in interactions],
+                near=recorded if recorded.get("messages") == actual["messages"] else None,
+                after=number - 1,
             )
-        )
+        return interactions[self._position - 1]["response"]
 
     # ── record ────────────────────────────────────────────────────────────────────────
 
@@ -260,11 +328,12 @@ class CassetteModel:
     async def _record(
         self, request: ModelRequest, purpose: str | None = None
     ) -> AsyncIterator[ModelEvent]:
-        interactions = self._load()
+        key = request_key(request, purpose=purpose)
         summary = request_summary(request, purpose=purpose)
         forwarded = _map_ids(request, {seen: real for real, seen in self._ids_out.items()})
+        scripted = self._scripted()
         complete: list[ContentBlock] = []
-        response: dict[str, Any]
+        entry = {"key": key, "request": summary}
         try:
             async for event in self._inner_model().stream(forwarded):
                 if isinstance(event, BlockComplete):
@@ -276,39 +345,88 @@ class CassetteModel:
                     response = {
                         "content": [self._rename(block) for block in message.content],
                         "stop_reason": message.stop_reason,
-                        "usage": message.usage.to_dict(),
-                        "model": message.model,
+                        "usage": {} if scripted else message.usage.to_dict(),
+                        "model": SCRIPTED_MODEL if scripted else message.model,
                     }
-                    self._store(interactions, summary, response)
+                    self._store({**entry, "response": response})
                     yield MessageComplete(
                         AssistantMessage(
-                            response["content"], message.stop_reason, message.usage, message.model
+                            response["content"],
+                            message.stop_reason,
+                            Usage.from_dict(response["usage"]),
+                            response["model"],
                         )
                     )
                 else:
                     yield event
         except StreamBroken as broken:
-            self._store(interactions, summary, {"content": complete, "broken": broken.reason})
+            self._store({**entry, "response": {"content": complete, "broken": broken.reason}})
             raise StreamBroken(broken.reason, content=complete) from broken
         except ModelAPIError as error:
             failure = {"status": error.status, "message": str(error)}
-            self._store(interactions, summary, {"content": [], "error": failure})
+            self._store({**entry, "response": {"content": [], "error": failure}})
             raise
+
+    def _scripted(self) -> bool:
+        if self._source_kind is None:
+            self._source_kind = source_kind(None)
+        return self._source_kind == "scripted"
+
+    def _note_ids(self, messages: Iterable[Mapping[str, Any]]) -> None:
+        for message in messages:
+            content = message.get("content")
+            for block in content if isinstance(content, list) else ():
+                if isinstance(block, Mapping) and block.get("type") == "tool_use":
+                    found = _OUR_ID.match(str(block.get("id", "")))
+                    if found:
+                        self._id_floor = max(self._id_floor, int(found.group(1)))
 
     def _rename(self, block: ContentBlock) -> ContentBlock:
         if block.get("type") != "tool_use" or "id" not in block:
             return block
         real = str(block["id"])
         if real not in self._ids_out:
-            self._ids_out[real] = f"toolu_{len(self._ids_out) + 1:02d}"
+            self._id_floor += 1
+            self._ids_out[real] = f"toolu_{self._id_floor:02d}"
         renamed = self._ids_out[real]
         return {key: (renamed if key == "id" else value) for key, value in block.items()}
 
-    def _store(
-        self, interactions: list[dict[str, Any]], summary: dict[str, Any], response: dict[str, Any]
-    ) -> None:
-        interactions.append({"request": summary, "response": response})
-        _write(self.path, interactions)
+    def _store(self, interaction: dict[str, Any]) -> None:
+        cassette = self._load()
+        if cassette.session is None:
+            cassette.session = new_session_id()
+        if cassette.source is None:
+            model = str(interaction["response"].get("model") or "")
+            kind: SourceKind = "scripted" if self._scripted() else "recorded"
+            cassette.source = make_source(kind, client=client_name(self._inner), model=model)
+        self._served.add(len(cassette.interactions))
+        cassette.interactions.append(interaction)
+        cassette.version = CASSETTE_VERSION
+        write_cassette(self.path, cassette)
+
+
+async def _serve(response: Mapping[str, Any]) -> AsyncIterator[ModelEvent]:
+    """Stream a recorded response as the model streamed it."""
+    for index, block in enumerate(response.get("content", [])):
+        await asyncio.sleep(0)
+        yield BlockStart(index, str(block.get("type")))
+        if block.get("type") == "text" and block.get("text"):
+            yield TextChunk(index, block["text"])
+        yield BlockComplete(index, dict(block))
+    await asyncio.sleep(0)
+    if "error" in response:
+        error = response["error"]
+        raise ModelAPIError(str(error.get("message")), status=error.get("status"))
+    if "broken" in response:
+        raise StreamBroken(str(response["broken"]), content=response.get("content", []))
+    yield MessageComplete(
+        AssistantMessage(
+            [dict(block) for block in response["content"]],
+            response.get("stop_reason"),
+            Usage.from_dict(response.get("usage")),
+            str(response.get("model", "")),
+        )
+    )
 
 
 class _PurposeView:
@@ -355,78 +473,14 @@ def _map_message(message: Mapping[str, Any], mapping: Mapping[str, str]) -> dict
 def _bring_forward(
     interactions: list[dict[str, Any]], position: int, actual: Mapping[str, Any]
 ) -> None:
-    """Side requests of one turn can run concurrently (two WebFetch calls), so they may
-    arrive in another order than they were recorded in: among the recorded requests of the
-    same purpose that come next, serve the one this request matches."""
+    """Version 1: side requests of one turn can run concurrently (two WebFetch calls), so
+    they may arrive in another order than they were recorded in: among the recorded
+    requests of the same purpose that come next, serve the one this request matches."""
     purpose = actual.get("purpose")
     for index in range(position, len(interactions)):
         recorded = interactions[index]["request"]
         if recorded.get("purpose") != purpose:
             return
-        if all(_canonical(recorded.get(k)) == _canonical(actual.get(k)) for k in _COMPARED):
+        if all(canonical(recorded.get(k)) == canonical(actual.get(k)) for k in _COMPARED):
             interactions.insert(position, interactions.pop(index))
             return
-
-
-_COMPARED = ("purpose", "messages", "last")
-
-
-def _check_match(
-    path: Path, number: int, recorded: Mapping[str, Any], actual: Mapping[str, Any]
-) -> None:
-    """Same message count and same newest message (tool results included). The tool names
-    are shown in a diff but do not decide: a tool added to the pool changes nothing the
-    recording relied on, and a tool removed shows up as a different tool result. The
-    purpose of a side request (absent on the loop's own) must match too."""
-    if all(_canonical(recorded.get(k)) == _canonical(actual.get(k)) for k in _COMPARED):
-        return
-    diff = "\n".join(
-        difflib.unified_diff(
-            _pretty(recorded).splitlines(),
-            _pretty(actual).splitlines(),
-            fromfile=f"{path.name} request #{number} (recorded)",
-            tofile="this run",
-            lineterm="",
-        )
-    )
-    raise CassetteMismatch(
-        f"Request #{number} does not match what {path} recorded, so its recorded response "
-        "cannot be replayed. Re-record the cassette (cassette mode 'record', with "
-        f"ANTHROPIC_API_KEY) if the change is intended.\n{diff}"
-    )
-
-
-def _canonical(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, sort_keys=True)
-
-
-def _pretty(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, sort_keys=True, indent=1)
-
-
-def _read(path: Path) -> list[dict[str, Any]]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise CassetteError(
-            f"The cassette {path} does not exist. Record it first: cassette mode 'record' "
-            "(or 'auto') with ANTHROPIC_API_KEY set."
-        ) from None
-    except ValueError as exc:
-        raise CassetteError(f"The cassette {path} is not valid JSON: {exc}") from None
-    if not isinstance(data, dict) or data.get("version") != CASSETTE_VERSION:
-        raise CassetteError(f"{path} is not a version {CASSETTE_VERSION} cassette")
-    interactions = data.get("interactions")
-    if not isinstance(interactions, list):
-        raise CassetteError(f"{path} has no interactions list")
-    return interactions
-
-
-def _write(path: Path, interactions: Sequence[dict[str, Any]]) -> None:
-    """Write atomically, in a stable layout (two runs of the same record are equal bytes)."""
-    data = {"version": CASSETTE_VERSION, "interactions": list(interactions)}
-    text = json.dumps(data, ensure_ascii=False, indent=1) + "\n"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)

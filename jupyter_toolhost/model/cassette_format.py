@@ -1,0 +1,217 @@
+"""The cassette file: what a request is reduced to, its key, and the JSON on disk.
+
+Version 2 (written since branches):
+
+```
+{"version": 2,
+ "source": {"kind": "recorded", "client": "anthropic 0.71.0", "model": "claude-...",
+            "recorded_at": "2026-12-01"}
+        or {"kind": "scripted", "note": "scripted answers stand in for the model"},
+ "session": "<12 hex>",
+ "interactions": [{"key": "<sha256 hex>", "request": {...summary...}, "response": {...}}]}
+```
+
+`key` is the sha256 of the whole normalised conversation a request carries (every message,
+the sorted tool names and the side-request purpose); replay looks interactions up by it.
+`request` is the short, reviewable summary (message count, tool names, newest message)
+that explains a miss. Version-1 files (no source, session or keys) are still read; they
+replay by position. Nothing else is ever written: no headers, keys, environment or URLs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import secrets
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal, TypeAlias
+
+from .base import ModelError, ModelRequest
+
+CASSETTE_VERSION = 2
+READABLE_VERSIONS = (1, 2)
+SOURCE_ENV = "JUPYTER_TOOLHOST_CASSETTE_SOURCE"
+"""Set to `scripted` when recording against scripted answers (the loopback server)."""
+SCRIPTED_MODEL = "scripted"
+"""The model a scripted cassette names in every response: no real model answered."""
+
+SourceKind: TypeAlias = Literal["recorded", "scripted"]
+
+
+class CassetteError(ModelError):
+    """A cassette cannot serve this request (missing, exhausted, or a different request)."""
+
+
+def _tmp_roots() -> list[str]:
+    roots = {tempfile.gettempdir(), os.path.realpath(tempfile.gettempdir())}
+    return sorted(roots, key=len, reverse=True)
+
+
+_SESSION_DIR = re.compile(r"(sessions[/\\])[A-Za-z0-9_.-]+")
+
+
+def normalise_text(text: str, *, cwd: str | None) -> str:
+    """Replace what differs between two runs of the same conversation: the working
+    directory, temp paths and session ids."""
+    if cwd:
+        for variant in sorted({cwd, os.path.realpath(cwd)}, key=len, reverse=True):
+            text = text.replace(variant, "<cwd>")
+    for root in _tmp_roots():
+        text = re.sub(re.escape(root) + r"[/\\][^\s\"'<>]*", "<tmp>", text)
+    text = text.replace(str(Path.home()), "~")
+    return _SESSION_DIR.sub(r"\1<session>", text)
+
+
+IMAGE_DATA = "<image data>"
+"""What replay compares in place of an image's bytes: a plot drawn again by another version
+of matplotlib or freetype differs in its bytes, not in what the conversation is."""
+
+
+def _without_image_data(value: Any) -> Any:
+    """`value` with the base64 data of every image block replaced by `IMAGE_DATA`."""
+    if isinstance(value, list):
+        return [_without_image_data(item) for item in value]
+    if not isinstance(value, dict):
+        return value
+    if value.get("type") == "image" and isinstance(value.get("source"), dict):
+        source = value["source"]
+        if source.get("type") == "base64":
+            return {**value, "source": {**source, "data": IMAGE_DATA}}
+    return {key: _without_image_data(item) for key, item in value.items()}
+
+
+def tool_names(request: ModelRequest) -> list[str]:
+    """The names of the tools a request offers, sorted."""
+    return sorted(str(tool.get("name")) for tool in request.tools)
+
+
+def request_summary(request: ModelRequest, *, purpose: str | None = None) -> dict[str, Any]:
+    """What a person reads (and a miss is explained with): message count, tool names and the
+    newest message, normalised; for a side request also its purpose and model id."""
+    last = _without_image_data(request.messages[-1]) if request.messages else None
+    encoded = json.dumps(last, ensure_ascii=False, sort_keys=True)
+    summary: dict[str, Any] = {
+        "messages": len(request.messages),
+        "tools": tool_names(request),
+        "last": json.loads(normalise_text(encoded, cwd=request.cwd)),
+    }
+    if purpose is not None:
+        summary = {"purpose": purpose, "model": request.model, **summary}
+    return summary
+
+
+def conversation_key(
+    messages: Sequence[Any], *, tools: Sequence[str], purpose: str | None, cwd: str | None
+) -> str:
+    """The sha256 (hex) of a normalised conversation: its messages (images as placeholders),
+    sorted tool names and purpose. Equal keys mean replay can serve the same response."""
+    payload = {
+        "messages": [_without_image_data(message) for message in messages],
+        "tools": sorted(tools),
+        "purpose": purpose,
+    }
+    text = normalise_text(json.dumps(payload, ensure_ascii=False, sort_keys=True), cwd=cwd)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def request_key(request: ModelRequest, *, purpose: str | None = None) -> str:
+    """The key of the whole conversation `request` carries (see `conversation_key`)."""
+    return conversation_key(
+        request.messages, tools=tool_names(request), purpose=purpose, cwd=request.cwd
+    )
+
+
+def source_kind(requested: SourceKind | None) -> SourceKind:
+    """`requested`, else `scripted` when `JUPYTER_TOOLHOST_CASSETTE_SOURCE=scripted`."""
+    if requested is not None:
+        return requested
+    return "scripted" if os.environ.get(SOURCE_ENV, "").strip() == "scripted" else "recorded"
+
+
+def make_source(kind: SourceKind, *, client: str, model: str) -> dict[str, Any]:
+    """The `source` object for a file first written now."""
+    if kind == "scripted":
+        return {"kind": "scripted", "note": "scripted answers stand in for the model"}
+    today = datetime.now(UTC).strftime("%Y-%m-%d")
+    return {"kind": "recorded", "client": client, "model": model, "recorded_at": today}
+
+
+def client_name(inner: object) -> str:
+    """`anthropic <version>` for the Anthropic client; the class name for another model."""
+    from .anthropic_model import AnthropicModel
+
+    if isinstance(inner, AnthropicModel):
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            return f"anthropic {version('anthropic')}"
+        except PackageNotFoundError:  # pragma: no cover - anthropic is a dependency
+            return "anthropic"
+    return type(inner).__name__
+
+
+def new_session_id() -> str:
+    """A random 12-hex id for a new cassette file."""
+    return secrets.token_hex(6)
+
+
+@dataclass
+class CassetteFile:
+    """A cassette's contents in memory."""
+
+    version: int = CASSETTE_VERSION
+    source: dict[str, Any] | None = None
+    session: str | None = None
+    interactions: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
+
+    @property
+    def keyed(self) -> bool:
+        """Whether interactions are looked up by key (version 2) or by position (1)."""
+        return self.version >= 2
+
+
+def read_cassette(path: Path) -> CassetteFile:
+    """Load a version-1 or version-2 cassette."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise CassetteError(
+            f"The cassette {path} does not exist. Record it first: cassette mode 'record' "
+            "(or 'auto') with ANTHROPIC_API_KEY set."
+        ) from None
+    except ValueError as exc:
+        raise CassetteError(f"The cassette {path} is not valid JSON: {exc}") from None
+    if not isinstance(data, dict) or data.get("version") not in READABLE_VERSIONS:
+        raise CassetteError(f"{path} is not a version 1 or {CASSETTE_VERSION} cassette")
+    interactions = data.get("interactions")
+    if not isinstance(interactions, list):
+        raise CassetteError(f"{path} has no interactions list")
+    source = data.get("source")
+    session = data.get("session")
+    return CassetteFile(
+        version=int(data["version"]),
+        source=dict(source) if isinstance(source, Mapping) else None,
+        session=str(session) if session else None,
+        interactions=interactions,
+    )
+
+
+def write_cassette(path: Path, cassette: CassetteFile) -> None:
+    """Write atomically as version 2, in a stable layout (the same record, the same bytes)."""
+    data = {
+        "version": CASSETTE_VERSION,
+        "source": cassette.source,
+        "session": cassette.session,
+        "interactions": list(cassette.interactions),
+    }
+    text = json.dumps(data, ensure_ascii=False, indent=1) + "\n"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
