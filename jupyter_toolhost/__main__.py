@@ -172,7 +172,10 @@ async def run_cli(argv: list[str], *, out: TextIO, err: TextIO) -> int:
             cwd = make_sample_folder(Path(scratch))
             model: Any = CassetteModel(demo_cassette_path(), cassette_mode="replay")
             tools, prompt = demo_tools(), DEMO_PROMPT
-            err.write(f"Offline demo: replaying a recorded session on a sample folder ({cwd}).\n")
+            err.write(
+                "Offline demo: scripted answers stand in for the model; "
+                f"the tools run on a sample folder ({cwd}).\n"
+            )
             out.write(f"> {prompt}\n\n")
         else:
             cwd = args.cwd or Path.cwd()

@@ -60,6 +60,19 @@ def _web_search(model: Model, model_id: str) -> Any:
     return None
 
 
+def _cassette_session(model: Model) -> str | None:
+    """The session id a cassette holds (or will hold, when recording); None for any other
+    model, and for a cassette that cannot be used (its run then says why)."""
+    from .model.cassette import CassetteError, CassetteModel
+
+    if not isinstance(model, CassetteModel):
+        return None
+    try:
+        return model.session_id
+    except CassetteError:
+        return None
+
+
 def _side_models(
     context: ToolUseContext, model: Model, search: Any, small_model: str | None
 ) -> None:
@@ -161,6 +174,9 @@ class Session:
             app_state=AppStateStore(AppState(tool_permission_context=permissions.context)),
             cwd=root,
         )
+        # A session on a cassette takes its id from it, so the paths it shows
+        # (`.toolhost/sessions/<id>/...`) are the same when it is recorded and replayed.
+        session_id = session_id or _cassette_session(model)
         if session_id is not None:
             context.session_id = session_id
         pipeline = Pipeline(

@@ -205,6 +205,12 @@ class PersistedOutput:
         return relative_path(self.path) is not None
 
 
+def saved_path_in(text: str) -> str | None:
+    """The path a `<persisted-output>` block in `text` names, if any."""
+    found = _PERSISTED_BLOCK.search(text)
+    return found.group(2).strip() if found else None
+
+
 def persisted_output(card: CallCard) -> PersistedOutput | None:
     """The card's persisted output: from the pipeline's fields, or read from the
     `<persisted-output>` block of a tool that saved its own output (Bash)."""

@@ -230,7 +230,11 @@ class AgentHost:
         self._remember(view)
         self._show_scheduled_area(session)
         error = task.exception()
-        if error is not None:
+        if error is not None and _cassette_miss(error):
+            # A different click or an interrupt took the conversation off the recording: say
+            # so in one line and end the cell; the conversation stays valid for the next one.
+            view.notice(f"Replay stopped: {error}", level="error")
+        elif error is not None:
             view.notice(f"The agent stopped: {type(error).__name__}: {error}", level="error")
             raise error
 
@@ -413,6 +417,13 @@ async def stop_task(task: asyncio.Future[Any], *, grace: float) -> None:
             signal.signal(signal.SIGINT, previous)
     if task.done() and not task.cancelled():
         task.exception()  # retrieved: an error while stopping is not reported twice
+
+
+def _cassette_miss(error: BaseException) -> bool:
+    """The cassette has no recorded answer for this request (not a failure of the code)."""
+    from ..model.cassette import CassetteError
+
+    return isinstance(error, CassetteError)
 
 
 def _interrupt_summary(view: LiveView) -> str:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import sys
 import time
 from collections.abc import Callable, Mapping
@@ -39,8 +40,16 @@ from ..orchestration.events import (
     CallStarted,
     ChildEvent,
 )
-from .cards import EMPTY_LIVE, CallCard, CallStatus, batch_display, decision_json, live_display
-from .render import Rendered, TurnSummary, footer_display, notice_display
+from .cards import (
+    EMPTY_LIVE,
+    CallCard,
+    CallStatus,
+    batch_display,
+    decision_json,
+    live_display,
+    saved_path_in,
+)
+from .render import Rendered, TurnSummary, footer_display, notice_display, relative_text
 
 _PROGRESS_INTERVAL = 0.25
 TICK_SECONDS = 1.0
@@ -68,12 +77,15 @@ class LiveView:
         code: Callable[[str, Any], tuple[str, str, bool] | None] | None = None,
         display: Display | None = None,
         write: Callable[[str], None] | None = None,
+        cwd: str | None = None,
     ) -> None:
         """`describe(tool_name, raw_input)` gives a call's (display name, summary);
         `language(tool_name, raw_input)` the language of its result, when known;
         `code(tool_name, raw_input)` the (language, source, insertable) of the code the
-        call runs, when its tool declares it."""
+        call runs, when its tool declares it. Paths under `cwd` (default: the working
+        directory) are shown relative to it, in summaries and results alike."""
         self._describe = describe
+        self._cwd = cwd or os.getcwd()
         self._language = language
         self._code = code
         self._display = display or _ipython_display
@@ -162,7 +174,7 @@ class LiveView:
 
     def _new_card(self, call_id: str, tool_name: str, raw_input: Any) -> CallCard:
         name, summary = self._describe(tool_name, raw_input)
-        card = CallCard(call_id, name or tool_name, summary, batch=-1)
+        card = CallCard(call_id, name or tool_name, relative_text(summary, self._cwd), batch=-1)
         if raw_input is not None and self._language is not None:
             card.language = self._language(tool_name, raw_input)
         if raw_input is not None and self._code is not None:
@@ -175,7 +187,7 @@ class LiveView:
     def _progress(self, card: CallCard, event: CallProgress) -> None:
         card.progress = event.text or card.progress
         card.fraction = event.fraction if event.fraction is not None else card.fraction
-        card.tail = event.tail or card.tail
+        card.tail = tuple(relative_text(line, self._cwd) for line in event.tail) or card.tail
         urgent = False
         if event.checklist is not None:
             items = tuple(_item_dict(item) for item in event.checklist)
@@ -204,8 +216,11 @@ class LiveView:
             card.started = time.perf_counter() - event.duration_s
         card.ended = card.started + event.duration_s
         content = event.result.content
-        card.result = content if isinstance(content, str) else _blocks_text(content)
-        card.persisted_path = event.result.persisted_path
+        text = content if isinstance(content, str) else _blocks_text(content)
+        card.result = relative_text(text, self._cwd)
+        # The payload keeps the full path (the lab extension reads the file through the
+        # kernel); text and HTML show it relative to the working directory.
+        card.persisted_path = event.result.persisted_path or saved_path_in(text)
         card.original_size = event.result.original_size
         card.decision = decision_json(event.result.decision)
         card.displays = tuple(getattr(event.result, "displays", ()) or ())

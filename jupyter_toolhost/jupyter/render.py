@@ -12,10 +12,10 @@ Every display carries three representations:
 
 What changes between two runs of the same cassette stays out of the text, and in the HTML it
 is only ever inside ``<span class="toolhost-time">`` (durations), which a comparison masks
-(``notebooks/nbval_sanitize.cfg``). Token counts of a replayed run are the recorded ones, so
-they are shown; its cost is "replayed, no cost". Session ids in saved-result paths are
-random per session (masked the same way). Of a permission decision only a rule, a mode or a
-tool's own reason is shown in text. Nothing here imports IPython or ipywidgets.
+(the package's pytest plugin does it for nbval). Paths under the working directory are shown
+relative to it. A replayed run's footer says "replayed — no tokens spent" and shows no
+token counts. Of a permission decision only a rule, a mode or a tool's own reason is shown
+in text. Nothing here imports IPython or ipywidgets.
 """
 
 from __future__ import annotations
@@ -70,6 +70,15 @@ def short(text: str, limit: int) -> str:
     return one_line if len(one_line) <= limit else one_line[: limit - 1] + "…"
 
 
+def relative_text(text: str, cwd: str) -> str:
+    """`text` with every path under `cwd` written relative to it (`<cwd>/notes.md` →
+    `notes.md`), so what a cell shows does not depend on where the folder lies."""
+    prefixes = {os.path.abspath(cwd), os.path.realpath(cwd)}
+    for prefix in sorted((p for p in prefixes if p.strip(os.sep)), key=len, reverse=True):
+        text = text.replace(prefix.rstrip(os.sep) + os.sep, "")
+    return text
+
+
 def relative_path(path: str, cwd: str | None = None) -> str | None:
     """`path` relative to `cwd` (default: the process's working directory) when it lies
     inside it, else None."""
@@ -120,14 +129,14 @@ def footer_parts(summary: TurnSummary) -> list[str]:
         requests = summary.model_requests
         parts.append(f"{requests} model request" + ("" if requests == 1 else "s"))
     usage = summary.usage
-    if usage:
+    if summary.replayed:
+        parts.append("replayed — no tokens spent")
+    elif usage:
         read = usage.get("cache_read_input_tokens", 0)
         tokens_in, tokens_out = usage.get("input_tokens", 0), usage.get("output_tokens", 0)
         tokens = f"{tokens_in:,} in / {tokens_out:,} out tokens"
         parts.append(tokens + (f" ({read:,} read from cache)" if read else ""))
-    if summary.replayed:
-        parts.append("replayed, no cost")
-    elif summary.cost_usd is not None:
+    if not summary.replayed and summary.cost_usd is not None:
         parts.append(f"≈ ${summary.cost_usd:.4f}")
     if summary.stop_reason:
         parts.append(f"stop: {summary.stop_reason}")
@@ -135,7 +144,7 @@ def footer_parts(summary: TurnSummary) -> list[str]:
 
 
 def footer_display(summary: TurnSummary) -> Rendered:
-    """The per-cell footer: calls, requests, tokens, cost (or "replayed, no cost"); the
+    """The per-cell footer: calls, requests, tokens, cost (or "replayed — no tokens spent"); the
     duration in HTML only (it varies between runs)."""
     parts = footer_parts(summary)
     plain = f"── {' · '.join(parts)} ──"

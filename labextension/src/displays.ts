@@ -7,7 +7,7 @@ import { PREFIX, el, timingRow } from './dom';
 import { formatDuration } from './format';
 import type { FooterPayload, NoticePayload, TablePayload, TimelinePayload } from './payload';
 
-/** The footer: counts, tokens, cost (or "replayed, no cost") and time of one cell. */
+/** The footer: counts, tokens and cost (or "replayed — no tokens spent") and time of one cell. */
 export function renderFooter(payload: FooterPayload): HTMLElement {
   const footer = el('div', `${PREFIX}-footer`);
   const parts = [`${payload.toolCalls} tool call${payload.toolCalls === 1 ? '' : 's'}`];
@@ -19,13 +19,16 @@ export function renderFooter(payload: FooterPayload): HTMLElement {
   }
   const input = payload.usage.input_tokens;
   const output = payload.usage.output_tokens;
-  if (input !== undefined || output !== undefined) {
-    parts.push(`${input ?? 0} in / ${output ?? 0} out tokens`);
-  }
   if (payload.replayed) {
-    parts.push('replayed, no cost');
-  } else if (payload.costUsd !== null) {
-    parts.push(`$${payload.costUsd.toFixed(4)}`);
+    // The answers came from a cassette: nothing was spent, whatever the recording used.
+    parts.push('replayed — no tokens spent');
+  } else {
+    if (input !== undefined || output !== undefined) {
+      parts.push(`${input ?? 0} in / ${output ?? 0} out tokens`);
+    }
+    if (payload.costUsd !== null) {
+      parts.push(`≈ $${payload.costUsd.toFixed(4)}`);
+    }
   }
   const duration = formatDuration(payload.duration);
   if (duration) {

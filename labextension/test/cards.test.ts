@@ -338,10 +338,10 @@ describe('other displays', () => {
   it('renders footers, notices, tables and unknown kinds', () => {
     render({ version: 1, kind: 'footer', tool_calls: 1, model_requests: 2, stop_reason: 'end_turn', usage: { input_tokens: 120, output_tokens: 30 }, cost_usd: 0.00123, duration: 1.5 });
     expect(q('.jp-Toolhost-footer').textContent).toBe(
-      '1 tool call · 2 model requests · stop: end_turn · 120 in / 30 out tokens · $0.0012 · 1.50 s'
+      '1 tool call · 2 model requests · stop: end_turn · 120 in / 30 out tokens · ≈ $0.0012 · 1.50 s'
     );
     render({ version: 1, kind: 'footer', tool_calls: 2, model_requests: 1, cost_usd: 0.5, replayed: true });
-    expect(q('.jp-Toolhost-footer').textContent).toBe('2 tool calls · 1 model request · replayed, no cost');
+    expect(q('.jp-Toolhost-footer').textContent).toBe('2 tool calls · 1 model request · replayed — no tokens spent');
     expect(q('.jp-Toolhost-footer').textContent).not.toContain('$');
     render({ version: 1, kind: 'notice', level: 'error', text: 'Interrupted' });
     expect(q('.jp-Toolhost-notice').dataset.level).toBe('error');
