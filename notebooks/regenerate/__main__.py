@@ -2,7 +2,7 @@
 
 For each notebook: write its cells, record its cassette against the scripted loopback
 server, run it offline from the cassette and save the sanitized outputs. Then check with
-``pytest --nbval notebooks/ --nbval-sanitize-with notebooks/nbval_sanitize.cfg``.
+``pytest --nbval notebooks/``.
 """
 
 from __future__ import annotations

@@ -4,16 +4,18 @@ A notebook is specified as a `Spec`: its cells and the model turns a scripted mo
 (they play the part of the model while recording). Recording runs the notebook in a real
 kernel against the loopback Messages API server (`jupyter_toolhost.testing`) with the real
 `anthropic` client, so the cassette is the same format a recording against the real API
-makes. The notebook then runs again offline, replaying the cassette, and those outputs
-(sanitized as nbval sanitizes them) are saved: they are what `pytest --nbval` compares.
+makes (marked scripted). A `Branch` adds another path to the same cassette, recorded in a
+real kernel with its approval buttons clicked. The notebook then runs again offline,
+replaying the cassette, and its outputs are saved as they are: they are what
+`pytest --nbval` compares.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import re
 import shutil
+import sys
 import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -25,11 +27,28 @@ from nbclient import NotebookClient
 
 from jupyter_toolhost.testing import MessagesServer, Turn
 
+# The branch recorder drives a real kernel with the tests' jupyter_client driver.
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests"))
+
 NOTEBOOKS = Path(__file__).resolve().parent.parent
 CASSETTES = NOTEBOOKS / "cassettes"
-SANITIZE_FILE = NOTEBOOKS / "nbval_sanitize.cfg"
 SCRUBBED_PREFIXES = ("ANTHROPIC_", "JUPYTER_TOOLHOST_")
+SCRIPTED = {"JUPYTER_TOOLHOST_CASSETTE_SOURCE": "scripted"}
+"""Cassettes recorded here hold scripted answers, not a model's: they say so."""
 KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
+
+
+@dataclass(frozen=True)
+class Branch:
+    """Another path through a notebook, recorded into the same cassette: the notebook run
+    with the cells whose source is in `skip` left out, the approval buttons in `clicks`
+    clicked in turn (in a real kernel, as a browser would), and `turns` answering the
+    requests the cassette does not hold yet."""
+
+    name: str
+    turns: Sequence[Turn]
+    skip: tuple[str, ...] = ()
+    clicks: tuple[str, ...] = ()
 
 
 @dataclass
@@ -41,6 +60,7 @@ class Spec:
     turns: Sequence[Turn] = ()
     timeout: int = 180
     extra_files: dict[str, str] = field(default_factory=dict)
+    branches: Sequence[Branch] = ()
 
     @property
     def path(self) -> Path:
@@ -85,34 +105,12 @@ def sandbox_cell(number: str) -> Any:
     )
 
 
-# ── sanitizing, as nbval does ──────────────────────────────────────────────────────────────
-
-
-def sanitize_patterns() -> list[tuple[str, str]]:
-    """The (regex, replacement) pairs of nbval_sanitize.cfg, parsed as nbval parses them."""
-    text = SANITIZE_FILE.read_text(encoding="utf-8")
-    return re.findall(r"^regex: (.*)$\n^replace: (.*)$", text, flags=re.MULTILINE)
-
-
-def sanitize(value: Any, patterns: Sequence[tuple[str, str]]) -> Any:
-    """Apply the patterns to every string inside `value` (JSON payloads included)."""
-    if isinstance(value, str):
-        for regex, replacement in patterns:
-            value = re.sub(regex, replacement, value)
-        return value
-    if isinstance(value, list):
-        return [sanitize(item, patterns) for item in value]
-    if isinstance(value, dict):
-        return {key: sanitize(item, patterns) for key, item in value.items()}
-    return value
-
-
 # ── running ────────────────────────────────────────────────────────────────────────────────
 
 
 @contextlib.contextmanager
 def kernel_environment(**extra: str) -> Iterator[None]:
-    """The environment conftest.py gives nbval's kernels (plus `extra`), restored after."""
+    """An offline, unconfigured environment for the kernels (plus `extra`), restored after."""
     saved = dict(os.environ)
     home = tempfile.mkdtemp(prefix="toolhost-build-home-")
     try:
@@ -149,7 +147,9 @@ def record(spec: Spec) -> None:
     for old in CASSETTES.glob(f"{spec.name}*.json"):
         old.unlink()
     with MessagesServer(list(spec.turns)) as server:
-        with kernel_environment(ANTHROPIC_BASE_URL=server.base_url, ANTHROPIC_API_KEY="loopback"):
+        with kernel_environment(
+            ANTHROPIC_BASE_URL=server.base_url, ANTHROPIC_API_KEY="loopback", **SCRIPTED
+        ):
             execute(spec)
         if server.errors:
             raise RuntimeError(f"{spec.name}: the server saw bad requests: {server.errors}")
@@ -160,20 +160,63 @@ def record(spec: Spec) -> None:
 
 
 def replay_and_save(spec: Spec) -> Path:
-    """Run the notebook offline from its cassette and save it with sanitized outputs."""
+    """Run the notebook offline from its cassette and save it as it ran: what it shows does
+    not depend on the machine or the folder (the pytest plugin masks the durations)."""
     with kernel_environment():
         notebook = execute(spec)
-    patterns = sanitize_patterns()
     for number, cell in enumerate(notebook.cells):
         cell["id"] = f"cell-{number:02d}"  # stable ids: a rebuild changes only what changed
-        if cell.cell_type == "code":
-            cell.outputs = [nbformat.from_dict(sanitize(o, patterns)) for o in cell.outputs]
     nbformat.validate(notebook)
     spec.path.write_text(nbformat.writes(notebook) + "\n", encoding="utf-8")
     return spec.path
 
 
+def record_branch(spec: Spec, branch: Branch) -> None:
+    """Add `branch` to the cassette: replay what it holds, record what is missing (cassette
+    mode auto), clicking the approval buttons the branch names."""
+    from kernel_helpers import Kernel  # tests/: the jupyter_client driver the tests click with
+
+    with MessagesServer(list(branch.turns)) as server:
+        env = {"ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": "loopback", **SCRIPTED}
+        with kernel_environment(**env):
+            kernel = Kernel(NOTEBOOKS, dict(os.environ))
+            try:
+                clicks = list(branch.clicks)
+                for cell in spec.cells:
+                    if cell["cell_type"] != "code" or cell["source"] in branch.skip:
+                        continue
+                    run = kernel.submit(cell["source"])
+                    while clicks:
+                        wanted = clicks[0]
+                        kernel.wait(
+                            run,
+                            timeout=spec.timeout,
+                            until=lambda run=run, wanted=wanted: bool(kernel.buttons(wanted, run))
+                            or run.finished_at is not None,
+                        )
+                        shown = kernel.buttons(wanted, run)
+                        if not shown:
+                            break  # this cell asked nothing: a later one will
+                        kernel.click(shown[0])
+                        clicks.pop(0)
+                    kernel.wait(run, timeout=spec.timeout)
+                    if run.status != "ok":
+                        failed = f"{spec.name} ({branch.name}), cell {cell['source']!r}"
+                        raise RuntimeError(f"{failed}: {run.text()[-2000:]}")
+            finally:
+                kernel.close()
+        if clicks:
+            raise RuntimeError(f"{spec.name} ({branch.name}): no button for {clicks}")
+        if server.errors or server.remaining_turns:
+            raise RuntimeError(
+                f"{spec.name} ({branch.name}): bad requests {server.errors}, "
+                f"{server.remaining_turns} scripted turns unused"
+            )
+
+
 def build(spec: Spec) -> Path:
-    """Record, then replay and save."""
+    """Record (every branch too), then replay and save."""
     record(spec)
+    for branch in spec.branches:
+        record_branch(spec, branch)
     return replay_and_save(spec)

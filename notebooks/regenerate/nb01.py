@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from common import Spec, code, md, sandbox_cell
+from common import Branch, Spec, code, md, sandbox_cell
 
 from jupyter_toolhost.testing import Turn, text, tool_use
 
 CASSETTE = "../cassettes/01-quick-start.json"
+ALLOW_EDIT_CELL = "%agent allow Edit(notes.md)"
 
 CELLS = [
     md(
@@ -16,11 +17,14 @@ CELLS = [
         This notebook loads the extension, asks the agent about the files in a small folder,
         approves an edit, and looks at a result too big to send back whole.
 
-        **It runs offline.** Every `%%agent` cell replays the model's answers from the
-        cassette `cassettes/01-quick-start.json`; the tools (file reads, the edit, the shell
-        command) really run, here, in this kernel. To talk to the real model instead, set
-        `ANTHROPIC_API_KEY` in the kernel's environment and delete `--cassette ...` from the
-        first `%%agent` line (the answers will then differ from the saved ones).
+        **It runs offline.** Every `%%agent` cell replays answers from the cassette
+        `cassettes/01-quick-start.json`: scripted answers stand in for the model (the
+        cassette says so), and the tools (file reads, the edit, the shell command) really
+        run, here, in this kernel. The cassette holds two paths for the edit below: the one
+        an allow rule permits, and the one where you delete that rule and click **Deny**. To
+        talk to the real model instead, set `ANTHROPIC_API_KEY` in the kernel's environment
+        and delete `--cassette ...` from the first `%%agent` line (the answers will then
+        differ from the saved ones).
         """
     ),
     sandbox_cell("01"),
@@ -60,7 +64,7 @@ CELLS = [
         syntax: `Edit(notes.md)` allows edits to that one file, nothing else.
         """
     ),
-    code("%agent allow Edit(notes.md)"),
+    code(ALLOW_EDIT_CELL),
     code(
         """
         %%agent
@@ -156,4 +160,23 @@ TURNS = [
     ),
 ]
 
-SPEC = Spec("01-quick-start", CELLS, TURNS)
+DENY_BRANCH = Branch(
+    name="deny",
+    skip=(ALLOW_EDIT_CELL,),
+    clicks=("Deny",),
+    turns=(
+        Turn(
+            [
+                text(
+                    "Understood: I left notes.md as it is. The typo is on its first line "
+                    '("Teh scores"), if you want to fix it yourself.'
+                )
+            ]
+        ),
+        *TURNS[-2:],  # the later cell, now on this branch's conversation: the same answers
+    ),
+)
+"""Without the allow rule, a person who clicks Deny on the edit gets this answer, and the
+cells after it replay too."""
+
+SPEC = Spec("01-quick-start", CELLS, TURNS, branches=(DENY_BRANCH,))

@@ -20,7 +20,8 @@ CELLS = [
         what happens to a result that is too big.
 
         Every output below is the same on every run: the model's side is replayed from
-        cassettes in `cassettes/`, the tools really run. No API key is needed.
+        cassettes in `cassettes/`, where scripted answers stand in for the model; the tools
+        really run. No API key is needed.
         """
     ),
     sandbox_cell("02"),
@@ -292,7 +293,7 @@ CELLS = [
         session.set_tools([*pool, roll_call])
         print(await session.run("Call roll_call with times=500."))
         header, preview = last_results(session)[0]["content"].split("\\n\\n", 1)
-        print(header)
+        print(header.replace(str(Path.cwd()), "<this folder>"))  # the model sees the full path
         print("\\n".join(preview.splitlines()[:4]))
         '''
     ),

@@ -23,7 +23,8 @@ CELLS = [
         `InspectVariable` (both read-only) and `PythonExec`, which runs code in the
         notebook's own namespace, so what it makes stays there for you.
 
-        Offline from `cassettes/03-data-science.json`; see `01-quick-start.ipynb` for
+        Offline from `cassettes/03-data-science.json` (scripted answers stand in for the
+        model); see `01-quick-start.ipynb` for
         running it live.
         """
     ),

@@ -1,4 +1,4 @@
-"""04 — Regression testing with nbval: cassettes, dontAsk with rules, sanitizer, conftest."""
+"""04 — Regression testing with nbval: cassettes, dontAsk with rules, the pytest plugin."""
 
 from __future__ import annotations
 
@@ -7,10 +7,7 @@ from common import Spec, code, md, sandbox_cell
 from jupyter_toolhost.testing import Turn, text, tool_use
 
 CASSETTE = "../cassettes/04-regression-testing-with-nbval.json"
-COMMAND = (
-    "pytest --nbval --nbval-current-env "
-    "--nbval-sanitize-with notebooks/nbval_sanitize.cfg notebooks/"
-)
+COMMAND = "pytest --nbval notebooks/"
 
 CELLS = [
     md(
@@ -27,11 +24,13 @@ CELLS = [
         2. **Nobody has to click.** No front end, no buttons: use permission mode `dontAsk`
            (every call that would ask is denied at once, and the model is told why) plus
            allow rules for what the notebook needs.
-        3. **What varies is kept out of the comparison.** Timings, token counts and costs
-           are only in the JSON payload of each display, which `conftest.py` tells nbval
-           to skip; absolute paths and session ids are rewritten by `nbval_sanitize.cfg`.
+        3. **What varies is kept out of the comparison.** Paths are shown relative to the
+           notebook's folder, a replayed session takes its id from the cassette, and a
+           replay's footer spends no tokens. What is left (durations, and the JSON payload
+           for the JupyterLab renderer) the pytest plugin that comes with the package masks
+           or skips, with nothing to copy.
 
-        The notebooks in this folder are tested with:
+        The notebooks in this folder are tested with nothing but:
 
         ```
         {COMMAND}
@@ -81,9 +80,11 @@ CELLS = [
     ),
     md(
         """
-        Replay checks each request against the recorded one. When a notebook changes
-        (another prompt, a tool that now answers differently), replay stops with a diff
-        instead of serving an answer to a question nobody asked:
+        Replay finds each answer by what the conversation holds so far, so one cassette can
+        hold several branches (the quick start's has the Allow and the Deny path of its
+        edit). A conversation the cassette never saw (another prompt, a tool that now
+        answers differently) stops the replay with one line that says what differed and
+        how to record it, instead of serving an answer to a question nobody asked:
         """
     ),
     code(
@@ -91,44 +92,46 @@ CELLS = [
         from jupyter_toolhost import Session
         from jupyter_toolhost.model.cassette import CassetteMismatch, CassetteModel
 
-        drifted = Session(model=CassetteModel("{CASSETTE}"), permission_mode="dontAsk", cwd=".")
+        replay_only = CassetteModel("{CASSETTE}", cassette_mode="replay")
+        drifted = Session(model=replay_only, permission_mode="dontAsk", cwd=".")
         try:
             await drifted.run("Clean up: delete every file.")
         except CassetteMismatch as mismatch:
-            print(str(mismatch).splitlines()[0])
+            print(mismatch)
         """
     ),
     md(
         """
-        ## The settings this project ships for nbval
+        ## The pytest plugin
 
-        `nbval_sanitize.cfg` (passed with `--nbval-sanitize-with`) rewrites what differs
-        between machines and runs inside compared text:
-        """
-    ),
-    code('print((HERE / "nbval_sanitize.cfg").read_text())'),
-    md(
-        """
-        `conftest.py` beside the notebooks does the rest:
+        Installing `jupyter-toolhost` installs a pytest plugin. When nbval or nbmake runs a
+        notebook that uses `%%agent`, it:
 
-        - it removes `ANTHROPIC_*` and `JUPYTER_TOOLHOST_*` variables, so kernels run
-          offline from their cassettes whatever the environment holds;
-        - it points `HOME` at an empty directory, so no `~/.toolhost/settings.json` (rules,
-          modes, hooks) or IPython profile of yours changes a decision or an output;
-        - it sets `JUPYTER_TOOLHOST_APPROVAL_TIMEOUT=5`, so a prompt a notebook forgot to
-          allow fails the test after 5 s instead of hanging it;
-        - it adds `application/vnd.jupyter.toolhost.v1+json` to what nbval does not
-          compare (nbval compares JSON payloads unsanitized, and this one carries timings
-          for the JupyterLab renderer); its `text/plain` and `text/html` twins are compared.
+        - removes `ANTHROPIC_*` variables for the run, so kernels replay their cassettes
+          offline whatever the environment holds (`--toolhost-live` keeps them, to record
+          or to run against the real API);
+        - sets `JUPYTER_TOOLHOST_APPROVAL_TIMEOUT=5` unless it is set, so a prompt a
+          notebook forgot to allow fails the test instead of hanging it (with no front end
+          a prompt is denied within about 3 s anyway);
+        - tells nbval not to compare `application/vnd.jupyter.toolhost.v1+json` (nbval
+          compares JSON payloads unsanitized, and this one carries timings and token counts
+          for the JupyterLab renderer), and masks the durations in the `text/html` beside
+          it, which are always inside `<span class="toolhost-time">`.
+
+        So your own notebook needs no `conftest.py` and no sanitizer file.
 
         ## Recording a cassette
 
         - **From the real API**: delete the cassette file, set `ANTHROPIC_API_KEY`, run the
-          notebook once (the first `%%agent` cell with `--cassette` records), and save it.
+          notebook once (the first `%%agent` cell with `--cassette` records; cassette mode
+          `auto` records only what the file does not hold yet, so a new branch is added the
+          same way), then **run it once more offline** and save: a recording run's footer
+          shows the tokens it spent, a replay's says "replayed — no tokens spent".
         - **From a script**, like the notebooks here: `python notebooks/regenerate` plays the
           model with scripted turns on a loopback server that speaks the Messages API
           (`jupyter_toolhost.testing.MessagesServer`), records each cassette through the real
-          `anthropic` client, runs each notebook offline and saves its outputs.
+          `anthropic` client (marked `"source": {"kind": "scripted"}`, with no model name
+          and no token counts), runs each notebook offline and saves its outputs.
 
         Either way, commit the cassette with the notebook, then run nbval twice: the second
         run proves nothing depends on the first.
