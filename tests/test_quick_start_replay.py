@@ -69,7 +69,7 @@ def test_deny_instead_of_the_allow_rule_gets_the_recorded_deny_branch(kernel: Ke
     assert "Teh scores" in after.stdout  # nothing was edited
 
 
-def test_an_interrupt_then_the_next_cell_end_in_one_line_and_the_kernel_goes_on(
+def test_an_interrupt_mid_prompt_then_the_next_cells_replay_their_branch(
     kernel: Kernel,
 ) -> None:
     cells = [source for source in code_cells() if source != ALLOW_EDIT]
@@ -85,13 +85,29 @@ def test_an_interrupt_then_the_next_cell_end_in_one_line_and_the_kernel_goes_on(
     assert run.error is not None and run.error["ename"] == "AgentInterrupted"
     no_traceback(run)
 
-    # The next agent cell asks what the recording never saw: one line, no traceback.
-    following = next(s for s in cells[cells.index(fix) + 1 :] if s.lstrip().startswith("%%agent"))
-    nxt = kernel.run(following, timeout=60)
-    assert nxt.status == "ok", nxt.text()
-    no_traceback(nxt)
-    stopped = [line for line in nxt.text().splitlines() if line.startswith("Replay stopped:")]
-    assert len(stopped) == 1 and "--cassette-mode" in stopped[0], nxt.text()
+    # The cassette holds the interrupted path too: the cells after it replay as recorded.
+    rest = cells[cells.index(fix) + 1 :]
+    for source in rest:
+        done = kernel.run(source, timeout=60)
+        assert done.status == "ok", done.text()
+        no_traceback(done)
+        assert "Replay stopped" not in done.text()
+    assert any("It printed 20,000 lines" in kernel.runs[r].stdout for r in kernel.runs)
+
+
+def test_a_prompt_the_cassette_never_saw_ends_in_one_line_and_the_kernel_goes_on(
+    kernel: Kernel,
+) -> None:
+    cells = code_cells()
+    first_agent = next(s for s in cells if s.lstrip().startswith("%%agent"))
+    for source in cells[: cells.index(first_agent)]:
+        assert kernel.run(source, timeout=60).status == "ok"
+    cassette = first_agent.splitlines()[0]  # "%%agent --cassette ../cassettes/01-....json"
+    run = kernel.run(f"{cassette}\nWhat is the weather like?", timeout=60)
+    assert run.status == "ok", run.text()
+    no_traceback(run)
+    stopped = [line for line in run.text().splitlines() if line.startswith("Replay stopped:")]
+    assert len(stopped) == 1 and "--cassette-mode" in stopped[0], run.text()
 
     # The kernel and the session are still usable.
     assert kernel.run("print(1 + 1)").stdout.strip() == "2"

@@ -38,12 +38,16 @@ SCRIPTED = {"JUPYTER_TOOLHOST_CASSETTE_SOURCE": "scripted"}
 KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
 
 
+INTERRUPT = "<interrupt>"
+"""In `Branch.clicks`: interrupt the kernel while the approval prompt waits."""
+
+
 @dataclass(frozen=True)
 class Branch:
     """Another path through a notebook, recorded into the same cassette: the notebook run
     with the cells whose source is in `skip` left out, the approval buttons in `clicks`
-    clicked in turn (in a real kernel, as a browser would), and `turns` answering the
-    requests the cassette does not hold yet."""
+    clicked in turn (in a real kernel, as a browser would; `INTERRUPT` stops the cell while
+    its prompt waits), and `turns` answering the requests the cassette does not hold yet."""
 
     name: str
     turns: Sequence[Turn]
@@ -186,8 +190,9 @@ def record_branch(spec: Spec, branch: Branch) -> None:
                     if cell["cell_type"] != "code" or cell["source"] in branch.skip:
                         continue
                     run = kernel.submit(cell["source"])
+                    interrupted = False
                     while clicks:
-                        wanted = clicks[0]
+                        wanted = "Deny" if clicks[0] == INTERRUPT else clicks[0]
                         kernel.wait(
                             run,
                             timeout=spec.timeout,
@@ -197,10 +202,14 @@ def record_branch(spec: Spec, branch: Branch) -> None:
                         shown = kernel.buttons(wanted, run)
                         if not shown:
                             break  # this cell asked nothing: a later one will
+                        if clicks.pop(0) == INTERRUPT:
+                            kernel.interrupt()  # the stop button, while the prompt waits
+                            interrupted = True
+                            break
                         kernel.click(shown[0])
-                        clicks.pop(0)
                     kernel.wait(run, timeout=spec.timeout)
-                    if run.status != "ok":
+                    stopped = interrupted and (run.error or {}).get("ename") == "AgentInterrupted"
+                    if run.status != "ok" and not stopped:
                         failed = f"{spec.name} ({branch.name}), cell {cell['source']!r}"
                         raise RuntimeError(f"{failed}: {run.text()[-2000:]}")
             finally:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from common import Branch, Spec, code, md, sandbox_cell
+from common import INTERRUPT, Branch, Spec, code, md, sandbox_cell
 
 from jupyter_toolhost.testing import Turn, text, tool_use
 
@@ -20,8 +20,9 @@ CELLS = [
         **It runs offline.** Every `%%agent` cell replays answers from the cassette
         `cassettes/01-quick-start.json`: scripted answers stand in for the model (the
         cassette says so), and the tools (file reads, the edit, the shell command) really
-        run, here, in this kernel. The cassette holds two paths for the edit below: the one
-        an allow rule permits, and the one where you delete that rule and click **Deny**. To
+        run, here, in this kernel. The cassette holds three paths for the edit below: the one
+        an allow rule permits, and, with that rule deleted, the one where you click **Deny**
+        and the one where you stop the cell while it asks. To
         talk to the real model instead, set `ANTHROPIC_API_KEY` in the kernel's environment
         and delete `--cassette ...` from the first `%%agent` line (the answers will then
         differ from the saved ones).
@@ -179,4 +180,13 @@ DENY_BRANCH = Branch(
 """Without the allow rule, a person who clicks Deny on the edit gets this answer, and the
 cells after it replay too."""
 
-SPEC = Spec("01-quick-start", CELLS, TURNS, branches=(DENY_BRANCH,))
+INTERRUPTED_BRANCH = Branch(
+    name="interrupted",
+    skip=(ALLOW_EDIT_CELL,),
+    clicks=(INTERRUPT,),
+    turns=tuple(TURNS[-2:]),
+)
+"""Without the allow rule, a person who stops the cell while the edit's prompt waits can
+still run the cells after it: their answers are recorded on that branch too."""
+
+SPEC = Spec("01-quick-start", CELLS, TURNS, branches=(DENY_BRANCH, INTERRUPTED_BRANCH))
