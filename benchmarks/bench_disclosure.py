@@ -26,6 +26,7 @@ from benchmarks.common import Measure, print_table, write_results
 from jupyter_toolhost.disclosure import search_tools, tools_for_request
 from jupyter_toolhost.mcp import McpManager, McpServerConfig
 from jupyter_toolhost.mcp.convert import listed_tools
+from jupyter_toolhost.testing.api_view import billed_bytes, cached_prefix
 from jupyter_toolhost.tool import Tool
 from jupyter_toolhost.tools.tool_search import with_tool_search
 
@@ -158,6 +159,54 @@ def size_measures(prefix: str, label: str, tools: list[Tool[Any]]) -> list[Measu
     ]
 
 
+def _found(names: Sequence[str]) -> list[dict[str, Any]]:
+    """A history in which ToolSearch found `names` (what the styles differ on)."""
+    use = {"type": "tool_use", "id": "toolu_1", "name": "ToolSearch", "input": {"query": "x"}}
+    refs = [{"type": "tool_reference", "tool_name": name} for name in names]
+    result = {"type": "tool_result", "tool_use_id": "toolu_1", "content": refs}
+    return [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": [use]},
+        {"role": "user", "content": [result]},
+    ]
+
+
+def style_measures(prefix: str, label: str, tools: list[Tool[Any]]) -> list[Measure]:
+    """Per style, what a request costs once three deferred tools were found: bytes of the
+    `tools` array, the bytes the API bills (deferred tools nothing references are not
+    billed), and whether the discovery changed the cached prefix."""
+    pool = with_tool_search(tools)
+    found = [tool.name for tool in tools[:3]]
+    measures: list[Measure] = []
+    for name, style, server in (
+        ("discovered", "discovered", None),
+        ("defer_loading", "defer_loading", None),
+        ("server_bm25", "defer_loading", "bm25"),
+    ):
+        before = tools_for_request(pool, _found([]), style=style, server_search=server)
+        after = tools_for_request(pool, _found(found), style=style, server_search=server)
+        body = {"messages": _found(found), "tools": after.api_tools}
+        raw = json.dumps(after.api_tools).encode()
+        billed = billed_bytes(body, raw)
+        same = cached_prefix({"tools": before.api_tools}) == cached_prefix(body)
+        measures += [
+            Measure(
+                f"{prefix}_{name}_bytes",
+                f"{label}, {name}: tools bytes, 3 found",
+                len(raw),
+                "bytes",
+                f"billed ~{billed // 4:,} tokens (bytes / 4)",
+            ),
+            Measure(
+                f"{prefix}_{name}_prefix_kept",
+                f"{label}, {name}: cached prefix kept by a discovery",
+                float(same),
+                "yes=1",
+            ),
+        ]
+    return measures
+
+
 def rank_measures(
     prefix: str, label: str, queries: Sequence[tuple[str, str]], tools: Sequence[Tool[Any]]
 ) -> list[Measure]:
@@ -200,6 +249,7 @@ async def npm_tools() -> tuple[list[Tool[Any]], str]:
 def main() -> int:
     tools, queries = catalog()
     measures = size_measures("catalog", "catalog", tools)
+    measures += style_measures("catalog", "catalog", tools)
     measures += rank_measures("catalog", "catalog", queries, tools)
 
     real, problem = asyncio.run(npm_tools())

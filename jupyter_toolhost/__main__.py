@@ -18,6 +18,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, TextIO
 
+from .disclosure.deferral import DISCLOSURE_OPTIONS
 from .events import ChildEvent, LoopEvent, Notice, TextDelta, ToolCallFinished, ToolCallQueued
 from .model.base import ModelError
 from .permissions.api import ApprovalDecision, ApprovalRequest
@@ -155,6 +156,14 @@ def parser() -> argparse.ArgumentParser:
     cli.add_argument("--model", help="model id (default: $JUPYTER_TOOLHOST_MODEL, then built in)")
     cli.add_argument("--cwd", type=Path, help="the session's working directory")
     cli.add_argument("--max-turns", type=int, default=100, help="model requests at most")
+    cli.add_argument(
+        "--disclosure",
+        choices=DISCLOSURE_OPTIONS,
+        default="auto",
+        help="how deferred (MCP) tools reach the model: auto (default: the API's "
+        "defer_loading when the model supports it, else discovered), defer_loading, "
+        "discovered, server_bm25, server_regex",
+    )
     return cli
 
 
@@ -211,6 +220,7 @@ async def run_cli(argv: list[str], *, out: TextIO, err: TextIO) -> int:
             permission_mode=args.permission_mode,
             approver=TerminalApprover(out=err),
             max_turns=args.max_turns,
+            disclosure=args.disclosure,
             on_event=view,
             write_transcript=not demo,
         )

@@ -11,11 +11,11 @@ which must stay loaded for as long as the conversation relies on them.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
-from .conversation import Message, add_assistant, add_user, blocks_of, text_block, text_of
+from .conversation import Message, add_assistant, add_user, text_block, text_of
 from .model.base import BlockComplete, MessageComplete, Model, ModelError, ModelRequest, Usage
 
 CompactTrigger: TypeAlias = Literal["auto", "manual"]
@@ -64,18 +64,6 @@ class CompactBoundary:
             pre_compact_discovered_tools=tuple(record.get("pre_compact_discovered_tools", [])),
             summary=str(record.get("summary", "")),
         )
-
-
-def discovered_tool_names(messages: Iterable[Message]) -> set[str]:
-    """Tool names loaded by `tool_reference` blocks inside the tool_results of `messages`."""
-    names: set[str] = set()
-    for message in messages:
-        for block in blocks_of(message):
-            inner = block.get("content") if block.get("type") == "tool_result" else None
-            for item in inner if isinstance(inner, list) else []:
-                if isinstance(item, dict) and item.get("type") == "tool_reference":
-                    names.add(str(item.get("tool_name")))
-    return names
 
 
 def summary_messages(messages: Sequence[Message]) -> list[Message]:

@@ -31,7 +31,6 @@ from .compaction import (
     CompactBoundary,
     CompactTrigger,
     compacted_conversation,
-    discovered_tool_names,
     summarise,
     summary_messages,
 )
@@ -48,9 +47,14 @@ from .conversation import (
     tool_uses,
 )
 from .disclosure.deferral import (
+    DisclosureOption,
     DisclosureState,
-    DisclosureStyle,
+    carried_unreferenced,
+    extract_discovered_tool_names,
     is_deferred,
+    reload_exchange,
+    resolve_disclosure,
+    searches_deferred_tools,
     tools_for_request,
 )
 from .events import Compacted, EventSink, LoopEvent, Notice, TurnEnd, UsageReported
@@ -101,10 +105,11 @@ class LoopSettings:
     compact_threshold_tokens: int | None = 150_000
     """Compact before a request when the previous one used more context than this."""
     compact_max_tokens: int = 4096
-    disclosure_style: DisclosureStyle = "discovered"
-    """How deferred tools reach the model: "discovered" sends only tools found through
-    ToolSearch (works with any endpoint); "defer_loading" sends every tool, deferred ones
-    marked `defer_loading`, and lets the API expand `tool_reference` blocks."""
+    disclosure: DisclosureOption = "auto"
+    """How deferred tools reach the model (`disclosure.resolve_disclosure`): "auto" (the
+    API's `defer_loading` when the model supports it, else "discovered"),
+    "defer_loading" (a discovery keeps the prompt cache), "discovered" (found tools join
+    `tools`; any endpoint), "server_bm25" / "server_regex" (the API's own tool search)."""
 
 
 class RunResult(str):
@@ -190,6 +195,7 @@ class AgentLoop:
         self.last_context_tokens = 0
         self._running: _Run | None = None
         self.disclosure = DisclosureState()
+        self._reloads = 0
         self.extra_tools: Callable[[], Sequence[Tool[Any]]] | None = None
         """More tools offered beside `tools`, asked for at every request (MCP servers')."""
         self.hooks = hooks
@@ -237,12 +243,16 @@ class AgentLoop:
         pool = self.tool_pool()
         next_request = messages is None
         state = self.disclosure if next_request else self.disclosure.copy()
+        style, server_search = resolve_disclosure(self.settings.disclosure, self.model)
+        if next_request and style == "defer_loading" and server_search is None:
+            self._reload_carried_tools(pool)
         chosen = tools_for_request(
             pool,
             self.messages if next_request else messages or [],
             state=state,
-            style=self.settings.disclosure_style,
+            style=style,
             compact_boundaries=self.compact_boundaries,
+            server_search=server_search,
         )
         if next_request:
             self.context.options = replace(self.context.options, tools=tuple(pool))
@@ -261,6 +271,25 @@ class AgentLoop:
             tool_choice=tool_choice,
             cwd=str(cwd),
         )
+
+    def _reload_carried_tools(self, pool: Sequence[Tool[Any]]) -> None:
+        """Load again, with a ToolSearch exchange at the end of the history, the deferred
+        tools a compaction (or a parent, for a sub-agent) carried over but no reference in
+        the conversation names: with `defer_loading` the model sees only referenced ones."""
+        names = carried_unreferenced(pool, self.messages, self.compact_boundaries)
+        finder = next((tool.name for tool in pool if searches_deferred_tools(tool)), None)
+        if not names or finder is None or not self.messages:
+            return
+        if self.messages[-1].get("role") != "user":
+            return  # a prefill: nothing can follow it
+        self._reloads += 1
+        call, result = reload_exchange(
+            names, tool_use_id=f"toolu_reload_{self._reloads:02d}", search_tool=finder
+        )
+        add_assistant(self.messages, call["content"])
+        if self.transcript is not None:
+            self.transcript.message("assistant", call["content"])
+        self.add_user([result])
 
     def tool_pool(self) -> list[Tool[Any]]:
         """Every tool the model may use now: the session's and the extra ones that are
@@ -483,7 +512,7 @@ class AgentLoop:
             pre_tokens=self.last_context_tokens,
             messages_summarised=len(self.messages),
             pre_compact_discovered_tools=tuple(
-                sorted(known | discovered_tool_names(self.messages))
+                sorted(known | extract_discovered_tool_names(self.messages))
             ),
             summary=summary,
         )

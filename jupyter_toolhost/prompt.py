@@ -46,10 +46,13 @@ def tool_definitions(tools: Sequence[Tool[Any]]) -> list[dict[str, Any]]:
 
 
 def cache_last(definitions: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """A copy of the `tools` array with the last definition marked for caching."""
+    """A copy of the `tools` array with a cache breakpoint on the last tool of the cached
+    prefix: the last one without `defer_loading` (deferred tools are not in the prefix)."""
     marked = list(definitions)
-    if marked:
-        marked[-1] = {**marked[-1], "cache_control": EPHEMERAL}
+    for index in range(len(marked) - 1, -1, -1):
+        if not marked[index].get("defer_loading"):
+            marked[index] = {**marked[index], "cache_control": EPHEMERAL}
+            break
     return marked
 
 

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from .compaction import CompactBoundary
 from .context import AppState, AppStateStore, ToolUseContext, ToolUseOptions
 from .conversation import Message
+from .disclosure.deferral import DISCLOSURE_OPTIONS, DisclosureOption
 from .events import EventSink, Notice, PermissionRequested, emit_to
 from .loop import AgentLoop, LoopSettings, RunResult
 from .model.anthropic_model import AnthropicModel, default_model_name
@@ -123,6 +124,13 @@ class Session:
     `load_settings=False` ignores the files (rules then come only from code). In `auto`
     mode the session's own model judges calls that would ask (`ModelClassifier`); when it
     is unsure, offline or slow, the call is asked as in `default` mode.
+
+    `disclosure` says how deferred tools (MCP tools, by default) reach the model: ``auto``
+    (the default) uses the Messages API's own `defer_loading` when the model supports it
+    (`AnthropicModel`, a cassette recorded that way), so a discovery keeps the prompt
+    cache, and ``discovered`` otherwise; ``defer_loading``, ``discovered``, ``server_bm25``
+    and ``server_regex`` (the API's server-side tool search instead of ToolSearch) force
+    one. It can be changed between runs through `settings.disclosure`.
     """
 
     def __init__(
@@ -148,7 +156,12 @@ class Session:
         load_settings: bool = True,
         mcp: McpManager | None = None,
         small_model: str | None = None,
+        disclosure: DisclosureOption = "auto",
     ) -> None:
+        if disclosure not in DISCLOSURE_OPTIONS:
+            raise ValueError(
+                f"disclosure must be one of {', '.join(DISCLOSURE_OPTIONS)}, not {disclosure!r}"
+            )
         if isinstance(model, str) or model is None:
             model_id = default_model_name(model)
             model = AnthropicModel()
@@ -191,6 +204,7 @@ class Session:
             stream_retries=stream_retries,
             retry_backoff_s=retry_backoff_s,
             compact_threshold_tokens=compact_threshold_tokens,
+            disclosure=disclosure,
         )
         transcript = Transcript(self.transcript_path_for(context)) if write_transcript else None
         self._loop = AgentLoop(

@@ -17,6 +17,7 @@ from jupyter_toolhost import build_tool
 from jupyter_toolhost.compaction import CompactBoundary
 from jupyter_toolhost.context import ToolUseContext, ToolUseOptions
 from jupyter_toolhost.disclosure import (
+    PLACEHOLDER_NAME,
     DisclosureState,
     compact_metadata,
     extract_discovered_tool_names,
@@ -178,17 +179,44 @@ def test_delta_attachment_when_a_server_connects_and_leaves() -> None:
     assert again.attachment is not None and CHAT.name in again.attachment
 
 
-def test_defer_loading_style_sends_everything_marked() -> None:
+def test_defer_loading_style_sends_found_tools_marked_and_a_placeholder() -> None:
     pool = with_tool_search([READ, WEATHER, PINNED])
     request = tools_for_request(pool, [], style="defer_loading")
-    by_name = {d["name"]: d for d in request.api_tools}
-    assert list(by_name) == ["Read", PINNED.name, "ToolSearch", WEATHER.name]
+    assert names(request) == ["Read", PINNED.name, "ToolSearch", PLACEHOLDER_NAME]
+    assert request.api_tools[-1]["defer_loading"] is True
+    assert validate_request(body(request, [{"role": "user", "content": "hi"}])) is None
+
+    found = [
+        {
+            "role": "user",
+            "content": [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "toolu_1",
+                    "content": [{"type": "tool_reference", "tool_name": WEATHER.name}],
+                }
+            ],
+        }
+    ]
+    state = DisclosureState()
+    after = tools_for_request(pool, found, style="defer_loading", state=state)
+    by_name = {d["name"]: d for d in after.api_tools}
+    assert list(by_name) == ["Read", PINNED.name, "ToolSearch", WEATHER.name, PLACEHOLDER_NAME]
     assert by_name[WEATHER.name]["defer_loading"] is True
     assert "defer_loading" not in by_name["Read"]
     assert "defer_loading" not in by_name[PINNED.name]
+    assert WEATHER not in after.loaded, "the API loads it where the reference stands"
+
+    # A vanished tool that is still referenced keeps its flag too.
+    gone = tools_for_request([READ, PINNED, TOOL_SEARCH], found, style="defer_loading", state=state)
+    assert {"defer_loading": True}.items() <= {d["name"]: d for d in gone.api_tools}[
+        WEATHER.name
+    ].items()
 
     server = tools_for_request(pool, [], style="defer_loading", server_search="bm25")
     assert "ToolSearch" not in [d.get("name") for d in server.api_tools]
+    assert PLACEHOLDER_NAME not in [d.get("name") for d in server.api_tools]
+    assert WEATHER.name in [d.get("name") for d in server.api_tools], "the API searches these"
     assert server.api_tools[-1] == {
         "type": "tool_search_tool_bm25_20251119",
         "name": "tool_search_tool_bm25",
@@ -196,6 +224,55 @@ def test_defer_loading_style_sends_everything_marked() -> None:
     assert server.attachment is not None and "tool_search_tool_bm25" in server.attachment
     with pytest.raises(ValueError, match="defer_loading"):
         tools_for_request(pool, [], server_search="regex")
+
+
+def test_validator_refuses_what_the_api_refuses_about_deferral() -> None:
+    messages = [{"role": "user", "content": "hi"}]
+    deferred = {"name": "a", "input_schema": {"type": "object"}, "defer_loading": True}
+    loaded = {"name": "b", "input_schema": {"type": "object"}}
+    problem = validate_request({**body_of([deferred]), "messages": messages})
+    assert problem is not None and "At least one tool must be non-deferred" in str(problem)
+    problem = validate_request(
+        {**body_of([loaded, {**deferred, "defer_loading": "yes"}]), "messages": messages}
+    )
+    assert problem is not None and "defer_loading: Input should be a valid boolean" in str(problem)
+    problem = validate_request(
+        {
+            **body_of([loaded, {"type": "tool_search_tool_fuzzy_1", "name": "s"}]),
+            "messages": messages,
+        }
+    )
+    assert problem is not None and "tool_search_tool_bm25_20251119" in str(problem)
+    assert validate_request({**body_of([loaded, deferred]), "messages": messages}) is None
+
+
+def body_of(tools: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"model": "claude-test", "max_tokens": 10, "tools": tools}
+
+
+def test_server_search_results_count_as_discoveries() -> None:
+    messages = [
+        {
+            "role": "assistant",
+            "content": [
+                {
+                    "type": "server_tool_use",
+                    "id": "srvtoolu_1",
+                    "name": "tool_search_tool_bm25",
+                    "input": {"query": "weather"},
+                },
+                {
+                    "type": "tool_search_tool_result",
+                    "tool_use_id": "srvtoolu_1",
+                    "content": {
+                        "type": "tool_search_tool_search_result",
+                        "tool_references": [{"type": "tool_reference", "tool_name": "W"}],
+                    },
+                },
+            ],
+        }
+    ]
+    assert extract_discovered_tool_names(messages) == {"W"}
 
 
 def test_a_vanished_discovered_tool_stays_defined_while_referenced() -> None:

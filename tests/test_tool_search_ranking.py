@@ -88,8 +88,8 @@ async def test_tool_search_through_the_pipeline(tmp_path: Path) -> None:
     )
     assert not result.is_error
     assert isinstance(result.content, list)
-    text, *references = result.content
-    assert text["type"] == "text" and "mcp__ci__get_run_status" in text["text"]
+    references = result.content
+    assert all(block["type"] == "tool_reference" for block in references), "references alone"
     assert references[0] == {"type": "tool_reference", "tool_name": "mcp__ci__get_run_status"}
     assert len(references) == 5
 
@@ -101,6 +101,19 @@ async def test_tool_search_through_the_pipeline(tmp_path: Path) -> None:
     assert not none.is_error and none.content == [
         {"type": "text", "text": "No deferred tools match 'zzqx'."}
     ]
+    missing = await pipeline.run(
+        ToolCall(id="t4", name="ToolSearch", input={"query": "select:Nope,Gone"}), context
+    )
+    assert missing.content == [
+        {
+            "type": "text",
+            "text": "No deferred tools match 'select:Nope,Gone'.\nNot found: Nope, Gone",
+        }
+    ]
+    exact = await pipeline.run(
+        ToolCall(id="t5", name="ToolSearch", input={"query": "get_run_status"}), context
+    )
+    assert exact.content[0] == {"type": "tool_reference", "tool_name": "mcp__ci__get_run_status"}
     assert TOOL_SEARCH.flag(TOOL_SEARCH.is_read_only, None)
     assert TOOL_SEARCH.flag(TOOL_SEARCH.is_concurrency_safe, None)
     assert not TOOL_SEARCH.should_defer

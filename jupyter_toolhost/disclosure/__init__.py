@@ -9,8 +9,11 @@
 from __future__ import annotations
 
 from .deferral import (
+    DISCLOSURE_OPTIONS,
+    PLACEHOLDER_NAME,
     PRE_COMPACT_KEY,
     SEARCHES_DEFERRED_TOOLS,
+    DisclosureOption,
     DisclosureState,
     DisclosureStyle,
     RequestTools,
@@ -19,15 +22,19 @@ from .deferral import (
     extract_discovered_tool_names,
     is_deferred,
     is_tool_search_enabled,
+    resolve_disclosure,
     searches_deferred_tools,
     tools_for_request,
 )
 from .search import Bm25Ranker, Ranker, SearchResult, parse_select, search_tools
 
 __all__ = [
+    "DISCLOSURE_OPTIONS",
+    "PLACEHOLDER_NAME",
     "PRE_COMPACT_KEY",
     "SEARCHES_DEFERRED_TOOLS",
     "Bm25Ranker",
+    "DisclosureOption",
     "DisclosureState",
     "DisclosureStyle",
     "Ranker",
@@ -39,6 +46,7 @@ __all__ = [
     "is_deferred",
     "is_tool_search_enabled",
     "parse_select",
+    "resolve_disclosure",
     "search_tools",
     "searches_deferred_tools",
     "tools_for_request",

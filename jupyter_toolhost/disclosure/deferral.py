@@ -8,10 +8,23 @@ the discovered tools are loaded. The model learns which deferred tools exist fro
 attachment text; after the first request only changes to that set are announced (an MCP
 server connected or went away). `DisclosureState` remembers what was announced.
 
-Two styles: ``"discovered"`` (the default; sends only loaded tools and works with any
-endpoint) and ``"defer_loading"`` (sends every tool, deferred ones with
-``"defer_loading": true``, and lets the API expand `tool_reference` blocks; optionally with
-the API's own server-side tool search instead of ToolSearch).
+Two styles:
+
+- ``"defer_loading"`` (the Messages API's own deferral): a deferred tool travels with
+  ``"defer_loading": true`` once found, and the API expands the `tool_reference` blocks
+  where they stand in the history. Such tools are not part of the cached prompt prefix, so
+  a discovery leaves the system prompt and every tool without the flag byte-identical and
+  the prompt cache keeps hitting. Only found tools are sent (as Claude Code does), plus one
+  tiny deferred placeholder from the first request on, so the request shape (with deferral
+  on) is the same before and after the first discovery. With the API's server-side search
+  (`server_search`) every deferred tool is sent, since the API searches among them.
+- ``"discovered"``: a found tool is added to `tools` like any other. Works with any endpoint
+  (scripted models, replays of cassettes recorded this way), but a discovery changes the
+  `tools` array, which is part of the cached prefix.
+
+`resolve_disclosure()` turns the user's option (``auto`` and the rest of
+`DISCLOSURE_OPTIONS`) into a style for a given model: ``auto`` takes ``defer_loading`` when
+the model says its endpoint expands `tool_reference` blocks (`supports_defer_loading`).
 """
 
 from __future__ import annotations
@@ -24,6 +37,27 @@ from ..tool import Tool
 
 DisclosureStyle = Literal["discovered", "defer_loading"]
 ServerSearch = Literal["bm25", "regex"]
+DisclosureOption = Literal["auto", "defer_loading", "discovered", "server_bm25", "server_regex"]
+DISCLOSURE_OPTIONS: tuple[str, ...] = (
+    "auto",
+    "defer_loading",
+    "discovered",
+    "server_bm25",
+    "server_regex",
+)
+"""What a user may choose (`Session(disclosure=...)`, `%%agent --disclosure`, the CLI):
+``auto`` picks per model; ``server_bm25`` / ``server_regex`` are ``defer_loading`` with the
+API's server-side tool search in place of ToolSearch."""
+
+PLACEHOLDER_NAME = "deferred_tools_placeholder"
+PLACEHOLDER: dict[str, Any] = {
+    "name": PLACEHOLDER_NAME,
+    "description": "Not a tool: keeps deferred loading on until a deferred tool is found.",
+    "input_schema": {"type": "object", "properties": {}},
+    "defer_loading": True,
+}
+"""The one deferred definition sent in the ``defer_loading`` style before anything is found.
+It is never referenced, so the model never sees it."""
 
 SEARCHES_DEFERRED_TOOLS = "searches_deferred_tools"
 """The `Tool.extras` flag of a tool that finds deferred tools (ToolSearch). Such a tool is
@@ -35,6 +69,29 @@ SERVER_SEARCH_TOOLS: dict[str, dict[str, str]] = {
 }
 
 PRE_COMPACT_KEY = "pre_compact_discovered_tools"
+
+
+def resolve_disclosure(
+    option: str, model: object = None
+) -> tuple[DisclosureStyle, ServerSearch | None]:
+    """The style (and server-side search, if any) that `option` means for `model`.
+
+    ``auto`` is ``defer_loading`` when the model's endpoint expands `tool_reference` blocks
+    (its `supports_defer_loading` attribute is true: the Messages API client, a cassette
+    recorded that way) and ``discovered`` otherwise."""
+    match option:
+        case "auto":
+            native = bool(getattr(model, "supports_defer_loading", False))
+            return ("defer_loading" if native else "discovered"), None
+        case "defer_loading" | "discovered":
+            return option, None
+        case "server_bm25":
+            return "defer_loading", "bm25"
+        case "server_regex":
+            return "defer_loading", "regex"
+    raise ValueError(
+        f"unknown disclosure {option!r}; choose one of: {', '.join(DISCLOSURE_OPTIONS)}"
+    )
 
 
 def _enabled(tool: Tool[Any]) -> bool:
@@ -63,14 +120,20 @@ def is_tool_search_enabled(tools: Iterable[Tool[Any]]) -> bool:
 
 
 def _tool_references(content: Any) -> Iterable[str]:
+    """Names in `tool_reference` blocks: inside a ToolSearch tool_result, or inside the
+    result of the API's server-side search (``{"tool_references": [...]}``)."""
+    if isinstance(content, Mapping):
+        yield from _tool_references(content.get("tool_references"))
+        return
     if not isinstance(content, list):
         return
     for block in content:
         if not isinstance(block, Mapping):
             continue
-        if block.get("type") == "tool_reference" and isinstance(block.get("tool_name"), str):
+        kind = block.get("type")
+        if kind == "tool_reference" and isinstance(block.get("tool_name"), str):
             yield block["tool_name"]
-        elif block.get("type") == "tool_result":
+        elif kind in ("tool_result", "tool_search_tool_result"):
             yield from _tool_references(block.get("content"))
 
 
@@ -112,6 +175,52 @@ def compact_metadata(
 ) -> dict[str, list[str]]:
     """What a compaction must store on its boundary so discovered tools stay loaded."""
     return {PRE_COMPACT_KEY: sorted(extract_discovered_tool_names(messages, compact_boundaries))}
+
+
+def reload_exchange(
+    names: Sequence[str], *, tool_use_id: str, search_tool: str = "ToolSearch"
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A finder call selecting `names` and its tool_result with one `tool_reference` each.
+
+    In the ``defer_loading`` style a deferred tool is visible only where a reference names
+    it, so a conversation that lost its references (a compaction summarised them away; a
+    sub-agent starts from its parent's finds) appends this exchange to load them again,
+    leaving the cached prefix untouched. Returns (assistant message, tool_result block)."""
+    use = {
+        "type": "tool_use",
+        "id": tool_use_id,
+        "name": search_tool,
+        "input": {"query": "select:" + ",".join(names)},
+    }
+    summary = "Loaded again, found earlier in this conversation: " + ", ".join(names)
+    result = {
+        "type": "tool_result",
+        "tool_use_id": tool_use_id,
+        "content": [
+            {"type": "text", "text": summary},
+            *({"type": "tool_reference", "tool_name": name} for name in names),
+        ],
+    }
+    return {"role": "assistant", "content": [use]}, result
+
+
+def carried_unreferenced(
+    all_tools: Sequence[Tool[Any]],
+    messages: Iterable[Mapping[str, Any]],
+    compact_boundaries: Iterable[Any],
+) -> list[str]:
+    """Deferred tools of the pool that compact boundaries carry but no `tool_reference`
+    in `messages` names (in pool order): the ones `reload_exchange` must load again."""
+    carried = extract_discovered_tool_names((), compact_boundaries)
+    referenced = extract_discovered_tool_names(messages)
+    return [
+        tool.name
+        for tool in all_tools
+        if tool.name in carried
+        and tool.name not in referenced
+        and is_deferred(tool)
+        and _enabled(tool)
+    ]
 
 
 # ── the attachment ───────────────────────────────────────────────────────────────────────
@@ -193,8 +302,9 @@ def tools_for_request(
 ) -> RequestTools:
     """Build one request's `tools` array from the pool, in a stable order.
 
-    Non-deferred tools come first in pool order, then the loaded deferred ones in pool
-    order, so two requests with the same pool and discoveries send identical bytes.
+    Non-deferred tools come first in pool order, then the deferred ones that travel (in
+    pool order), so two requests with the same pool and discoveries send identical bytes,
+    and the tools without `defer_loading` are a prefix that a discovery never changes.
     `server_search` (only with ``style="defer_loading"``) swaps ToolSearch for the API's
     server-side tool search. Updates `state` with what the attachment announces.
     """
@@ -204,6 +314,7 @@ def tools_for_request(
     pool = [tool for tool in all_tools if _enabled(tool)]
     deferred = [tool for tool in pool if is_deferred(tool)]
     discovered = extract_discovered_tool_names(messages, compact_boundaries)
+    native = style == "defer_loading"
 
     keep_searcher = bool(deferred) and server_search is None
     base = [
@@ -224,21 +335,24 @@ def tools_for_request(
         definition = _definition(tool)
         if definition is None:
             continue
-        if tool.name in discovered:
+        found = tool.name in discovered
+        if found:
             state.definitions[tool.name] = definition
-        if style == "defer_loading":
-            api_tools.append({**definition, "defer_loading": True})
-            not_loaded.append(tool.name)
-        elif tool.name in discovered:
-            api_tools.append(definition)
-            loaded.append(tool)
         else:
             not_loaded.append(tool.name)
+        if native and (found or server_search is not None):
+            api_tools.append({**definition, "defer_loading": True})
+        elif found:
+            api_tools.append(definition)
+            loaded.append(tool)
 
     present = {definition["name"] for definition in api_tools}
     for name in sorted(discovered - present):
         if name in state.definitions:
-            api_tools.append(state.definitions[name])
+            kept = state.definitions[name]
+            api_tools.append({**kept, "defer_loading": True} if native else kept)
+    if native and deferred and server_search is None:
+        api_tools.append(dict(PLACEHOLDER))
     if server_search is not None:
         api_tools.append(dict(SERVER_SEARCH_TOOLS[server_search]))
 

@@ -31,6 +31,7 @@ class AgentHost(Protocol):
     mode: str | None
     cassette: str | None
     cassette_mode: str | None
+    disclosure: str | None
     small_model: str | None
     settings_problems: list[str]
 
@@ -75,6 +76,7 @@ def _configured(host: AgentHost, make: Callable[..., Session], **options: Any) -
         approver=host.approver(),
         permission_mode=host.mode or None,
         small_model=host.small_model,
+        disclosure=host.disclosure or "auto",
         **options,
     )
     host.settings_problems = list(session.settings_problems)
@@ -84,6 +86,8 @@ def _configured(host: AgentHost, make: Callable[..., Session], **options: Any) -
 def update_session(session: Session, host: AgentHost, *, tools: list[Tool[Any]]) -> None:
     """Carry the host's current tools and mode into an existing session."""
     session.set_tools(tools)
+    if host.disclosure:
+        session.settings.disclosure = host.disclosure  # type: ignore[assignment]
     if host.mode:
         set_mode(session, host.mode)
 

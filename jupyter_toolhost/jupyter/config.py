@@ -5,7 +5,8 @@ Set them where Jupyter users set kernel options, e.g. in `ipython_config.py` or
 ``c.ToolHost.permission_mode = "dontAsk"``, ``c.ToolHost.approval_timeout = 60``,
 ``c.ToolHost.small_model = "claude-haiku-4-5"``.
 Options given on a `%%agent` line win over these. `permission_mode` is what `--mode` sets;
-`cassette_mode` is what `--cassette-mode` sets (auto, record, replay).
+`cassette_mode` is what `--cassette-mode` sets (auto, record, replay); `disclosure` is what
+`--disclosure` sets.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from traitlets import Bool, Float, Integer, List, TraitError, Unicode, validate
 from traitlets.config import Configurable
 
 from ..types import PERMISSION_MODES
-from .options import CASSETTE_MODES
+from .options import CASSETTE_MODES, DISCLOSURES
 
 
 class ToolHost(Configurable):
@@ -68,6 +69,22 @@ class ToolHost(Configurable):
             "JUPYTER_TOOLHOST_APPROVAL_TIMEOUT."
         ),
     ).tag(config=True)
+
+    disclosure = Unicode(
+        None,
+        allow_none=True,
+        help=(
+            "How deferred (MCP) tools reach the model: auto (the default), defer_loading, "
+            "discovered, server_bm25, server_regex. Same as %%agent --disclosure."
+        ),
+    ).tag(config=True)
+
+    @validate("disclosure")
+    def _check_disclosure(self, proposal: dict) -> str | None:
+        value = proposal["value"]
+        if value is not None and value not in DISCLOSURES:
+            raise TraitError(f"disclosure {value!r} is not one of: {', '.join(DISCLOSURES)}")
+        return value
 
     @validate("permission_mode")
     def _check_mode(self, proposal: dict) -> str | None:

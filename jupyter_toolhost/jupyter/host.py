@@ -50,6 +50,7 @@ class AgentHost:
         self.mode: str | None = config.permission_mode
         self.cassette: str | None = config.cassette
         self.cassette_mode: str | None = config.cassette_mode
+        self.disclosure: str | None = config.disclosure
         self.small_model: str | None = config.small_model
         self.session: Any = None
         self.history: list[CallCard] = []
@@ -305,7 +306,9 @@ class AgentHost:
             self.mode = self.config.permission_mode
             self.cassette = self.config.cassette
             self.cassette_mode = self.config.cassette_mode
+            self.disclosure = self.config.disclosure
         self.model = options.model or self.model
+        self.disclosure = options.disclosure or self.disclosure
         self.mode = options.mode or self.mode
         self.cassette = options.cassette or self.cassette
         cassette_mode = options.cassette_mode or self.cassette_mode

@@ -347,6 +347,8 @@ def _blocks_text(blocks: list[dict[str, Any]]) -> str:
             source = block.get("source")
             media = source.get("media_type", "") if isinstance(source, dict) else ""
             parts.append(f"[image: {media or 'unknown type'}]")
+        elif block.get("type") == "tool_reference":
+            parts.append(f"loaded {block.get('tool_name', '?')}")
         else:
             parts.append(f"[{block.get('type', 'block')}]")
     return "\n".join(parts)

@@ -17,6 +17,8 @@ if TYPE_CHECKING:
 
 CASSETTE_MODES: tuple[CassetteMode, ...] = ("auto", "record", "replay")
 """`model.cassette.CASSETTE_MODES`, spelled out: importing that module at load is slow."""
+DISCLOSURES = ("auto", "defer_loading", "discovered", "server_bm25", "server_regex")
+"""`disclosure.DISCLOSURE_OPTIONS`, spelled out for the same reason."""
 
 Subcommand: TypeAlias = Literal[
     "status",
@@ -38,7 +40,7 @@ SUBCOMMANDS: tuple[Subcommand, ...] = get_args(Subcommand)
 
 CELL_USAGE = (
     "%%agent [--model M] [--mode MODE] [--new] [--max-turns N] [--cassette PATH] "
-    "[--cassette-mode auto|record|replay] [--tools A,B]\n<prompt lines>"
+    "[--cassette-mode auto|record|replay] [--tools A,B] [--disclosure STYLE]\n<prompt lines>"
 )
 LINE_USAGE = (
     "%agent status | reset | mode [MODE] | allow|ask|deny RULE [--save] | rules | tools | "
@@ -62,6 +64,7 @@ class CellOptions:
     cassette: str | None = None
     cassette_mode: CassetteMode | None = None
     tools: tuple[str, ...] | None = None
+    disclosure: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,13 +109,28 @@ def parse_cassette_mode(value: str) -> CassetteMode:
     )
 
 
+def parse_disclosure(value: str) -> str:
+    """A disclosure style name, checked."""
+    if value in DISCLOSURES:
+        return value
+    raise UsageError(f"Unknown disclosure {value!r}; choose one of: {', '.join(DISCLOSURES)}.")
+
+
 def parse_cell_line(line: str) -> CellOptions:
     """The `%%agent ...` line into `CellOptions`."""
     words = _split(line)
     values: dict[str, str] = {}
     new = False
     index = 0
-    takes_value = ("--model", "--mode", "--max-turns", "--cassette", "--cassette-mode", "--tools")
+    takes_value = (
+        "--model",
+        "--mode",
+        "--max-turns",
+        "--cassette",
+        "--cassette-mode",
+        "--tools",
+        "--disclosure",
+    )
     while index < len(words):
         word = words[index]
         name, eq, inline = word.partition("=")
@@ -152,6 +170,7 @@ def parse_cell_line(line: str) -> CellOptions:
             parse_cassette_mode(values["--cassette-mode"]) if "--cassette-mode" in values else None
         ),
         tools=tools,
+        disclosure=parse_disclosure(values["--disclosure"]) if "--disclosure" in values else None,
     )
 
 
@@ -222,8 +241,9 @@ Usage
 {CELL_USAGE}
 
     The cell body is the prompt; the conversation continues across %%agent cells
-    until --new or %agent reset. --mode, --model, --cassette and --cassette-mode stay in
-    effect for the rest of the conversation; a new one starts from the c.ToolHost defaults.
+    until --new or %agent reset. --mode, --model, --cassette, --cassette-mode and
+    --disclosure stay in effect for the rest of the conversation; a new one starts from
+    the c.ToolHost defaults.
 
 {LINE_USAGE}
 
@@ -240,6 +260,11 @@ Options
                  what the cassette does; auto (the default) replays when the file
                  exists and records (with ANTHROPIC_API_KEY) when it does not
 --tools A,B      offer only these tools
+--disclosure STYLE
+                 how deferred (MCP) tools reach the model: auto (the default: the API's
+                 defer_loading when the model supports it, so a discovery keeps the
+                 prompt cache; else discovered) | defer_loading | discovered |
+                 server_bm25 | server_regex (the API's own tool search)
 
 Approvals
 ---------
@@ -265,7 +290,8 @@ Servers for every session go in "mcpServers" of .toolhost/settings.json.
 Configuration
 -------------
 c.ToolHost.model, .permission_mode (--mode), .max_turns, .cassette,
-.cassette_mode (--cassette-mode), .tools, .kernel_tools, .approval_timeout
+.cassette_mode (--cassette-mode), .tools, .kernel_tools, .approval_timeout,
+.disclosure (--disclosure)
 
 Prompts while one runs
 ----------------------
@@ -276,4 +302,3 @@ interrupts the cell: the stop button does that.
 The kernel stop button interrupts the agent: cancellable tools stop, the conversation stays
 valid and the next cell continues it.
 """
-

@@ -59,6 +59,11 @@ class MissingCredentials(ModelError):
 class AnthropicModel:
     """Streams responses from the Messages API with the official `anthropic` client."""
 
+    supports_defer_loading = True
+    """The Messages API expands `tool_reference` blocks to tools sent with `defer_loading`
+    (what ``disclosure="auto"`` reads). An endpoint that does not can be given
+    ``disclosure="discovered"``."""
+
     def __init__(
         self,
         *,

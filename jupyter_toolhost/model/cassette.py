@@ -186,6 +186,18 @@ class CassetteModel:
         return None if self._file is None else self._file.source
 
     @property
+    def supports_defer_loading(self) -> bool:
+        """Whether requests should use the API's `defer_loading` (for ``disclosure="auto"``):
+        when replaying, whether the recording did; when recording, whether the model
+        recorded from supports it."""
+        try:
+            if self.mode == "record":
+                return bool(getattr(self._inner_model(), "supports_defer_loading", False))
+            return self._load().disclosure == "defer_loading"
+        except CassetteError:
+            return False
+
+    @property
     def replaying(self) -> bool:
         """True while every response served came from the file (no tokens spent): False in
         record mode and once a request was forwarded to the inner model."""
@@ -334,6 +346,8 @@ class CassetteModel:
         scripted = self._scripted()
         complete: list[ContentBlock] = []
         entry = {"key": key, "request": summary}
+        if any(tool.get("defer_loading") for tool in request.tools):
+            self._load().disclosure = "defer_loading"
         try:
             async for event in self._inner_model().stream(forwarded):
                 if isinstance(event, BlockComplete):

@@ -8,14 +8,18 @@ Version 2 (written since branches):
             "recorded_at": "2026-12-01"}
         or {"kind": "scripted", "note": "scripted answers stand in for the model"},
  "session": "<12 hex>",
+ "disclosure": "defer_loading",        (only when a request sent `defer_loading` tools)
  "interactions": [{"key": "<sha256 hex>", "request": {...summary...}, "response": {...}}]}
 ```
 
 `key` is the sha256 of the whole normalised conversation a request carries (every message,
 the sorted tool names and the side-request purpose); replay looks interactions up by it.
 `request` is the short, reviewable summary (message count, tool names, newest message)
-that explains a miss. Version-1 files (no source, session or keys) are still read; they
-replay by position. Nothing else is ever written: no headers, keys, environment or URLs.
+that explains a miss. `disclosure` says the recording used the API's deferred loading, so a
+replay with ``disclosure="auto"`` builds the same requests; without it, replay uses the
+``discovered`` style (files recorded before the field existed). Version-1 files (no
+source, session or keys) are still read; they replay by position. Nothing else is ever
+written: no headers, keys, environment or URLs.
 """
 
 from __future__ import annotations
@@ -169,6 +173,8 @@ class CassetteFile:
     source: dict[str, Any] | None = None
     session: str | None = None
     interactions: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
+    disclosure: str | None = None
+    """``"defer_loading"`` once a recorded request sent deferred tools that way."""
 
     @property
     def keyed(self) -> bool:
@@ -194,11 +200,13 @@ def read_cassette(path: Path) -> CassetteFile:
         raise CassetteError(f"{path} has no interactions list")
     source = data.get("source")
     session = data.get("session")
+    disclosure = data.get("disclosure")
     return CassetteFile(
         version=int(data["version"]),
         source=dict(source) if isinstance(source, Mapping) else None,
         session=str(session) if session else None,
         interactions=interactions,
+        disclosure=disclosure if isinstance(disclosure, str) else None,
     )
 
 
@@ -208,6 +216,7 @@ def write_cassette(path: Path, cassette: CassetteFile) -> None:
         "version": CASSETTE_VERSION,
         "source": cassette.source,
         "session": cassette.session,
+        **({"disclosure": cassette.disclosure} if cassette.disclosure else {}),
         "interactions": list(cassette.interactions),
     }
     text = json.dumps(data, ensure_ascii=False, indent=1) + "\n"

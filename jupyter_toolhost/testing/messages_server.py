@@ -7,7 +7,9 @@ validation lives in `validation.py`; the JSON and SSE shapes of answers in `sse.
 
 Endpoints: `POST /v1/messages` (JSON or `"stream": true` SSE) and
 `POST /v1/messages/count_tokens`. Token counts are synthetic: a quarter of the request
-body's byte length. Nothing here imports `anthropic`.
+body's byte length, less the deferred tools nothing has referenced yet (`api_view`); a
+scripted call to a deferred tool nothing has loaded is refused as a script error. Nothing
+here imports `anthropic`.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any, Literal, Self, cast
 
+from jupyter_toolhost.testing.api_view import billed_bytes, visible_tool_names
 from jupyter_toolhost.testing.sse import (
     ERROR_MESSAGES,
     Cut,
@@ -285,9 +288,10 @@ class MessagesServer:
             problem = validate_request(body, count_tokens=path == COUNT_TOKENS_PATH)
             if problem is not None:
                 raise _Failure(400, problem.message, problem.error_code)
+            input_tokens = billed_bytes(body, raw) // 4
             if path == COUNT_TOKENS_PATH:
-                return _JsonReply(200, {"input_tokens": len(raw) // 4})
-            return self._answer(body, len(raw) // 4, request_id)
+                return _JsonReply(200, {"input_tokens": input_tokens})
+            return self._answer(body, input_tokens, request_id)
         except _Failure as failure:
             return self._fail(path, failure, request_id)
 
@@ -328,6 +332,7 @@ class MessagesServer:
         turn = self._next_turn(body)
         if turn.status is not None:
             return _injected_error(turn, request_id)
+        _check_visible(turn, body)
         message = self._render(turn, str(self._model or body["model"]), input_tokens)
         delay = turn.delay_before
         if not body.get("stream"):
@@ -366,6 +371,23 @@ class MessagesServer:
         with self._lock:
             self._counters[prefix] += 1
             return f"{prefix}_{self._counters[prefix]:02d}"
+
+
+def _check_visible(turn: Turn, body: dict[str, Any]) -> None:
+    """A script may not call a deferred tool that nothing has loaded: the model behind the
+    real API cannot see it (a test that does so tests an impossible conversation)."""
+    hidden = {
+        str(tool.get("name"))
+        for tool in body.get("tools") or []
+        if isinstance(tool, dict) and tool.get("defer_loading") is True
+    } - visible_tool_names(body)
+    for block in turn.content:
+        if isinstance(block, ToolUseBlock) and block.name in hidden:
+            raise _Failure(
+                500,
+                f"MessagesServer script calls {block.name}, a deferred tool that no "
+                "tool_reference has loaded: the model cannot see it yet",
+            )
 
 
 def _injected_error(turn: Turn, request_id: str) -> _JsonReply:

@@ -12,13 +12,14 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import pairwise
-from typing import Any
+from typing import Any, cast
 
 __all__ = ["TOOL_NAME_PATTERN", "InvalidRequest", "validate_request"]
 
 TOOL_NAME_PATTERN = "^[a-zA-Z0-9_-]{1,128}$"
 _TOOL_NAME = re.compile(TOOL_NAME_PATTERN)
 _ROLES = ("user", "assistant")
+_SEARCH_TYPES = frozenset({"tool_search_tool_bm25_20251119", "tool_search_tool_regex_20251119"})
 
 
 @dataclass(eq=False)
@@ -115,6 +116,7 @@ def _check_tools(body: dict[str, Any]) -> set[str]:
     if not isinstance(tools, list):
         raise InvalidRequest("tools: Input should be a valid list")
     names: list[str] = []
+    deferred = 0
     for index, tool in enumerate(tools):
         name = tool.get("name") if isinstance(tool, dict) else None
         if not isinstance(name, str) or not _TOOL_NAME.match(name):
@@ -122,9 +124,30 @@ def _check_tools(body: dict[str, Any]) -> set[str]:
                 f"tools.{index}.name: String should match pattern '{TOOL_NAME_PATTERN}'"
             )
         names.append(name)
+        deferred += _check_deferral(index, cast(dict[str, Any], tool))
     if len(set(names)) != len(names):
         raise InvalidRequest("tools: Tool names must be unique.")
+    if tools and deferred == len(tools):
+        raise InvalidRequest(
+            "All tools have defer_loading set. At least one tool must be non-deferred."
+        )
     return set(names)
+
+
+def _check_deferral(index: int, tool: dict[str, Any]) -> bool:
+    """Whether the tool is deferred; its `defer_loading` and tool-search type are checked."""
+    kind = tool.get("type")
+    if isinstance(kind, str) and kind.startswith("tool_search_tool_") and kind not in _SEARCH_TYPES:
+        raise InvalidRequest(
+            f"tools.{index}.type: Input tag '{kind}' found using 'type' does not match any "
+            f"of the expected tags: {', '.join(sorted(_SEARCH_TYPES))}"
+        )
+    if "defer_loading" not in tool:
+        return False
+    value = tool["defer_loading"]
+    if not isinstance(value, bool):
+        raise InvalidRequest(f"tools.{index}.defer_loading: Input should be a valid boolean")
+    return value
 
 
 # --- conversation structure -------------------------------------------------------------

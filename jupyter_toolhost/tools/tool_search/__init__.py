@@ -2,7 +2,8 @@
 
 The tool reads the whole pool from `context.options.tools`, searches the deferred tools
 among them (`disclosure.search`), and returns one ``{"type": "tool_reference"}`` block per
-match plus a short text line each. The loop's next request then carries those tools
+match (a `select:` name that does not exist is left out; if none is found, a text says
+so). The loop's next request then carries those tools
 (`disclosure.tools_for_request` finds the references in the history). It is never
 deferred, read-only and safe to run beside other calls.
 """
@@ -21,7 +22,6 @@ from ...types import ContentBlock, ToolInputError
 from .prompt import DESCRIPTION, NAME, SEARCH_HINT
 
 DEFAULT_MAX_RESULTS = 5
-SUMMARY_CHARS = 160
 
 
 class ToolSearchInput(BaseModel):
@@ -42,29 +42,18 @@ def _enabled(tool: Tool[Any]) -> bool:
         return False
 
 
-def _summary(tool: Tool[Any]) -> str:
-    try:
-        text = " ".join(tool.description().split())
-    except Exception:
-        return ""
-    return text if len(text) <= SUMMARY_CHARS else text[: SUMMARY_CHARS - 1] + "…"
-
-
 def search_result_content(
     matches: Sequence[Tool[Any]], *, query: str, missing: Sequence[str] = ()
 ) -> list[ContentBlock]:
-    """ToolSearch's tool_result content: a text summary, then one tool_reference per match."""
-    lines: list[str] = []
+    """ToolSearch's tool_result content: one `tool_reference` block per match and nothing
+    else (as Claude Code answers; the API expands each into the tool's definition, so a
+    summary would only repeat it), or, when nothing matched, a text saying so."""
     if matches:
-        lines.append(f"Loaded {len(matches)} tool{'s' if len(matches) != 1 else ''}:")
-        lines.extend(f"- {tool.name}: {_summary(tool)}" for tool in matches)
-    else:
-        lines.append(f"No deferred tools match {query!r}.")
+        return [{"type": "tool_reference", "tool_name": tool.name} for tool in matches]
+    lines = [f"No deferred tools match {query!r}."]
     if missing:
         lines.append("Not found: " + ", ".join(missing))
-    blocks: list[ContentBlock] = [{"type": "text", "text": "\n".join(lines)}]
-    blocks.extend({"type": "tool_reference", "tool_name": tool.name} for tool in matches)
-    return blocks
+    return [{"type": "text", "text": "\n".join(lines)}]
 
 
 def tool_search(input: ToolSearchInput, context: ToolUseContext) -> list[ContentBlock]:
