@@ -1,0 +1,223 @@
+"""ToolSearch on published MCP servers: does the ranking find the tool a user's request needs?
+
+The pool is the live tool lists of the published servers in `benchmarks.mcp_catalog` (npm and
+PyPI, pinned; installed into a cache folder on first use and started over stdio by the
+project's own MCP client), read at run time and never stored. The queries,
+`benchmarks/data/tool_search_queries.json`, are requests in users' words, each with the full
+tool names (``mcp__<server>__<tool>``) that would do the job. They were written from the tool
+lists before any ranker was run on them, and are not edited after seeing a score.
+
+Split: each query's half is fixed by a hash of its text, computed before any scoring::
+
+    split = "heldout" if int(hashlib.sha256(query.encode("utf-8")).hexdigest(), 16) % 2 else "tune"
+
+The held-out half is the headline: the ranker must not be tuned on it, so its misses are
+never printed. ``--show-misses`` prints the tune half's misses only.
+
+Rankers, side by side on the same tools: ours (`jupyter_toolhost.disclosure.search_tools`,
+five results) and a plain BM25 over name + description (`bench_disclosure.plain_bm25`). A
+query counts for "first" when the top result is one of its expected tools, and for "top 5"
+when any of the first five is. Queries whose expected tools all belong to servers that did
+not start are left out and counted.
+
+Run: ``.venv/bin/python -m benchmarks.bench_tool_search [--show-misses]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from benchmarks.bench_disclosure import plain_bm25
+from benchmarks.common import Measure, print_table, write_results
+from benchmarks.mcp_catalog import SERVERS, Catalog, load_catalog
+from jupyter_toolhost.disclosure import search_tools
+from jupyter_toolhost.tool import Tool
+
+QUERY_FILE = Path(__file__).resolve().parent / "data" / "tool_search_queries.json"
+SPLITS = ("heldout", "tune")
+TOP = 5
+
+Ranker = Callable[[str, Sequence[Tool[Any]]], list[str]]
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    text: str
+    expected: tuple[str, ...]
+    split: str
+
+
+def split_of(query: str) -> str:
+    """The documented split rule (see the module docstring and the query file)."""
+    return "heldout" if int(hashlib.sha256(query.encode("utf-8")).hexdigest(), 16) % 2 else "tune"
+
+
+def load_queries(path: Path = QUERY_FILE) -> list[Query]:
+    """The queries, checking that each one's split is the one the rule gives."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    queries = [Query(q["query"], tuple(q["expected"]), q["split"]) for q in data["queries"]]
+    wrong = [q.text for q in queries if q.split != split_of(q.text)]
+    if wrong:
+        raise ValueError(f"{len(wrong)} queries do not follow the split rule, e.g. {wrong[0]!r}")
+    return queries
+
+
+def ours(query: str, tools: Sequence[Tool[Any]]) -> list[str]:
+    return [tool.name for tool in search_tools(query, tools, max_results=TOP).tools]
+
+
+RANKERS: dict[str, tuple[str, Ranker]] = {
+    "ours": ("ToolSearch", ours),
+    "bm25": ("plain BM25", plain_bm25),
+}
+
+
+def score(
+    queries: Sequence[Query], tools: Sequence[Tool[Any]], rank: Ranker
+) -> tuple[int, int, list[tuple[Query, list[str]]]]:
+    """Hits at first place, hits in the top five, and the queries missed with their ranking."""
+    first = top5 = 0
+    missed: list[tuple[Query, list[str]]] = []
+    for query in queries:
+        found = rank(query.text, tools)[:TOP]
+        first += bool(found) and found[0] in query.expected
+        hit = any(name in query.expected for name in found)
+        top5 += hit
+        if not found or found[0] not in query.expected:
+            missed.append((query, found))
+    return first, top5, missed
+
+
+def usable(queries: Sequence[Query], names: set[str]) -> tuple[list[Query], int]:
+    """The queries with an expected tool in the pool (others' servers did not start)."""
+    kept: list[Query] = []
+    for query in queries:
+        present = tuple(name for name in query.expected if name in names)
+        if present:
+            kept.append(Query(query.text, present, query.split))
+    return kept, len(queries) - len(kept)
+
+
+def report_servers(catalog: Catalog) -> None:
+    print("\nServers (tool lists read live)")
+    width = max(len(s.label) for s in catalog.servers)
+    for server in catalog.servers:
+        if server.name in catalog.counts:
+            state = f"{catalog.counts[server.name]:3d} tools"
+        else:
+            state = f"FAILED — {catalog.failed.get(server.name, 'not started')}"
+        print(f"  {server.name:<20} {server.registry:<5} {server.label:<{width}}  {state}")
+    registries = Counter(s.registry for s in catalog.servers if s.name in catalog.counts)
+    print(
+        f"  {len(catalog.counts)} of {len(catalog.servers)} servers started "
+        f"({registries['npm']} npm, {registries['pypi']} PyPI), {len(catalog.tools)} tools"
+    )
+
+
+def print_misses(missed: Sequence[tuple[Query, list[str]]]) -> None:
+    print(f"\nTune-half misses of ToolSearch at first place ({len(missed)}; held-out never shown)")
+    for query, found in missed:
+        where = next((i + 1 for i, name in enumerate(found) if name in query.expected), None)
+        rank = f"expected at #{where}" if where else "expected not in top 5"
+        print(f"\n  {query.text!r}  [{rank}]")
+        print(f"    expected: {', '.join(query.expected)}")
+        for i, name in enumerate(found, 1):
+            print(f"    {i}. {name}")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument(
+        "--show-misses",
+        action="store_true",
+        help="print ToolSearch's misses on the tune half (never the held-out half)",
+    )
+    args = parser.parse_args(argv)
+
+    queries = load_queries()
+    started = time.perf_counter()
+    catalog = load_catalog(SERVERS)
+    setup_seconds = time.perf_counter() - started
+    report_servers(catalog)
+    if not catalog.tools:
+        print("no MCP server started; nothing to measure", file=sys.stderr)
+        return 1
+
+    kept, dropped = usable(queries, {tool.name for tool in catalog.tools})
+    by_split = {split: [q for q in kept if q.split == split] for split in SPLITS}
+    counts = ", ".join(f"{split} {len(by_split[split])}" for split in SPLITS)
+    print(f"\nQueries: {len(kept)} ({counts})", end="")
+    print(f"; {dropped} left out: their servers did not start" if dropped else "")
+
+    measures = [
+        Measure(
+            "servers",
+            "servers started",
+            len(catalog.counts),
+            "servers",
+            f"of {len(catalog.servers)}",
+        ),
+        Measure("tools", "tools in the pool", len(catalog.tools), "tools"),
+        Measure("queries_heldout", "queries, held-out half", len(by_split["heldout"]), "queries"),
+        Measure("queries_tune", "queries, tune half", len(by_split["tune"]), "queries"),
+    ]
+    tune_missed: list[tuple[Query, list[str]]] = []
+    rank_started = time.perf_counter()
+    for split in SPLITS:
+        group = by_split[split]
+        if not group:
+            continue
+        title = "HELD-OUT (headline)" if split == "heldout" else "tune half (reference)"
+        for key, (label, rank) in RANKERS.items():
+            first, top5, missed = score(group, catalog.tools, rank)
+            if split == "tune" and key == "ours":
+                tune_missed = missed
+            n = f"{first}/{len(group)}"
+            measures.append(
+                Measure(
+                    f"{split}_{key}_first",
+                    f"{title}: {label} first",
+                    100 * first / len(group),
+                    "%",
+                    n,
+                )
+            )
+            measures.append(
+                Measure(
+                    f"{split}_{key}_top5",
+                    f"{title}: {label} top 5",
+                    100 * top5 / len(group),
+                    "%",
+                    f"{top5}/{len(group)}",
+                )
+            )
+    rank_seconds = time.perf_counter() - rank_started
+    measures.append(
+        Measure(
+            "setup_seconds",
+            "install + start servers",
+            setup_seconds,
+            "s",
+            "install is skipped when cached",
+        )
+    )
+    measures.append(Measure("rank_seconds", "ranking, all queries x rankers", rank_seconds, "s"))
+
+    print_table("ToolSearch on published MCP servers (users' queries)", measures)
+    if args.show_misses:
+        print_misses(tune_missed)
+    print(f"\nwrote {write_results('bench_tool_search', measures)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
