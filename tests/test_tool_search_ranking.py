@@ -8,6 +8,7 @@ from typing import Any
 
 from jupyter_toolhost.context import ToolUseContext, ToolUseOptions
 from jupyter_toolhost.disclosure import search_tools
+from jupyter_toolhost.disclosure.search import NAME_WEIGHT, query_weights
 from jupyter_toolhost.disclosure.text import split_tool_name, stem, terms
 from jupyter_toolhost.mcp.convert import listed_tools
 from jupyter_toolhost.orchestration.pipeline import Pipeline
@@ -117,3 +118,17 @@ async def test_tool_search_through_the_pipeline(tmp_path: Path) -> None:
     assert TOOL_SEARCH.flag(TOOL_SEARCH.is_read_only, None)
     assert TOOL_SEARCH.flag(TOOL_SEARCH.is_concurrency_safe, None)
     assert not TOOL_SEARCH.should_defer
+
+
+def test_query_values_weigh_less_than_the_work_asked_for() -> None:
+    weights = query_weights(
+        "Read https://news.example.com/item?id=40 for Marco on 2024-06-12, sheet B2:C9",
+        expansion_weight=0.4,
+        expand=False,
+    )
+    assert "new" not in weights and "item" not in weights, "a URL's words are values"
+    assert weights[stem("url")] == 1.0, "its shape still counts"
+    assert not any(term.isdigit() for term in weights), "numbers are values"
+    assert weights[stem("marco")] == NAME_WEIGHT, "a capitalised word inside is a name"
+    assert weights[stem("read")] == 1.0, "the first word is capitalised as a sentence starts"
+    assert weights[stem("cell")] == 1.0 and weights[stem("range")] == 1.0

@@ -34,7 +34,7 @@ _GROUPS = """
 = kick trigger start launch
 = rerun retry
 = grab download fetch retrieve
-= person people user member colleague
+= person people user member colleague coworker
 = last latest newest recent
 mention mentions contain contains include match matching
 build pipeline ci workflow job run
@@ -86,7 +86,7 @@ web internet online website page
 news headlines articles article press
 image images picture pictures photo photos
 video videos clip tutorial watch
-remember memory memories knowledge recall fact facts observation observations
+remember memory memories knowledge recall fact facts observation observations forget track
 entity entities node nodes person concept
 relation relations relationship link connect works
 graph knowledge
@@ -110,9 +110,22 @@ column columns field fields type types structure
 slow performance plan explain index indexes speed
 insert update delete statement alter drop mutate
 size sizes space disk storage bytes big largest
-csv export spreadsheet dump save
+csv export dump
 index indexes key keys unique
 allowed permitted access permission permissions
+= worksheet sheet tab
+= spreadsheet workbook xlsx excel
+cell cells range ranges row rows column columns
+comment comments note notes annotation remark
+bold italic underline font color colour background fill border style format formatting
+duplicate copy clone
+paper papers preprint preprints publication publications
+cite cites cited citation citations bibliography
+follow following watch watching subscribe alert alerts
+unfollow unwatch unsubscribe
+contact contacts person entity
+= fact observation
+logo picture image icon
 """
 
 

@@ -35,8 +35,22 @@ _QUERY_SHAPES = (
     (re.compile(r"\b\d{1,2}(:\d\d)?\s?(am|pm)\b", re.IGNORECASE), "time"),
     (re.compile(r"-?\d{1,3}\.\d+\s*,\s*-?\d{1,3}\.\d+"), "latitude longitude"),
     (re.compile(r"\b(are|is) there\b", re.IGNORECASE), "list"),
+    (re.compile(r"\b[A-Z]{1,3}[1-9][0-9]{0,6}(:[A-Z]{1,3}[1-9][0-9]{0,6})?\b"), "cell range"),
+    (re.compile(r"(^|\s)(~|\.{1,2})?/?[\w.-]+/[\w.-]+\.[A-Za-z]\w{0,4}\b"), "path"),
 )
 
+
+_FILLER = frozenset(
+    terms(
+        "anything everything something nothing thing things stuff want need like please "
+        "help quick quickly just really actually maybe right ok okay thanks"
+    )
+)
+
+_URL = re.compile(r"\b(https?://|www\.)\S+")
+_WORDS = re.compile(r"\S+")
+NAME_WEIGHT = 0.5
+"""How much a capitalised word inside a request counts (it is usually a name)."""
 
 _SENTENCE_END = re.compile(r"[.!?](\s|$)|\n\s*\n")
 
@@ -50,8 +64,10 @@ class FieldWeights:
     hint: float = 2.0
     lead: float = 1.0
     """The description's first sentence, which says what the tool is for."""
-    description: float = 0.7
-    params: float = 1.0
+    description: float = 0.4
+    params: float = 0.6
+    """Parameter names and descriptions: they name the tool's inputs, but their examples
+    (values, formats) say little about what it does."""
 
     def of(self, key: str) -> float:
         return float(getattr(self, key))
@@ -122,14 +138,25 @@ def _document(tool: Tool[Any]) -> _Document:
 
 
 def query_weights(query: str, *, expansion_weight: float, expand: bool = True) -> dict[str, float]:
-    """The weighted terms of a query: its own words at 1, related words at the given weight."""
+    """The weighted terms of a query: its own words at 1, related words at the given weight.
+
+    What a request says about the *values* to work on is left out or weighs less than what
+    it says about the work: numbers (a date, a count, an id) and the words inside a URL are
+    dropped (the URL's shape still counts), conversational filler too, and a capitalised
+    word inside the sentence (a name: "Marco", "Denver", "Downloads") counts half, since a
+    tool or product name matches through its own field anyway."""
     weights: dict[str, float] = {}
-    words = terms(query)
     for pattern, implied in _QUERY_SHAPES:
         if pattern.search(query):
-            words.extend(terms(implied))
-    for term in words:
-        weights[term] = 1.0
+            for term in terms(implied):
+                weights[term] = 1.0
+    for index, word in enumerate(_WORDS.findall(_URL.sub(" ", query))):
+        weight = NAME_WEIGHT if index and word[0].isupper() and not word.isupper() else 1.0
+        for term in terms(word):
+            if term.isdigit() or term in _FILLER:
+                continue
+            weights[term] = max(weights.get(term, 0.0), weight)
+    words = list(weights)
     if expand:
         lexicon = related_terms()
         for term in words:
