@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from pydantic import BaseModel
 from test_tools2_support import (
     Router,
@@ -175,7 +176,10 @@ async def test_subagent_in_dont_ask_mode_is_denied_what_would_ask(tmp_path: Path
     assert result_text(allowed) == "deployed to prod"
 
 
-async def test_subagent_starts_with_the_deferred_tools_its_parent_found(tmp_path: Path) -> None:
+@pytest.mark.parametrize("disclosure", ["defer_loading", "discovered"])
+async def test_subagent_starts_with_the_deferred_tools_its_parent_found(
+    tmp_path: Path, disclosure: str
+) -> None:
     agent_type(tmp_path, "reader", ["Read"])
     router = Router(
         {
@@ -192,7 +196,7 @@ async def test_subagent_starts_with_the_deferred_tools_its_parent_found(tmp_path
     )
     with MessagesServer(router) as server:
         tools = [agent.make_tool(), read.make_tool(), gizmo_tool()]
-        session = session_for(server, tmp_path, tools)
+        session = session_for(server, tmp_path, tools, disclosure=disclosure)
         assert await session.run("MAIN-FOUND") == "done"
 
     assert server.errors == []
