@@ -21,7 +21,7 @@ from jupyter_toolhost.context import ToolUseContext
 from jupyter_toolhost.disclosure import PLACEHOLDER_NAME, resolve_disclosure
 from jupyter_toolhost.model.anthropic_model import AnthropicModel
 from jupyter_toolhost.model.cassette import CassetteModel
-from jupyter_toolhost.testing import MessagesServer, Turn, text, tool_use
+from jupyter_toolhost.testing import MessagesServer, Turn, raw, text, tool_use
 from jupyter_toolhost.testing.api_view import cached_prefix, visible_tool_names
 from jupyter_toolhost.tool import Tool
 
@@ -298,23 +298,62 @@ async def test_a_cassette_replays_in_the_style_it_was_recorded_in(tmp_path: Path
         assert player.remaining == 0
 
 
-async def test_server_side_search_sends_every_deferred_tool_and_no_tool_search(
-    tmp_path: Path,
-) -> None:
-    with MessagesServer([Turn([text("I would search with the API's tool.")])]) as server:
+def server_search_turn(found: str, then: Any) -> Turn:
+    """One response of the API's own search: it searches, finds `found`, and calls it."""
+    return Turn(
+        [
+            raw(
+                {
+                    "type": "server_tool_use",
+                    "id": "srvtoolu_01",
+                    "name": "tool_search_tool_bm25",
+                    "input": {"query": "weather forecast"},
+                }
+            ),
+            raw(
+                {
+                    "type": "tool_search_tool_result",
+                    "tool_use_id": "srvtoolu_01",
+                    "content": {
+                        "type": "tool_search_tool_search_result",
+                        "tool_references": [{"type": "tool_reference", "tool_name": found}],
+                    },
+                }
+            ),
+            then,
+        ]
+    )
+
+
+async def test_server_side_search_finds_and_calls_a_deferred_tool(tmp_path: Path) -> None:
+    script = [
+        server_search_turn(WEATHER, tool_use(WEATHER, {"city": "Oslo"})),
+        Turn([text("Rain in Oslo.")]),
+        Turn([text("Asked about Oslo; the forecast tool was found.")]),  # summary
+        # The API's search found it before the summary; it must search again after.
+        server_search_turn(WEATHER, tool_use(WEATHER, {"city": "Bergen"})),
+        Turn([text("Rain in Bergen too.")]),
+    ]
+    with MessagesServer(script) as server:
         session = session_for(server, tmp_path, disclosure="server_bm25")
-        await session.run("Will it rain in Oslo?")
-    assert server.errors == []
-    [body] = bodies(server)
-    names = [t["name"] for t in body["tools"]]
+        assert await session.run("Will it rain in Oslo?") == "Rain in Oslo."
+        await session.compact()
+        assert await session.run("And Bergen?") == "Rain in Bergen too."
+    assert server.errors == [], server.errors
+    first, second, _, after_compaction, last = bodies(server)
+    names = [t["name"] for t in first["tools"]]
     assert "ToolSearch" not in names and PLACEHOLDER_NAME not in names
-    assert {k: v for k, v in body["tools"][-1].items() if k != "cache_control"} == {
+    assert {k: v for k, v in first["tools"][-1].items() if k != "cache_control"} == {
         "type": "tool_search_tool_bm25_20251119",
         "name": "tool_search_tool_bm25",
     }
-    assert {t["name"] for t in deferred_definitions(body)} == DEFERRED
-    assert all(t["defer_loading"] is True for t in deferred_definitions(body))
-    assert "tool_search_tool_bm25" in json.dumps(body["messages"])
+    assert {t["name"] for t in deferred_definitions(first)} == DEFERRED, "the API searches these"
+    assert all(t["defer_loading"] is True for t in deferred_definitions(second))
+    assert "tool_search_tool_bm25" in json.dumps(first["messages"]), "the attachment names it"
+    assert any("rain in Oslo" in r for r in results_of(second))
+    assert len({cached_prefix(b) for b in (first, second, after_compaction, last)}) == 1
+    assert WEATHER not in visible_tool_names(after_compaction), "searched for again"
+    assert any("rain in Bergen" in r for r in results_of(last))
 
 
 async def test_deny_rules_apply_to_deferred_tools(tmp_path: Path) -> None:

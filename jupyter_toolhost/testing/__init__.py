@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from jupyter_toolhost.testing.messages_server import (
     MessagesServer,
+    RawBlock,
     RecordedError,
     RecordedRequest,
     Script,
     TextBlock,
     ToolUseBlock,
     Turn,
+    raw,
     text,
     tool_use,
 )
@@ -18,12 +20,14 @@ from jupyter_toolhost.testing.validation import InvalidRequest, validate_request
 __all__ = [
     "InvalidRequest",
     "MessagesServer",
+    "RawBlock",
     "RecordedError",
     "RecordedRequest",
     "Script",
     "TextBlock",
     "ToolUseBlock",
     "Turn",
+    "raw",
     "text",
     "tool_use",
     "validate_request",

@@ -27,7 +27,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any, Literal, Self, cast
 
-from jupyter_toolhost.testing.api_view import billed_bytes, visible_tool_names
+from jupyter_toolhost.testing.api_view import (
+    billed_bytes,
+    referenced_tool_names,
+    visible_tool_names,
+)
 from jupyter_toolhost.testing.sse import (
     ERROR_MESSAGES,
     Cut,
@@ -42,12 +46,14 @@ from jupyter_toolhost.testing.validation import validate_request
 
 __all__ = [
     "MessagesServer",
+    "RawBlock",
     "RecordedError",
     "RecordedRequest",
     "Script",
     "TextBlock",
     "ToolUseBlock",
     "Turn",
+    "raw",
     "text",
     "tool_use",
 ]
@@ -70,12 +76,25 @@ class ToolUseBlock:
     id: str | None = None  # None: the server assigns toolu_01, toolu_02, ...
 
 
-ContentBlock = TextBlock | ToolUseBlock
+@dataclass(frozen=True)
+class RawBlock:
+    """Any other content block, sent as given: a server tool's `server_tool_use` or its
+    result block (`tool_search_tool_result`, ...)."""
+
+    block: dict[str, Any]
+
+
+ContentBlock = TextBlock | ToolUseBlock | RawBlock
 
 
 def text(value: str) -> TextBlock:
     """A text content block."""
     return TextBlock(value)
+
+
+def raw(block: dict[str, Any]) -> RawBlock:
+    """A content block sent exactly as given (server tools' blocks)."""
+    return RawBlock(block)
 
 
 def tool_use(name: str, input: dict[str, Any], id: str | None = None) -> ToolUseBlock:
@@ -363,6 +382,8 @@ class MessagesServer:
     def _render_block(self, block: ContentBlock) -> dict[str, Any]:
         if isinstance(block, TextBlock):
             return {"type": "text", "text": block.text}
+        if isinstance(block, RawBlock):
+            return dict(block.block)
         block_id = block.id or self.next_id("toolu")
         return {"type": "tool_use", "id": block_id, "name": block.name, "input": block.input}
 
@@ -375,14 +396,17 @@ class MessagesServer:
 
 def _check_visible(turn: Turn, body: dict[str, Any]) -> None:
     """A script may not call a deferred tool that nothing has loaded: the model behind the
-    real API cannot see it (a test that does so tests an impossible conversation)."""
+    real API cannot see it (a test that does so tests an impossible conversation). A server
+    tool search earlier in the same turn loads what it found."""
     hidden = {
         str(tool.get("name"))
         for tool in body.get("tools") or []
         if isinstance(tool, dict) and tool.get("defer_loading") is True
     } - visible_tool_names(body)
     for block in turn.content:
-        if isinstance(block, ToolUseBlock) and block.name in hidden:
+        if isinstance(block, RawBlock):
+            hidden -= referenced_tool_names({"messages": [block.block]})
+        elif isinstance(block, ToolUseBlock) and block.name in hidden:
             raise _Failure(
                 500,
                 f"MessagesServer script calls {block.name}, a deferred tool that no "

@@ -187,15 +187,19 @@ def _block_steps(index: int, block: dict[str, Any], *, cut: Cut | None) -> Itera
 
 
 def _empty(block: dict[str, Any]) -> dict[str, Any]:
-    if block["type"] == "tool_use":
+    """The block as `content_block_start` carries it: tool inputs and text come in deltas;
+    a server tool's result block comes whole, as the API sends it."""
+    if block["type"] in ("tool_use", "server_tool_use"):
         return {**block, "input": {}}
     if block["type"] == "text":
         return {**block, "text": ""}
-    raise ValueError(f"cannot stream content block of type {block['type']!r}")
+    return block
 
 
 def _deltas(block: dict[str, Any]) -> list[dict[str, Any]]:
-    if block["type"] == "tool_use":
+    if block["type"] not in ("tool_use", "server_tool_use", "text"):
+        return []
+    if block["type"] in ("tool_use", "server_tool_use"):
         encoded = json.dumps(block["input"], separators=(",", ":"))
         pieces = ["", *split_evenly(encoded, _JSON_PARTS)]
         return [{"type": "input_json_delta", "partial_json": piece} for piece in pieces]
