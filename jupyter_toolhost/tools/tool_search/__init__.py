@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ...context import ToolUseContext
 from ...disclosure import SEARCHES_DEFERRED_TOOLS, is_deferred, search_tools
+from ...disclosure.semantic import semantic_ranker
 from ...tool import Tool, build_tool
 from ...types import ContentBlock, ToolInputError
 from .prompt import DESCRIPTION, NAME, SEARCH_HINT
@@ -62,7 +63,7 @@ def tool_search(input: ToolSearchInput, context: ToolUseContext) -> list[Content
     if not query:
         raise ToolInputError("The query is empty: give keywords or select:Name1,Name2.")
     deferred = [tool for tool in context.options.tools if is_deferred(tool) and _enabled(tool)]
-    found = search_tools(query, deferred, max_results=input.max_results)
+    found = search_tools(query, deferred, max_results=input.max_results, ranker=semantic_ranker())
     return search_result_content(found.tools, query=query, missing=found.missing)
 
 
