@@ -3,7 +3,8 @@
 What each part owns (imports point down only):
 
 - ``jupyter/``: the ``%%agent`` magic, approval widgets, renderers, kernel tools (IPython).
-- ``loop``/``session``: the agent loop (model → tool_use → orchestrator → tool_result).
+- ``loop``/``session``: the agent loop (model → tool_use → orchestrator → tool_result);
+  ``sent``: the exact body and usage of each request a conversation sent.
 - ``model/``: the ``Model`` protocol, the Anthropic client (the only importer of
   ``anthropic``), replay cassettes.
 - ``orchestration/``: the per-call pipeline, batches, the streaming executor, sibling abort.

@@ -9,8 +9,9 @@ notices, usage, compaction and the end of each model turn.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, TypeAlias
 
 from .model.base import Usage
@@ -20,7 +21,7 @@ from .orchestration.events import CallProgress as ToolCallProgress
 from .orchestration.events import CallQueued as ToolCallQueued
 from .orchestration.events import CallStarted as ToolCallStarted
 from .orchestration.events import ChildEvent as ChildEvent
-from .permissions.api import ApprovalRequest
+from .permissions.api import ApprovalDecision, ApprovalRequest
 
 if TYPE_CHECKING:
     from .compaction import CompactBoundary
@@ -31,6 +32,7 @@ __all__ = [
     "EventSink",
     "LoopEvent",
     "Notice",
+    "PermissionAnswered",
     "PermissionRequested",
     "TextDelta",
     "ToolCallFinished",
@@ -57,6 +59,23 @@ class PermissionRequested:
     """A call waits for a person's (or an approver's) decision."""
 
     request: ApprovalRequest
+    asked_at: float = field(default_factory=time.perf_counter)
+    """When it was asked (a `time.perf_counter()` value, as call start times are)."""
+
+
+@dataclass(frozen=True, slots=True)
+class PermissionAnswered:
+    """The approver answered a `PermissionRequested` (each gets exactly one of these).
+
+    `decision` is None when the prompt ended without an answer (an interrupt, or the
+    approver raised). `asked_at` and `answered_at` are `time.perf_counter()` values: the
+    call waited for a person between them.
+    """
+
+    request: ApprovalRequest
+    decision: ApprovalDecision | None
+    asked_at: float
+    answered_at: float
 
 
 NoticeKind: TypeAlias = Literal[
@@ -124,6 +143,7 @@ LoopEvent: TypeAlias = (
     | ToolCallFinished
     | ChildEvent
     | PermissionRequested
+    | PermissionAnswered
     | Notice
     | UsageReported
     | Compacted

@@ -73,6 +73,7 @@ from .orchestration.streaming import StreamingToolExecutor, interrupted_results
 from .permissions.hooks import HookEvent, Hooks
 from .prompt import announce, cache_last, enabled_tools, system_prompt
 from .response import ResponseReader, max_tokens_notice, settle
+from .sent import Deferral, SentLog, deferral_of
 from .tool import Tool
 from .transcript import Transcript
 from .turn_hooks import STOP_FEEDBACK, blocked_text, run_prompt_hooks, run_stop_hooks
@@ -196,6 +197,9 @@ class AgentLoop:
         self._running: _Run | None = None
         self.disclosure = DisclosureState()
         self._reloads = 0
+        self.sent = SentLog()
+        """The exact body and usage of each request of this conversation (not compaction's)."""
+        self._deferral = Deferral()
         self.extra_tools: Callable[[], Sequence[Tool[Any]]] | None = None
         """More tools offered beside `tools`, asked for at every request (MCP servers')."""
         self.hooks = hooks
@@ -256,6 +260,7 @@ class AgentLoop:
         )
         if next_request:
             self.context.options = replace(self.context.options, tools=tuple(pool))
+            self._deferral = deferral_of(pool, chosen.deferred_names)
             if chosen.attachment:
                 announce(self.messages, chosen.attachment)
         cwd = self.working_directory()
@@ -413,6 +418,7 @@ class AgentLoop:
     async def _respond(self, run: _Run) -> tuple[str | None, bool]:
         """One model response with its tool calls; returns (stop reason, go on?)."""
         request = self.request()
+        sent = self.sent.add(request, self._deferral)
         attempt = 0
         while True:
             attempt += 1
@@ -449,6 +455,7 @@ class AgentLoop:
                 executor.discard()
                 self._commit(reader.blocks, await settle(executor), unanswered=NOT_STARTED)
                 raise
+            self.sent.complete(sent, message.usage)
             return await self._finish(run, executor, reader, message)
 
     async def _finish(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -20,7 +21,7 @@ from .compaction import CompactBoundary
 from .context import AppState, AppStateStore, ToolUseContext, ToolUseOptions
 from .conversation import Message
 from .disclosure.deferral import DISCLOSURE_OPTIONS, DisclosureOption
-from .events import EventSink, Notice, PermissionRequested, emit_to
+from .events import EventSink, Notice, PermissionAnswered, PermissionRequested, emit_to
 from .loop import AgentLoop, LoopSettings, RunResult
 from .model.anthropic_model import AnthropicModel, default_model_name
 from .model.base import Model, Usage
@@ -31,13 +32,18 @@ from .permissions.api import ApprovalDecision, ApprovalRequest, Approver, CanUse
 from .permissions.engine import PermissionEngine, no_classifier
 from .permissions.hooks import Hooks
 from .results import ResultStore
+from .sent import SentRequest
 from .subagent_loop import LoopRunner
 from .tool import Tool
 from .transcript import Transcript, load_transcript
 from .types import PermissionMode, ToolPermissionContext
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from .mcp import McpManager
+    from .permissions.check import CheckReport
+    from .permissions.claude_settings import ClaudeImport
     from .permissions.settings_watch import SettingsWatch
 
 
@@ -90,18 +96,28 @@ def _side_models(
 
 
 class _ReportingApprover:
-    """Reports each approval request as a `PermissionRequested` event, then asks."""
+    """Reports each approval request as a `PermissionRequested` event, asks, and reports
+    the answer (or that none came) as a `PermissionAnswered` event."""
 
     def __init__(self, inner: Approver | None, loop: AgentLoop | None = None) -> None:
         self.inner = inner
         self.loop = loop
 
     async def ask(self, request: ApprovalRequest) -> ApprovalDecision:
+        asked = PermissionRequested(request)
         if self.loop is not None:
-            self.loop.emit(PermissionRequested(request))
-        if self.inner is None:
-            return ApprovalDecision("deny", "no one is available to approve this call")
-        return await self.inner.ask(request)
+            self.loop.emit(asked)
+        decision: ApprovalDecision | None = None
+        try:
+            if self.inner is None:
+                decision = ApprovalDecision("deny", "no one is available to approve this call")
+            else:
+                decision = await self.inner.ask(request)
+            return decision
+        finally:
+            if self.loop is not None:
+                answered = time.perf_counter()
+                self.loop.emit(PermissionAnswered(request, decision, asked.asked_at, answered))
 
 
 class Session:
@@ -119,7 +135,9 @@ class Session:
     `.toolhost/settings.json`, `.toolhost/settings.local.json` under `cwd`; problems in them
     are in `settings_problems`, never raised). The mode is `JUPYTER_TOOLHOST_PERMISSION_MODE`
     (so CI can force `dontAsk`), else `permission_mode`, else the settings' `defaultMode`,
-    else `default`.
+    else `default`. Claude Code's settings files (`.claude/settings.json`, ...) add their
+    rules and hooks only with `"importClaudeCodeSettings": true` in those files, or after
+    `import_claude_settings()`: off by default, since their allow rules widen what runs.
     What is left as "ask" goes to `approver`; with none, it is denied with advice.
     `load_settings=False` ignores the files (rules then come only from code). In `auto`
     mode the session's own model judges calls that would ask (`ModelClassifier`); when it
@@ -182,6 +200,9 @@ class Session:
         self._settings_watch = _watch_settings(root) if load_settings else None
         self.settings_problems: list[str] = [str(p) for p in permissions.problems]
         """What was wrong in the settings files (each with its file and line)."""
+        self.claude_imports: list[ClaudeImport] = list(permissions.claude_imports)
+        """What was read from Claude Code's settings files, file by file (only when
+        `importClaudeCodeSettings` is on, or after `import_claude_settings()`)."""
         context = ToolUseContext(
             options=ToolUseOptions(tools=tuple(pool), main_loop_model=model_id),
             app_state=AppStateStore(AppState(tool_permission_context=permissions.context)),
@@ -379,6 +400,25 @@ class Session:
         self._loop.extra_tools = manager.tools
         return manager
 
+    def import_claude_settings(self) -> list[ClaudeImport]:
+        """Read Claude Code's settings files (``~/.claude/settings.json``,
+        ``.claude/settings.json``, ``.claude/settings.local.json``) into this session now:
+        their allow/ask/deny rules, additionalDirectories and hooks, not their defaultMode
+        (see `permissions.claude_settings`). Files imported before are skipped; problems go
+        to `settings_problems`. Returns what this call imported, file by file."""
+        from .permissions.claude_settings import import_into
+
+        engine = self._loop.pipeline.can_use_tool
+        found, problems = import_into(
+            self.context,
+            hooks=self._loop.hooks,
+            sources=engine.sources if isinstance(engine, PermissionEngine) else None,
+            skip={done.source for done in self.claude_imports},
+        )
+        self.claude_imports += found
+        self.settings_problems += [p for p in problems if p not in self.settings_problems]
+        return found
+
     def set_mode(self, mode: PermissionMode) -> None:
         """Change the permission mode (it lives in the app state's permission context)."""
         self.context.set_app_state(
@@ -391,6 +431,37 @@ class Session:
     @property
     def permission_mode(self) -> PermissionMode:
         return self.context.get_app_state().tool_permission_context.mode
+
+    def check(self, tool_name: str, input: Mapping[str, Any] | str) -> CheckReport:
+        """What the permission engine decides for this call in every mode, with the rule and
+        settings file behind each decision, without running the call or asking anyone (see
+        `permissions.check`). A string `input` goes to the tool's primary field."""
+        from .orchestration.pipeline import ToolInputValidationError, find_tool, parse_input
+        from .permissions.check import check_permission, find_tool_named, input_for, run_blocking
+
+        loop = self._loop
+        extra = list(loop.extra_tools()) if loop.extra_tools is not None else []
+        tool = find_tool_named(tool_name, [*loop.tool_pool(), *loop.tools, *extra])
+        raw = input_for(tool, input)
+        parsed, refused = None, f"{tool.name} is disabled: the pipeline answers 'No such tool'"
+        if find_tool(tool.name, [tool]) is not None:
+            try:
+                parsed, refused = parse_input(tool, raw), None
+            except ToolInputValidationError as exc:
+                refused = str(exc)
+        context = replace(self.context, cwd=loop.working_directory())
+        pipeline = loop.pipeline
+        return run_blocking(
+            check_permission(
+                tool=tool,
+                input=raw,
+                parsed=parsed,
+                context=context,
+                engine=pipeline.can_use_tool,
+                hooks=pipeline.hooks,
+                refused=refused,
+            )
+        )
 
     def add_event_sink(self, sink: EventSink) -> None:
         """Report every run's events to `sink` too."""
@@ -420,6 +491,21 @@ class Session:
     def cost_usd(self) -> float | None:
         """Estimated cost of the session in USD (None for a model not in the price table)."""
         return self._loop.cost_usd
+
+    def request(self, n: int | None = None) -> dict[str, Any]:
+        """The exact body sent to the model at turn `n`, as a new dict (see `sent_request`)."""
+        return self.sent_request(n).body
+
+    def sent_request(self, n: int | None = None) -> SentRequest:
+        """What turn `n` sent: `.body` (the request body as sent, `"stream": true`
+        included; a deep copy on each access) and `.usage` (the response's tokens, cache
+        reads and writes included; None if it did not complete).
+
+        Turns are the conversation's model requests, counted from 1; a negative `n` counts
+        from the end, None is the last. The last 200 are kept; compaction's summary
+        requests are not turns. Raises `IndexError`, saying which turns there are, when
+        there is no such turn."""
+        return self._loop.sent.get(n)
 
     @property
     def model_id(self) -> str:
@@ -460,6 +546,7 @@ class Session:
 class _StartingPermissions:
     context: ToolPermissionContext
     problems: tuple[object, ...] = ()
+    claude_imports: tuple[ClaudeImport, ...] = ()
 
 
 def _permissions(
@@ -477,7 +564,9 @@ def _permissions(
     if load:
         settings.register_hooks(hooks)
     context = settings.permission_context(mode=mode)  # may note a bad mode variable
-    starting = _StartingPermissions(context, tuple(settings.problems))
+    starting = _StartingPermissions(
+        context, tuple(settings.problems), tuple(settings.claude_imports)
+    )
     engine = can_use_tool or PermissionEngine(approver=approver, sources=settings.sources)
     return starting, engine
 

@@ -261,7 +261,7 @@ def test_timeline_is_svg_with_one_bar_per_call():
         [card("a", 0, 0.0, 1.0), card("b", 0, 0.0, 0.5), card("c", 1, 1.0, 2.0)]
     )
     svg = shown.data["image/svg+xml"]
-    assert svg.startswith("<svg") and svg.count("<rect") == 3
+    assert svg.startswith("<svg") and svg.count('class="toolhost-bar"') == 3
     assert "batch 1" in shown.data["text/plain"]
 
 

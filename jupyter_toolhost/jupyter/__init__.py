@@ -10,8 +10,8 @@ Modules: `transformer` (the `%%agent` cell → one `await`), `magics` (thin), `o
 `render` (what the cell shows), `approval` (the widget approver, plans included),
 `questions` (the widget asker for AskUserQuestion), `kernel_tools` (PythonExec,
 ListVariables, InspectVariable; `captured` holds what PythonExec shows and sends),
-`timeline` (`%agent history --timeline`), `results_comm` (saved results served to the lab
-extension over a comm).
+`timeline` (`%agent history --timeline`), `request_view` (`%agent request [N]`),
+`results_comm` (saved results served to the lab extension over a comm).
 
 Imports point one way (`tests/test_import_structure.py` checks that there is no cycle, lazy
 and type-only imports included): `host` owns the kernel's state and builds sessions through

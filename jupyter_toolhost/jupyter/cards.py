@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import PurePath
-from typing import Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from ..types import PermissionResult
 from .render import (
@@ -25,6 +25,9 @@ from .render import (
     short,
     time_html,
 )
+
+if TYPE_CHECKING:
+    from ..orchestration.events import StopCause
 
 PREVIEW_CHARS = 2_000
 """How much of a result a card shows (the rest stays in the JSON payload and on disk)."""
@@ -87,6 +90,13 @@ class CallCard:
     """Calls a sub-agent made inside this call, in the order they were queued."""
     displays: tuple[dict[str, Any], ...] = ()
     """Rich outputs the call made for people (plots, tables): shown right under its card."""
+    waits: list[tuple[float, float]] = field(default_factory=list)
+    """(asked, answered) times of each approval prompt the call waited on."""
+    stopped_by: StopCause | None = None
+    """Why a cancelled call was stopped: a failed sibling, an interrupt, a discarded message."""
+    response: int = 0
+    """Which model response of its cell asked for the call, from 1 (0: not known). Each
+    response numbers its batches from 1, so (response, batch) names one batch of a cell."""
 
     @property
     def duration(self) -> float | None:

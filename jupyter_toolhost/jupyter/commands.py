@@ -1,9 +1,11 @@
 """The `%agent` subcommands: each returns something to display (or None).
 
-status, reset, mode, allow/ask/deny, rules, tools, history [--timeline], cost, compact,
-resume, mcp, help. Rules go to the session's permission state; `--save` writes them to the
-project settings file (`.toolhost/settings.json`). `compact` and the `mcp` actions that
-await a server run through `run_async_command` (a cell of their own).
+status, reset, mode, allow/ask/deny, rules, tools, history [--timeline], cost, request [N]
+(`request_view`), compact, resume, mcp, check TOOL INPUT (`check_display`),
+import-claude-settings (Claude Code's settings files into this conversation), help. Rules
+go to the session's permission state; `--save` writes them to the project settings file
+(`.toolhost/settings.json`). `compact` and the `mcp` actions that await a server run
+through `run_async_command` (a cell of their own).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import Any
 
 from ..context import toolhost_home
 from .host import STOP_GRACE, AgentHost, AgentInterrupted, stop_task, wait_in_slices
-from .options import HELP, Command, UsageError, parse_command
+from .options import HELP, Command, UsageError, parse_command, parse_turn
 from .render import Rendered, notice_display, table_display
 
 
@@ -200,6 +202,15 @@ def _cost(host: AgentHost, command: Command) -> Rendered:
     return table_display("cost", ("measure", "value"), rows, title=f"session {session.session_id}")
 
 
+def _request(host: AgentHost, command: Command) -> Rendered:
+    if host.session is None:
+        return notice_display("No session yet: run an %%agent cell first.")
+    from .request_view import request_view
+
+    turn = None if command.argument is None else parse_turn(command.argument)
+    return request_view(host.session, turn)
+
+
 def _compact(host: AgentHost, command: Command) -> Rendered:
     raise UsageError("%agent compact " + AWAITING.format(what="the model"))
 
@@ -229,6 +240,42 @@ def _resume(host: AgentHost, command: Command) -> Rendered:
     return notice_display(f"Resumed session {command.argument} ({count} messages).")
 
 
+def _check(host: AgentHost, command: Command) -> Rendered:
+    import json
+
+    from ..permissions.check import CheckError
+    from .check_display import check_display
+
+    text = command.words[0]
+    value: dict[str, Any] | str = json.loads(text) if "--json" in command.flags else text
+    try:
+        report = host.ensure_session().check(command.argument or "", value)
+    except CheckError as exc:
+        raise UsageError(str(exc)) from None
+    return check_display(report, cwd=str(host.cwd))
+
+
+def _import_claude_settings(host: AgentHost, command: Command) -> Rendered:
+    from ..permissions.claude_settings import claude_settings_files
+
+    session = host.ensure_session()
+    found = session.import_claude_settings()
+    files = [str(path) for _, path, _ in claude_settings_files(cwd=session.context.cwd)]
+    problems = [p for p in session.settings_problems if any(p.startswith(f) for f in files)]
+    if found:
+        lines = ["Imported Claude Code settings into this conversation:"]
+        lines += [f"  {done.summary()}" for done in found]
+        lines.append('("importClaudeCodeSettings": true in .toolhost/settings.json: always.)')
+    elif session.claude_imports:
+        lines = ["Claude Code settings are already imported:"]
+        lines += [f"  {done.summary()}" for done in session.claude_imports]
+    else:
+        lines = ["Nothing imported: no Claude Code settings file was found or could be read."]
+    if problems:
+        lines += ["Problems:", *(f"  {problem}" for problem in problems)]
+    return notice_display("\n".join(lines), level="warning" if problems else "info")
+
+
 def _help(host: AgentHost, command: Command) -> Rendered:
     return notice_display(HELP)
 
@@ -244,8 +291,11 @@ _HANDLERS: dict[str, Callable[[AgentHost, Command], Rendered | None]] = {
     "tools": _tools,
     "history": _history,
     "cost": _cost,
+    "request": _request,
     "compact": _compact,
     "resume": _resume,
     "mcp": _mcp,
+    "check": _check,
+    "import-claude-settings": _import_claude_settings,
     "help": _help,
 }

@@ -32,6 +32,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict
 from typing import Any
 
+from ..events import PermissionAnswered
 from ..orchestration.events import (
     CallFinished,
     CallFinishing,
@@ -130,7 +131,8 @@ class LiveView:
 
     def on_tool_event(self, event: Any) -> None:
         """Handle one orchestration event (queued, started, progress, finished), or one of
-        a sub-agent's, wrapped in a `ChildEvent` of the call that started it."""
+        a sub-agent's, wrapped in a `ChildEvent` of the call that started it; an answered
+        approval prompt (`PermissionAnswered`) adds the wait to its call's card."""
         self._apply(event, parent=None)
 
     def _apply(self, event: Any, *, parent: CallCard | None) -> None:
@@ -160,6 +162,11 @@ class LiveView:
             case CallFinishing(call_id=call_id, remaining_s=remaining):
                 self._countdowns.setdefault(call_id, []).append(remaining)
                 self._refresh()
+            case PermissionAnswered(request=request, asked_at=asked, answered_at=answered):
+                # A sub-agent's prompts come here too, unwrapped: its cards are in `cards`.
+                card = self.cards.get(request.tool_use_id)
+                if card is not None:
+                    card.waits.append((asked, answered))
             case CallFinished() if parent is not None:
                 card = self.cards.get(event.call_id)
                 if card is None:
@@ -175,6 +182,7 @@ class LiveView:
     def _new_card(self, call_id: str, tool_name: str, raw_input: Any) -> CallCard:
         name, summary = self._describe(tool_name, raw_input)
         card = CallCard(call_id, name or tool_name, relative_text(summary, self._cwd), batch=-1)
+        card.response = self.summary.model_requests + 1  # counted at each TurnEnd
         if raw_input is not None and self._language is not None:
             card.language = self._language(tool_name, raw_input)
         if raw_input is not None and self._code is not None:
@@ -212,6 +220,7 @@ class LiveView:
 
     def _record_result(self, card: CallCard, event: CallFinished) -> None:
         card.status = _status(event)
+        card.stopped_by = event.stopped_by
         if card.started is None:
             card.started = time.perf_counter() - event.duration_s
         card.ended = card.started + event.duration_s

@@ -6,6 +6,7 @@ IPython here, so the magic and the input transformer share exactly one parser.
 
 from __future__ import annotations
 
+import json
 import shlex
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, TypeAlias, get_args
@@ -35,6 +36,9 @@ Subcommand: TypeAlias = Literal[
     "resume",
     "mcp",
     "help",
+    "request",
+    "check",
+    "import-claude-settings",
 ]
 SUBCOMMANDS: tuple[Subcommand, ...] = get_args(Subcommand)
 
@@ -44,8 +48,9 @@ CELL_USAGE = (
 )
 LINE_USAGE = (
     "%agent status | reset | mode [MODE] | allow|ask|deny RULE [--save] | rules | tools | "
-    "history [--timeline] | cost | compact | resume [SESSION] | "
-    "mcp [add NAME -- COMMAND ARGS... | restart NAME | remove NAME] | help"
+    "history [--timeline] | cost | request [N] | compact | resume [SESSION] | "
+    "mcp [add NAME -- COMMAND ARGS... | restart NAME | remove NAME] | check TOOL INPUT | "
+    "import-claude-settings | help"
 )
 
 
@@ -176,6 +181,8 @@ def parse_cell_line(line: str) -> CellOptions:
 
 def parse_command(line: str) -> Command:
     """The `%agent ...` line into a `Command` (empty means `status`)."""
+    if line.split(maxsplit=1)[:1] == ["check"]:  # its input is read raw, not as options
+        return parse_check(line.strip()[len("check") :])
     words = _split(line)
     if not words:
         return Command("status")
@@ -197,13 +204,59 @@ def parse_command(line: str) -> Command:
         if not positional:
             raise UsageError(f"%agent {name} needs a rule, e.g. %agent {name} 'Bash(ls *)'.")
         return Command(name, " ".join(positional), flags)  # a rule may contain spaces
-    if len(positional) > 1 or (positional and name not in ("mode", "resume")):
-        takes = "one argument" if name in ("mode", "resume") else "no argument"
+    if len(positional) > 1 or (positional and name not in ("mode", "resume", "request")):
+        takes = "one argument" if name in ("mode", "resume", "request") else "no argument"
         raise UsageError(f"%agent {name} takes {takes}.")
     argument = positional[0] if positional else None
     if name == "mode" and argument is not None:
         parse_mode(argument)
+    if name == "request" and argument is not None:
+        parse_turn(argument)
     return Command(name, argument, flags)
+
+
+CHECK_USAGE = (
+    "%agent check TOOL INPUT: INPUT is JSON ({...}) or the text of the tool's main field, "
+    'e.g. %agent check Bash "rm -rf build && ls" or %agent check Read secrets/key.txt'
+)
+
+
+def parse_check(rest: str) -> Command:
+    """`%agent check TOOL INPUT`: `argument` is the tool; `words` holds the input text, with
+    the flag ``--json`` when it is a JSON object. Text quoted as one word is unquoted; any
+    other text is the rest of the line as written (a shell command keeps its quotes)."""
+    tool, _, text = rest.strip().partition(" ")
+    text = text.strip()
+    if not tool or not text:
+        raise UsageError(f"%agent check needs a tool and its input.\n{CHECK_USAGE}")
+    try:
+        words = shlex.split(text)
+    except ValueError:
+        words = []
+    if len(words) == 1:
+        text = words[0]
+    if not text.startswith("{"):
+        return Command("check", tool, words=(text,))
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise UsageError(f"The input is not valid JSON ({exc}).\n{CHECK_USAGE}") from None
+    if not isinstance(value, dict):
+        raise UsageError(f"The JSON input must be an object.\n{CHECK_USAGE}")
+    return Command("check", tool, frozenset({"--json"}), (text,))
+
+
+def parse_turn(value: str) -> int:
+    """A turn number for `%agent request N`: from 1, or negative to count from the end."""
+    try:
+        turn = int(value)
+    except ValueError:
+        turn = 0
+    if turn == 0:
+        raise UsageError(
+            f"%agent request takes a turn number (1 is the first, -1 the last), not {value!r}."
+        )
+    return turn
 
 
 MCP_USAGE = (
@@ -287,11 +340,44 @@ MCP servers
 this conversation (its tools are offered from the next request); restart NAME, remove NAME.
 Servers for every session go in "mcpServers" of .toolhost/settings.json.
 
+Checking permissions
+--------------------
+%agent check TOOL INPUT shows what the permission engine decides for one call in every
+mode (allow, ask or deny), the rule and settings file behind it, how a shell command was
+parsed, and what "Always allow" would add, without running the call or asking anyone.
+INPUT is JSON ({...}) or the tool's main field: %agent check Bash "rm -rf build && ls",
+%agent check Read secrets/key.txt. PreToolUse hooks are not run; auto is shown as it is
+without a classifier answer. In Python: session.check("Bash", "ls > out.txt").
+
+Claude Code settings
+--------------------
+Off by default: another program's allow rules would widen what runs here.
+%agent import-claude-settings reads ~/.claude/settings.json, .claude/settings.json and
+.claude/settings.local.json into this conversation; "importClaudeCodeSettings": true in
+.toolhost/settings.json does it for every session. Taken: permissions.allow/ask/deny (same
+tool names and rule syntax; deny and ask apply as written), additionalDirectories, and
+command hooks. Not taken: defaultMode (the mode stays this project's to choose).
+%agent rules shows each imported rule with its .claude file.
+
+History
+-------
+%agent history lists the session's tool calls; --timeline draws them on one time axis
+(SVG): batches grouped, time spent waiting for approval hatched, failed, denied,
+interrupted and sibling-cancelled calls marked, a tooltip on everything.
+
 Configuration
 -------------
 c.ToolHost.model, .permission_mode (--mode), .max_turns, .cassette,
 .cassette_mode (--cassette-mode), .tools, .kernel_tools, .approval_timeout,
 .disclosure (--disclosure)
+
+Requests
+--------
+%agent request [N] shows exactly what turn N (default: the last) sent to the model: the
+system prompt, the tools (deferred ones and the cache breakpoint marked), the messages
+(each tool_use linked to its tool_result) and the API parameters, each with its size in
+bytes and tokens, the turn's cache reads and writes, and what deferral saved.
+session.request(N) returns the body as a dict.
 
 Prompts while one runs
 ----------------------

@@ -17,6 +17,10 @@ from ..context import ChecklistItem
 from ..types import ToolCall, ToolResult
 
 CallStatus: TypeAlias = Literal["ok", "error", "cancelled", "denied"]
+StopCause: TypeAlias = Literal["sibling", "interrupt", "discarded"]
+"""Why a call was cancelled: a sibling that cancels its siblings on error failed; an
+interrupt (a kernel interrupt, `interrupt()`, or the turn or the sub-agent's parent call was
+stopped); the message's stream failed before the call started."""
 
 NOT_STARTED_BATCH = -1
 """The `batch` of a `CallFinished` whose call never started (interrupted, discarded, ...)."""
@@ -77,6 +81,8 @@ class CallFinished:
     duration_s: float
     status: CallStatus
     batch: int
+    stopped_by: StopCause | None = None
+    """Why a "cancelled" call was stopped (None for every other status)."""
 
 
 @dataclass(frozen=True, slots=True)

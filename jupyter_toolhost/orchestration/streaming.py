@@ -56,6 +56,7 @@ from .events import (
     CallStatus,
     ChildEvent,
     EventSink,
+    StopCause,
     ToolEvent,
     emit,
 )
@@ -138,6 +139,8 @@ class StreamingToolExecutor:
         """Set once nothing more may start: the message queued and later calls get."""
         self._sibling_failed = False
         self._interrupted = False
+        self._stop_cause: StopCause | None = None
+        """Why calls are being stopped (the first reason wins), for `CallFinished`."""
         self._finalized = False
         self._answered = asyncio.Event()
         self._answered.set()
@@ -182,6 +185,7 @@ class StreamingToolExecutor:
         (`results()` gives them the grace). Nothing more starts."""
         message = sentence(reason)
         self._interrupted = True
+        self._stop_cause = self._stop_cause or "interrupt"
         self._close(f"{message}: the call never started")
         for entry in self._executing():
             phase = entry.handle.phase
@@ -193,6 +197,7 @@ class StreamingToolExecutor:
 
     def discard(self) -> None:
         """The stream failed: calls that have not started never run (they still get results)."""
+        self._stop_cause = self._stop_cause or "discarded"
         self._close(DISCARDED)
         self._process_queue()
 
@@ -282,7 +287,8 @@ class StreamingToolExecutor:
         entry.result = result
         entry.status = "completed"
         duration = 0.0 if entry.started_at is None else time.perf_counter() - entry.started_at
-        self._emit(CallFinished(entry.plan.call.id, result, duration, status, entry.batch))
+        cause = self._stop_cause if status == "cancelled" else None
+        self._emit(CallFinished(entry.plan.call.id, result, duration, status, entry.batch, cause))
         if all(e.result is not None for e in self._entries):
             self._answered.set()
 
@@ -326,6 +332,7 @@ class StreamingToolExecutor:
 
     def _abort_siblings(self, failed: _Entry) -> None:
         self._sibling_failed = True
+        self._stop_cause = self._stop_cause or "sibling"
         reason = sibling_failed_reason(failed.plan)
         self._close(f"Not run: {reason} before this call started")
         self._siblings.abort(reason)
@@ -343,6 +350,7 @@ class StreamingToolExecutor:
 
     def _stop_everything(self, reason: str) -> None:
         message = sentence(reason)
+        self._stop_cause = self._stop_cause or "interrupt"
         self._close(f"{message}: the call never started")
         for entry in self._executing():
             self._stop(entry, message)

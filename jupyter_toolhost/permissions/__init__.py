@@ -15,8 +15,11 @@ What each module owns:
   pure `decide()`.
 - ``sandbox_paths``: deny rules turned into the paths the Bash sandbox hides or freezes.
 - ``settings``: settings files of every scope, `save_rule`; ``settings_watch``: changes to
-  them on disk during a session.
+  them on disk during a session; ``claude_settings``: Claude Code's settings files as extra
+  scopes, only on request (``importClaudeCodeSettings``).
 - ``engine``: `PermissionEngine`, the `CanUseTool` that combines all of it.
+- ``check``: `check_permission`, the engine's decision for one call in every mode, explained
+  (`Session.check`, ``%agent check``), without running the call or asking anyone.
 
 The decision function itself does no I/O beyond reading files through an injected resolver.
 """

@@ -6,6 +6,10 @@ added at run time. A deny in any scope beats an allow in any scope. A broken fil
 reported as a `SettingsError` (file, line, what is wrong) in `Settings.problems`; everything
 else still loads. The mode is, first to last: ``JUPYTER_TOOLHOST_PERMISSION_MODE``, the mode
 the code chose, ``permissions.defaultMode`` (local, then project, then user), ``default``.
+
+Claude Code's own settings files (``.claude/settings.json`` and the like) are read too only
+when ``"importClaudeCodeSettings": true`` is in one of these files (off by default: another
+program's allow rules would widen what runs here); see `claude_settings`.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, TypeAlias, cast
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast
 
 from ..types import PERMISSION_MODES, PermissionMode, RuleBehavior, ToolPermissionContext
 from .hooks import DEFAULT_HOOK_TIMEOUT, HOOK_EVENTS, HookEvent, Hooks
@@ -25,7 +29,12 @@ from .rules import RuleError, parse_rule
 from .ruleset import BEHAVIORS, LOCAL, PROJECT, SESSION, USER, RuleSource
 from .shell_hooks import HookSpec, register_shell_hooks
 
+if TYPE_CHECKING:
+    from .claude_settings import ClaudeImport
+
 MODE_ENV = "JUPYTER_TOOLHOST_PERMISSION_MODE"
+IMPORT_CLAUDE_KEY = "importClaudeCodeSettings"
+"""The settings key that reads Claude Code's settings files as extra scopes (off by default)."""
 Scope: TypeAlias = Literal["user", "project", "local"]
 _SCOPE_SOURCE: dict[Scope, str] = {"user": USER, "project": PROJECT, "local": LOCAL}
 
@@ -50,6 +59,10 @@ class Settings:
     additional_directories: tuple[str, ...] = ()
     hooks: tuple[HookSpec, ...] = ()
     problems: list[SettingsError] = field(default_factory=list)
+    import_claude: bool = False
+    """`importClaudeCodeSettings` as the most specific file that states it says."""
+    claude_imports: list[ClaudeImport] = field(default_factory=list)
+    """What was read from Claude Code's settings files, file by file (when enabled)."""
 
     def permission_context(
         self, *, mode: PermissionMode | None = None, env: Mapping[str, str] | None = None
@@ -100,8 +113,13 @@ def load_settings(
     cwd: str | os.PathLike[str],
     home: str | os.PathLike[str] | None = None,
     session_rules: Mapping[RuleBehavior, Sequence[str]] | None = None,
+    import_claude: bool | None = None,
 ) -> Settings:
-    """Read every scope's settings file; problems are collected, never raised."""
+    """Read every scope's settings file; problems are collected, never raised.
+
+    Claude Code's settings files join as extra scopes when `import_claude` is True, or when
+    it is None (the default) and the files say ``"importClaudeCodeSettings": true``.
+    """
     settings = Settings()
     for source, path, root in settings_files(cwd=cwd, home=home):
         settings.sources[source] = RuleSource(str(path), root)
@@ -112,14 +130,26 @@ def load_settings(
         except (OSError, UnicodeDecodeError) as exc:
             settings.problems.append(SettingsError(str(path), f"cannot be read: {exc}"))
             continue
-        _load_file(settings, source, str(path), text)
+        load_file(settings, source, str(path), text)
+    if import_claude if import_claude is not None else settings.import_claude:
+        from .claude_settings import read_claude_settings
+
+        read_claude_settings(settings, cwd=cwd, home=home)
     settings.sources[SESSION] = RuleSource(SESSION, str(cwd))
     if session_rules:
         settings.rules[SESSION] = {b: tuple(session_rules.get(b, ())) for b in BEHAVIORS}
     return settings
 
 
-def _load_file(settings: Settings, source: str, file: str, text: str) -> None:
+def load_file(
+    settings: Settings, source: str, file: str, text: str, *, ignored: list[str] | None = None
+) -> None:
+    """Add one settings file's rules, directories and hooks to `settings` (problems too).
+
+    With `ignored` the file is another program's (Claude Code's): its `defaultMode` is not
+    applied, and hook events and hook types this package does not have are skipped; each of
+    these is listed in `ignored` rather than reported as a problem.
+    """
     try:
         data = json.loads(text) if text.strip() else {}
     except json.JSONDecodeError as exc:
@@ -155,7 +185,9 @@ def _load_file(settings: Settings, source: str, file: str, text: str) -> None:
         rules[behavior] = tuple(good)
     settings.rules[source] = rules
     mode = permissions.get("defaultMode")
-    if mode is not None:
+    if mode is not None and ignored is not None:
+        ignored.append(f"defaultMode {mode!r} (the mode is this project's to choose)")
+    elif mode is not None:
         if mode in PERMISSION_MODES:
             settings.default_mode = cast(PermissionMode, mode)
         else:
@@ -170,7 +202,13 @@ def _load_file(settings: Settings, source: str, file: str, text: str) -> None:
         problem(
             "'permissions.additionalDirectories' must be a list of paths", '"additionalDirectories"'
         )
-    settings.hooks += tuple(_hooks(data.get("hooks", {}), problem, file))
+    settings.hooks += tuple(_hooks(data.get("hooks", {}), problem, file, ignored))
+    flag = data.get(IMPORT_CLAUDE_KEY)
+    if flag is not None and ignored is None:
+        if isinstance(flag, bool):
+            settings.import_claude = flag
+        else:
+            problem(f"'{IMPORT_CLAUDE_KEY}' must be true or false", f'"{IMPORT_CLAUDE_KEY}"')
 
 
 class _Reporter:
@@ -183,12 +221,17 @@ class _Reporter:
         self.settings.problems.append(SettingsError(self.file, message, line))
 
 
-def _hooks(config: Any, problem: _Reporter, file: str) -> list[HookSpec]:
+def _hooks(
+    config: Any, problem: _Reporter, file: str, ignored: list[str] | None = None
+) -> list[HookSpec]:
     if not isinstance(config, dict):
         problem("'hooks' must be an object of event names", '"hooks"')
         return []
     specs: list[HookSpec] = []
     for event, groups in config.items():
+        if event not in HOOK_EVENTS and ignored is not None:
+            ignored.append(f"hooks.{event} (no such hook event here)")
+            continue
         if event not in HOOK_EVENTS:
             problem(
                 f"unknown hook event {event!r}; expected one of {', '.join(HOOK_EVENTS)}",
@@ -208,7 +251,7 @@ def _hooks(config: Any, problem: _Reporter, file: str) -> list[HookSpec]:
                 )
                 continue
             try:
-                re.compile(matcher)
+                re.compile("" if matcher == "*" else matcher)  # "*" matches every tool
             except re.error as exc:
                 problem(
                     f"hooks.{event}: matcher {matcher!r} is not a valid regex: {exc}",
@@ -216,6 +259,10 @@ def _hooks(config: Any, problem: _Reporter, file: str) -> list[HookSpec]:
                 )
                 continue
             for entry in entries:
+                kind = entry.get("type", "command") if isinstance(entry, dict) else None
+                if ignored is not None and isinstance(kind, str) and kind != "command":
+                    ignored.append(f"hooks.{event}: a {kind!r} hook (only command hooks run here)")
+                    continue
                 spec = _hook_entry(cast(HookEvent, event), matcher, entry, file)
                 if isinstance(spec, str):
                     problem(f"hooks.{event}: {spec}", f'"{event}"')

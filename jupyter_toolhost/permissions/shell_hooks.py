@@ -61,7 +61,9 @@ class ShellHook:
     async def __call__(self, hook_input: HookInput) -> HookOutput:
         payload = json.dumps(hook_input.to_json(), ensure_ascii=False, default=str).encode()
         cwd = hook_input.cwd or None
-        env = {**os.environ, "TOOLHOST_PROJECT_DIR": hook_input.cwd}
+        # Claude Code's name too, so hooks written for it (and imported) find the project.
+        project = {"TOOLHOST_PROJECT_DIR": hook_input.cwd, "CLAUDE_PROJECT_DIR": hook_input.cwd}
+        env = {**os.environ, **project}
         process = await asyncio.create_subprocess_shell(
             self.command,
             stdin=asyncio.subprocess.PIPE,

@@ -116,6 +116,8 @@ class Turn:
 
     `status` turns this into an injected error answer (429, 529, 500, ...) with the real
     API's error body; it is consumed like any turn, so a client retry gets the next one.
+    `cache_read_input_tokens` / `cache_creation_input_tokens` are reported in the answer's
+    usage as given (the server keeps no prompt cache of its own).
     `retry_after` (seconds) is sent as `retry-after: <whole seconds>` plus
     `retry-after-ms`: anthropic 2.16 ignores `retry-after: 0` and falls back to its own
     backoff (0.375-0.5 s for the first retry), while a positive `retry-after-ms` is
@@ -126,6 +128,8 @@ class Turn:
     content: list[ContentBlock] = field(default_factory=list)
     stop_reason: str | None = None
     output_tokens: int | None = None
+    cache_read_input_tokens: int = 0
+    cache_creation_input_tokens: int = 0
     block_delay: float = 0.0
     delay_before: float = 0.0
     status: int | None = None
@@ -376,7 +380,12 @@ class MessagesServer:
         output_tokens = turn.output_tokens
         if output_tokens is None:
             output_tokens = max(1, len(json.dumps(content)) // 4)
-        usage = {"input_tokens": input_tokens, "output_tokens": output_tokens}
+        usage = {
+            "input_tokens": input_tokens,
+            "output_tokens": output_tokens,
+            "cache_creation_input_tokens": turn.cache_creation_input_tokens,
+            "cache_read_input_tokens": turn.cache_read_input_tokens,
+        }
         return message_object(self.next_id("msg"), model, content, stop_reason, usage)
 
     def _render_block(self, block: ContentBlock) -> dict[str, Any]:
