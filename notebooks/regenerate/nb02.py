@@ -92,55 +92,62 @@ CELLS = [
     ),
     md(
         """
-        The same calls as a timeline, one column per batch (`%agent history --timeline`
-        draws it to scale with the real durations, which differ from run to run):
+        The same calls on a time axis, drawn from the recorded events: the calls of a batch
+        side by side, each batch after the one before, time spent waiting for an approval
+        hatched, a call stopped because a sibling failed marked. Hover a bar for its
+        details. The durations differ from run to run, so this cell's output is not
+        compared when the notebook runs as a test (`NBVAL_IGNORE_OUTPUT`):
         """
     ),
     code(
         """
+        # NBVAL_IGNORE_OUTPUT
+        %agent history --timeline
+        """
+    ),
+    md(
+        """
+        What exactly went to the model on the last turn: the system prompt, the `tools`
+        array (deferred tools marked), the messages with each tool_use linked to its
+        result, and the API parameters, each with its size. Without an API key the token
+        figures are estimates (bytes / 4), and the sizes depend on this folder's path, so
+        this output is not compared either:
+        """
+    ),
+    code(
+        """
+        # NBVAL_IGNORE_OUTPUT
+        %agent request
+        """
+    ),
+    md("The same request as a Python dict, `session.request(N)`:"),
+    code(
+        """
         from jupyter_toolhost.jupyter.cell import current_host
 
-        cards = current_host().history[-4:]
-        first = cards[0].batch
-        for card in cards:
-            column = card.batch - first
-            print(f"{card.name:<5} {card.summary:<10} " + "      " * column + "██████")
-        print(" " * 17 + "".join(f"batch {b:<2}" for b in range(cards[-1].batch - first + 1)))
+        session = current_host().session
+        body = session.request(-1)
+        print(sorted(body))
+        print([tool["name"] for tool in body["tools"]][:6], "...")
+        for message in body["messages"]:
+            kinds = [b["type"] for b in message["content"]] if isinstance(
+                message["content"], list) else ["text"]
+            print(message["role"], kinds)
         """
     ),
     md(
         """
         ## 3. Who decides: permission modes
 
-        Before a call runs, the decision function looks at the tool's flags, the rules and
-        the permission mode. Here is the same Edit (and the same shell command) under each
-        mode, with no rules at all. *ask* shows buttons in a notebook; `dontAsk` turns every
-        *ask* into a denial, which is what unattended runs want.
+        Before a call runs, the permission engine looks at the tool's flags, the rules and
+        the permission mode. `%agent check` runs that engine on a call without running the
+        call, in every mode: *ask* shows buttons in a notebook; `dontAsk` turns every *ask*
+        into a denial, which is what unattended runs want. The Edit of `notes.md` is
+        allowed by the rule added above; a shell command also shows how it was parsed:
         """
     ),
-    code(
-        """
-        from jupyter_toolhost.permissions import OsResolver, compile_rules, decide
-        from jupyter_toolhost.tools import builtin_tools
-        from jupyter_toolhost.types import PERMISSION_MODES
-
-        tools = {t.name: t for t in builtin_tools()}
-        calls = [
-            ("Edit", {"file_path": "notes.md", "old_string": "quiz", "new_string": "test"}),
-            ("Bash", {"command": "rm scores.csv"}),
-        ]
-        no_rules = compile_rules({}, cwd=os.getcwd(), home=os.getcwd())
-        for name, raw in calls:
-            parsed = tools[name].input_model.model_validate(raw)
-            print(f"{name} {raw.get('file_path') or raw.get('command')}")
-            for mode in PERMISSION_MODES:
-                result = decide(
-                    tool=tools[name], input=parsed, rules=no_rules, mode=mode,
-                    cwd=os.getcwd(), resolver=OsResolver(),
-                )
-                print(f"  {mode:<18} {result.behavior:<6} {result.reason}")
-        """
-    ),
+    code("%agent check Edit notes.md"),
+    code('%agent check Bash "rm scores.csv && ls"'),
     md(
         """
         ## 4. A hook that rewrites a call
@@ -157,6 +164,7 @@ CELLS = [
         from jupyter_toolhost import Session
         from jupyter_toolhost.model.cassette import CassetteModel
         from jupyter_toolhost.permissions import HookOutput, Hooks
+        from jupyter_toolhost.tools import builtin_tools
 
 
         def cap_output(call):
