@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import os
-import time
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,22 +20,31 @@ from .compaction import CompactBoundary
 from .context import AppState, AppStateStore, ToolUseContext, ToolUseOptions
 from .conversation import Message
 from .disclosure.deferral import DISCLOSURE_OPTIONS, DisclosureOption
-from .events import EventSink, Notice, PermissionAnswered, PermissionRequested, emit_to
+from .events import EventSink, Notice, emit_to
 from .loop import AgentLoop, LoopSettings, RunResult
 from .model.anthropic_model import AnthropicModel, default_model_name
 from .model.base import Model, Usage
 from .model.classifier import ModelClassifier
 from .model.pricing import add_cost
 from .orchestration.pipeline import Pipeline
-from .permissions.api import ApprovalDecision, ApprovalRequest, Approver, CanUseTool
+from .permissions.api import Approver, CanUseTool
 from .permissions.engine import PermissionEngine, no_classifier
 from .permissions.hooks import Hooks
 from .results import ResultStore
 from .sent import SentRequest
+from .session_setup import (
+    ReportingApprover,
+    attach_side_models,
+    cassette_session,
+    mcp_from_settings,
+    starting_permissions,
+    watch_settings,
+    web_search_for,
+)
 from .subagent_loop import LoopRunner
 from .tool import Tool
 from .transcript import Transcript, load_transcript
-from .types import PermissionMode, ToolPermissionContext
+from .types import PermissionMode
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -44,7 +52,6 @@ if TYPE_CHECKING:
     from .mcp import McpManager
     from .permissions.check import CheckReport
     from .permissions.claude_settings import ClaudeImport
-    from .permissions.settings_watch import SettingsWatch
 
 
 def default_tools(
@@ -54,70 +61,6 @@ def default_tools(
     from .tools import builtin_tools
 
     return builtin_tools(cwd=cwd, web_search=web_search)
-
-
-def _web_search(model: Model, model_id: str) -> Any:
-    """WebSearch on the API's server-side search tool, for models that speak the Messages
-    API (the Anthropic client, or a cassette of it); None for anything else."""
-    from .model.cassette import CassetteModel
-    from .model.web_search import ServerWebSearch
-
-    if isinstance(model, AnthropicModel | CassetteModel):
-        return ServerWebSearch(model=model, model_id=model_id)
-    return None
-
-
-def _cassette_session(model: Model) -> str | None:
-    """The session id a cassette holds (or will hold, when recording); None for any other
-    model, and for a cassette that cannot be used (its run then says why)."""
-    from .model.cassette import CassetteError, CassetteModel
-
-    if not isinstance(model, CassetteModel):
-        return None
-    try:
-        return model.session_id
-    except CassetteError:
-        return None
-
-
-def _side_models(
-    context: ToolUseContext, model: Model, search: Any, small_model: str | None
-) -> None:
-    """Put the session's web search backend and small model (WebFetch's `prompt`; id from
-    `small_model`, then `JUPYTER_TOOLHOST_SMALL_MODEL`, then a Haiku) where tools find them."""
-    from .model.small import small_model_for, small_model_name
-    from .tools.web_fetch import SMALL_MODEL_KEY
-    from .tools.web_search import BACKEND_KEY
-
-    small = small_model_for(model, small_model_name(small_model))
-    for key, value in ((BACKEND_KEY, search), (SMALL_MODEL_KEY, small)):
-        if value is not None:
-            context.options.extras[key] = value
-
-
-class _ReportingApprover:
-    """Reports each approval request as a `PermissionRequested` event, asks, and reports
-    the answer (or that none came) as a `PermissionAnswered` event."""
-
-    def __init__(self, inner: Approver | None, loop: AgentLoop | None = None) -> None:
-        self.inner = inner
-        self.loop = loop
-
-    async def ask(self, request: ApprovalRequest) -> ApprovalDecision:
-        asked = PermissionRequested(request)
-        if self.loop is not None:
-            self.loop.emit(asked)
-        decision: ApprovalDecision | None = None
-        try:
-            if self.inner is None:
-                decision = ApprovalDecision("deny", "no one is available to approve this call")
-            else:
-                decision = await self.inner.ask(request)
-            return decision
-        finally:
-            if self.loop is not None:
-                answered = time.perf_counter()
-                self.loop.emit(PermissionAnswered(request, decision, asked.asked_at, answered))
 
 
 class Session:
@@ -185,7 +128,7 @@ class Session:
             model = AnthropicModel()
         else:
             model_id = default_model_name(model_id)
-        search = _web_search(model, model_id)
+        search = web_search_for(model, model_id)
         pool = list(default_tools(cwd, web_search=search) if tools is None else tools)
         names = [t.name for t in pool]
         duplicates = sorted({n for n in names if names.count(n) > 1})
@@ -193,11 +136,11 @@ class Session:
             raise ValueError(f"tool names must be unique; repeated: {', '.join(duplicates)}")
         root = Path(cwd if cwd is not None else os.getcwd()).resolve()
         hooks = hooks if hooks is not None else Hooks()  # an empty Hooks is falsy
-        reporter = _ReportingApprover(approver)
-        permissions, can_use_tool = _permissions(
+        reporter = ReportingApprover(approver)
+        permissions, can_use_tool = starting_permissions(
             root, permission_mode, reporter, can_use_tool, hooks, load_settings
         )
-        self._settings_watch = _watch_settings(root) if load_settings else None
+        self._settings_watch = watch_settings(root) if load_settings else None
         self.settings_problems: list[str] = [str(p) for p in permissions.problems]
         """What was wrong in the settings files (each with its file and line)."""
         self.claude_imports: list[ClaudeImport] = list(permissions.claude_imports)
@@ -210,7 +153,7 @@ class Session:
         )
         # A session on a cassette takes its id from it, so the paths it shows
         # (`.toolhost/sessions/<id>/...`) are the same when it is recorded and replayed.
-        session_id = session_id or _cassette_session(model)
+        session_id = session_id or cassette_session(model)
         if session_id is not None:
             context.session_id = session_id
         pipeline = Pipeline(
@@ -245,7 +188,7 @@ class Session:
             engine.classifier = ModelClassifier(
                 model=model, model_id=model_id, transcript=lambda: self._loop.messages
             )
-        self.mcp = mcp if mcp is not None else _mcp_from_settings(root, load_settings)
+        self.mcp = mcp if mcp is not None else mcp_from_settings(root, load_settings)
         """The session's MCP servers (from `mcpServers` in the settings files); they connect
         on the first run, and their tools are offered from then on (deferred by default)."""
         if self.mcp is not None:
@@ -262,7 +205,7 @@ class Session:
         # model, pipeline and approver; scheduled prompts queue behind the running one).
         context.options = replace(context.options, subagent_runner=LoopRunner(self._loop))
         context.options.extras["run_prompt"] = self.run
-        _side_models(context, model, search, small_model)
+        attach_side_models(context, model, search, small_model)
 
     @staticmethod
     def transcript_path_for(context: ToolUseContext) -> Path:
@@ -540,63 +483,6 @@ class Session:
     def settings(self) -> LoopSettings:
         """The loop's limits; change them between runs."""
         return self._loop.settings
-
-
-@dataclass(frozen=True, slots=True)
-class _StartingPermissions:
-    context: ToolPermissionContext
-    problems: tuple[object, ...] = ()
-    claude_imports: tuple[ClaudeImport, ...] = ()
-
-
-def _permissions(
-    cwd: Path,
-    mode: PermissionMode | None,
-    approver: Approver,
-    can_use_tool: CanUseTool | None,
-    hooks: Hooks,
-    load: bool,
-) -> tuple[_StartingPermissions, CanUseTool]:
-    """The starting permission context and the decision function of a new session."""
-    from .permissions.settings import Settings, load_settings
-
-    settings = load_settings(cwd=cwd) if load else Settings()
-    if load:
-        settings.register_hooks(hooks)
-    context = settings.permission_context(mode=mode)  # may note a bad mode variable
-    starting = _StartingPermissions(
-        context, tuple(settings.problems), tuple(settings.claude_imports)
-    )
-    engine = can_use_tool or PermissionEngine(approver=approver, sources=settings.sources)
-    return starting, engine
-
-
-def _watch_settings(cwd: Path) -> SettingsWatch:
-    """Watch the settings files the session read, to say when one changes on disk."""
-    from .permissions.settings import settings_files
-    from .permissions.settings_watch import SettingsWatch
-
-    return SettingsWatch(path for _, path, _ in settings_files(cwd=cwd))
-
-
-def _mcp_from_settings(cwd: Path, load: bool) -> McpManager | None:
-    """The MCP servers the settings files configure; None when there are none (the `mcp`
-    SDK is then never imported)."""
-    if not load or not _mentions_mcp_servers(cwd):
-        return None
-    from .mcp import McpManager
-
-    return McpManager.from_settings(cwd)
-
-
-def _mentions_mcp_servers(cwd: Path) -> bool:
-    for path in (Path.home() / ".toolhost" / "settings.json", cwd / ".toolhost" / "settings.json"):
-        try:
-            if "mcpServers" in path.read_text(encoding="utf-8"):
-                return True
-        except OSError:
-            continue
-    return False
 
 
 def _quote(prompt: str) -> str:

@@ -1,0 +1,145 @@
+"""How a `Session` is put together: its permissions, side models, settings watch and MCP
+servers from the settings files, and the approver wrapper that reports each approval."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .context import ToolUseContext
+from .events import PermissionAnswered, PermissionRequested
+from .model.anthropic_model import AnthropicModel
+from .model.base import Model
+from .permissions.api import ApprovalDecision, ApprovalRequest, Approver, CanUseTool
+from .permissions.engine import PermissionEngine
+from .permissions.hooks import Hooks
+from .types import PermissionMode, ToolPermissionContext
+
+if TYPE_CHECKING:
+    from .loop import AgentLoop
+    from .mcp import McpManager
+    from .permissions.claude_settings import ClaudeImport
+    from .permissions.settings_watch import SettingsWatch
+
+
+def web_search_for(model: Model, model_id: str) -> Any:
+    """WebSearch on the API's server-side search tool, for models that speak the Messages
+    API (the Anthropic client, or a cassette of it); None for anything else."""
+    from .model.cassette import CassetteModel
+    from .model.web_search import ServerWebSearch
+
+    if isinstance(model, AnthropicModel | CassetteModel):
+        return ServerWebSearch(model=model, model_id=model_id)
+    return None
+
+
+def cassette_session(model: Model) -> str | None:
+    """The session id a cassette holds (or will hold, when recording); None for any other
+    model, and for a cassette that cannot be used (its run then says why)."""
+    from .model.cassette import CassetteError, CassetteModel
+
+    if not isinstance(model, CassetteModel):
+        return None
+    try:
+        return model.session_id
+    except CassetteError:
+        return None
+
+
+def attach_side_models(
+    context: ToolUseContext, model: Model, search: Any, small_model: str | None
+) -> None:
+    """Put the session's web search backend and small model (WebFetch's `prompt`; id from
+    `small_model`, then `JUPYTER_TOOLHOST_SMALL_MODEL`, then a Haiku) where tools find them."""
+    from .model.small import small_model_for, small_model_name
+    from .tools.web_fetch import SMALL_MODEL_KEY
+    from .tools.web_search import BACKEND_KEY
+
+    small = small_model_for(model, small_model_name(small_model))
+    for key, value in ((BACKEND_KEY, search), (SMALL_MODEL_KEY, small)):
+        if value is not None:
+            context.options.extras[key] = value
+
+
+class ReportingApprover:
+    """Reports each approval request as a `PermissionRequested` event, asks, and reports
+    the answer (or that none came) as a `PermissionAnswered` event."""
+
+    def __init__(self, inner: Approver | None, loop: AgentLoop | None = None) -> None:
+        self.inner = inner
+        self.loop = loop
+
+    async def ask(self, request: ApprovalRequest) -> ApprovalDecision:
+        asked = PermissionRequested(request)
+        if self.loop is not None:
+            self.loop.emit(asked)
+        decision: ApprovalDecision | None = None
+        try:
+            if self.inner is None:
+                decision = ApprovalDecision("deny", "no one is available to approve this call")
+            else:
+                decision = await self.inner.ask(request)
+            return decision
+        finally:
+            if self.loop is not None:
+                answered = time.perf_counter()
+                self.loop.emit(PermissionAnswered(request, decision, asked.asked_at, answered))
+
+
+@dataclass(frozen=True, slots=True)
+class StartingPermissions:
+    context: ToolPermissionContext
+    problems: tuple[object, ...] = ()
+    claude_imports: tuple[ClaudeImport, ...] = ()
+
+
+def starting_permissions(
+    cwd: Path,
+    mode: PermissionMode | None,
+    approver: Approver,
+    can_use_tool: CanUseTool | None,
+    hooks: Hooks,
+    load: bool,
+) -> tuple[StartingPermissions, CanUseTool]:
+    """The starting permission context and the decision function of a new session."""
+    from .permissions.settings import Settings, load_settings
+
+    settings = load_settings(cwd=cwd) if load else Settings()
+    if load:
+        settings.register_hooks(hooks)
+    context = settings.permission_context(mode=mode)  # may note a bad mode variable
+    starting = StartingPermissions(
+        context, tuple(settings.problems), tuple(settings.claude_imports)
+    )
+    engine = can_use_tool or PermissionEngine(approver=approver, sources=settings.sources)
+    return starting, engine
+
+
+def watch_settings(cwd: Path) -> SettingsWatch:
+    """Watch the settings files the session read, to say when one changes on disk."""
+    from .permissions.settings import settings_files
+    from .permissions.settings_watch import SettingsWatch
+
+    return SettingsWatch(path for _, path, _ in settings_files(cwd=cwd))
+
+
+def mcp_from_settings(cwd: Path, load: bool) -> McpManager | None:
+    """The MCP servers the settings files configure; None when there are none (the `mcp`
+    SDK is then never imported)."""
+    if not load or not _mentions_mcp_servers(cwd):
+        return None
+    from .mcp import McpManager
+
+    return McpManager.from_settings(cwd)
+
+
+def _mentions_mcp_servers(cwd: Path) -> bool:
+    for path in (Path.home() / ".toolhost" / "settings.json", cwd / ".toolhost" / "settings.json"):
+        try:
+            if "mcpServers" in path.read_text(encoding="utf-8"):
+                return True
+        except OSError:
+            continue
+    return False
