@@ -256,6 +256,28 @@ def test_live_view_groups_finished_batches_in_call_order():
     assert all("running…" not in str(p) for p in running)
 
 
+def test_batches_count_on_through_the_model_responses_of_a_cell():
+    shown: list[Any] = []
+    view = LiveView(
+        describe=lambda name, raw: (name, str(raw)),
+        display=lambda obj, **kwargs: shown.append(obj),
+        write=lambda text: None,
+    )
+    view.start()
+    for ids in (["a", "b"], ["c"]):
+        for call_id in ids:
+            view.on_tool_event(CallQueued(ToolCall(call_id, "Read", {}), "Read", True))
+            view.on_tool_event(CallStarted(call_id, 1.0))
+        for call_id in ids:  # each response numbers its own batches from 0
+            result = ToolResult(call_id, "x", tool_name="Read")
+            view.on_tool_event(CallFinished(call_id, result, 0.1, "ok", 0))
+        view.summary.model_requests += 1  # what the cell's sink does at each TurnEnd
+    view.finish()
+    assert [view.cards[i].batch for i in "abc"] == [1, 1, 2]
+    shown_batches = [o.data[MIME_TYPE].get("batch") for o in shown if MIME_TYPE in o.data]
+    assert [b for b in shown_batches if b is not None][:2] == [1, 2], shown_batches
+
+
 def test_timeline_is_svg_with_one_bar_per_call():
     shown = timeline_display(
         [card("a", 0, 0.0, 1.0), card("b", 0, 0.0, 0.5), card("c", 1, 1.0, 2.0)]

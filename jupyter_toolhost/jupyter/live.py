@@ -93,6 +93,9 @@ class LiveView:
         self._write = write or _stdout_write
         self.cards: dict[str, CallCard] = {}
         self.order: list[str] = []
+        self._batch_base: dict[int, int] = {}
+        """Per model response of the cell, the batch number its first batch follows."""
+        self._last_batch = 0
         self.summary = TurnSummary()
         self._panel: Any = None
         self._last_progress = 0.0
@@ -213,8 +216,14 @@ class LiveView:
             card = self._new_card(event.call_id, event.result.tool_name, None)
             self.order.append(event.call_id)
         self._record_result(card, event)
-        # Batches count from 1 for people; a call that never started keeps a negative one.
-        card.batch = event.batch + 1 if event.batch >= 0 else event.batch
+        # Batches count from 1 for people, on through the cell (each model response numbers
+        # its own from 0); a call that never started keeps a negative one.
+        if event.batch >= 0:
+            base = self._batch_base.setdefault(card.response, self._last_batch)
+            card.batch = base + event.batch + 1
+            self._last_batch = max(self._last_batch, card.batch)
+        else:
+            card.batch = event.batch
         self._flush(done_below=card.batch)
         self._refresh()
 
