@@ -267,3 +267,19 @@ def agent_kernel(
         kernel.close()
         raise RuntimeError(f"%load_ext failed: {loaded.text()}")
     return kernel
+
+
+DEMO_MCP_SERVER = Path(__file__).parent / "mcp_servers" / "demo_server.py"
+
+
+def demo_mcp_kernel(root: Path, base_url: str) -> Kernel:
+    """`agent_kernel` in `root` whose project settings start the tests' demo MCP server
+    (`mcp__demo__*` tools, deferred like every MCP tool)."""
+    import json
+    import sys
+
+    (root / ".toolhost").mkdir(exist_ok=True)
+    command = {"command": sys.executable, "args": [str(DEMO_MCP_SERVER)]}
+    settings = {"mcpServers": {"demo": command}}
+    (root / ".toolhost" / "settings.json").write_text(json.dumps(settings))
+    return agent_kernel(root, base_url)

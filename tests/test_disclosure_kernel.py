@@ -5,20 +5,17 @@ against the loopback Messages API) finds one with ToolSearch and calls it."""
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-from kernel_helpers import Kernel, agent_kernel
+from kernel_helpers import Kernel, demo_mcp_kernel
 
 from jupyter_toolhost.testing import MessagesServer, Turn, text, tool_use
 from jupyter_toolhost.testing.api_view import cached_prefix, visible_tool_names
 
 pytestmark = pytest.mark.timeout(120)
 
-DEMO_SERVER = Path(__file__).parent / "mcp_servers" / "demo_server.py"
 ADD = "mcp__demo__add"
 
 
@@ -38,11 +35,7 @@ def server() -> Iterator[MessagesServer]:
 
 @pytest.fixture(scope="module")
 def kernel(tmp_path_factory: pytest.TempPathFactory, server: MessagesServer) -> Iterator[Kernel]:
-    root = tmp_path_factory.mktemp("disclosure")
-    (root / ".toolhost").mkdir()
-    settings = {"mcpServers": {"demo": {"command": sys.executable, "args": [str(DEMO_SERVER)]}}}
-    (root / ".toolhost" / "settings.json").write_text(json.dumps(settings))
-    kernel = agent_kernel(root, server.base_url)
+    kernel = demo_mcp_kernel(tmp_path_factory.mktemp("disclosure"), server.base_url)
     try:
         yield kernel
     finally:

@@ -7,20 +7,17 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-from kernel_helpers import CellRun, Kernel, agent_kernel
+from kernel_helpers import CellRun, Kernel, demo_mcp_kernel
 
 from jupyter_toolhost.testing import MessagesServer, RecordedRequest, Turn, text, tool_use
 from jupyter_toolhost.testing.api_view import billed_bytes
 
 pytestmark = pytest.mark.timeout(120)
 
-DEMO_SERVER = Path(__file__).parent / "mcp_servers" / "demo_server.py"
 ADD = "mcp__demo__add"
 SCRIPT = [
     Turn([tool_use("ToolSearch", {"query": f"select:{ADD}"})], cache_creation_input_tokens=1234),
@@ -42,11 +39,7 @@ def server() -> Iterator[MessagesServer]:
 
 @pytest.fixture(scope="module")
 def kernel(tmp_path_factory: pytest.TempPathFactory, server: MessagesServer) -> Iterator[Kernel]:
-    root = tmp_path_factory.mktemp("request")
-    (root / ".toolhost").mkdir()
-    settings = {"mcpServers": {"demo": {"command": sys.executable, "args": [str(DEMO_SERVER)]}}}
-    (root / ".toolhost" / "settings.json").write_text(json.dumps(settings))
-    kernel = agent_kernel(root, server.base_url)
+    kernel = demo_mcp_kernel(tmp_path_factory.mktemp("request"), server.base_url)
     try:
         yield kernel
     finally:
