@@ -493,3 +493,34 @@ def test_rules_and_mode_chosen_before_the_first_cell_apply_to_it(host: AgentHost
     assert context.rules["session"]["allow"] == ("Bash(seq:*)",)
     assert context.rules["session"]["deny"] == ("Read(./secrets/**)",)
     assert context.mode == "acceptEdits" and host.pending_rules == []
+
+
+@pytest.mark.parametrize(
+    ("line", "says"),
+    [
+        ("check", "check"),  # no tool at all
+        ("check Bash", "check"),  # no input
+        ("check Nope ls", "Unknown tool 'Nope'"),
+        ("check Read '{\"file_path\": '", "JSON"),
+        ("check Read '{\"file_path\": 3}'", "file_path"),
+        ('check Bash "rm -rf / && echo $(cat ~/.ssh/id_rsa)"', None),  # parsed, never run
+        ("request 0", "1 is the first"),
+        ("request -999", "no model request"),
+        ("request first", "request"),
+        ("request", None),
+    ],
+)
+def test_hostile_x_ray_lines_get_a_clear_answer_and_run_nothing(
+    host: AgentHost, tmp_path: Path, line: str, says: str | None
+):
+    host.ensure_session()
+    marker = tmp_path / "ran"
+    try:
+        shown = run_line(host, line.replace("echo", f"touch {marker}; echo"))
+    except (IPythonUsageError, UsageError) as error:
+        assert says is not None and says.lower() in str(error).lower(), str(error)
+        return
+    text = json.dumps(getattr(shown, "data", None) or repr(shown))
+    if says is not None:
+        assert says.lower() in text.lower(), text[:500]
+    assert not marker.exists(), "a check never runs the command"

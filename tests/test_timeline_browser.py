@@ -24,30 +24,12 @@ from lab_browser import (
     running_lab,
     shoot,
 )
-
-from jupyter_toolhost.testing import Turn, text, tool_use
+from test_timeline_kernel import TURNS
 
 require_browser()  # skips the module (fails under CI=true) without chromium or playwright
 
 pytestmark = pytest.mark.timeout(180)
 
-TURNS = [
-    Turn(
-        [
-            tool_use("Glob", {"pattern": "*.txt"}),
-            tool_use("Read", {"file_path": "a.txt"}),
-            tool_use("Bash", {"command": "sleep 0.3; ls", "description": "list slowly"}),
-        ]
-    ),
-    Turn([tool_use("Bash", {"command": "touch made.txt", "description": "make a file"})]),
-    Turn(
-        [
-            tool_use("Bash", {"command": "sleep 0.3; cat missing.txt", "description": "fail"}),
-            tool_use("Bash", {"command": "sleep 5", "description": "wait long"}),
-        ]
-    ),
-    Turn([text("Done.")]),
-]
 BARS = 6
 """Three concurrent calls, the approved one, the failing one and its cancelled sibling."""
 SVG_FACTS = """svg => ({

@@ -18,29 +18,31 @@ pytestmark = pytest.mark.timeout(120)
 
 SVG = "{http://www.w3.org/2000/svg}"
 CLICK_DELAY = 1.0
+TURNS = [
+    # a concurrent batch, a call that asks, then a failing call that cancels its sibling
+    Turn(
+        [
+            tool_use("Glob", {"pattern": "*.txt"}),
+            tool_use("Read", {"file_path": "a.txt"}),
+            tool_use("Bash", {"command": "sleep 0.3; ls", "description": "list slowly"}),
+        ]
+    ),
+    Turn([tool_use("Bash", {"command": "touch made.txt", "description": "make a file"})]),
+    Turn(
+        [
+            tool_use("Bash", {"command": "sleep 0.3; cat missing.txt", "description": "fail"}),
+            tool_use("Bash", {"command": "sleep 5", "description": "wait long"}),
+        ]
+    ),
+    Turn([text("Done.")]),
+]
 
 
 def test_the_timeline_shows_batches_an_approval_wait_and_a_sibling_abort(
     kernel: Kernel, server: MessagesServer
 ) -> None:
     kernel.run("open('a.txt', 'w').write('alpha\\n')")
-    server.add_turns(
-        Turn(
-            [
-                tool_use("Glob", {"pattern": "*.txt"}),
-                tool_use("Read", {"file_path": "a.txt"}),
-                tool_use("Bash", {"command": "sleep 0.3; ls", "description": "list slowly"}),
-            ]
-        ),
-        Turn([tool_use("Bash", {"command": "touch made.txt", "description": "make a file"})]),
-        Turn(
-            [
-                tool_use("Bash", {"command": "sleep 0.3; cat missing.txt", "description": "fail"}),
-                tool_use("Bash", {"command": "sleep 5", "description": "wait long"}),
-            ]
-        ),
-        Turn([text("Done.")]),
-    )
+    server.add_turns(*TURNS)
     run = kernel.submit("%%agent\nLook around, make a file, then read a missing one.")
     [allow] = kernel.wait_for_button(run, "Allow", timeout=30)
     time.sleep(CLICK_DELAY)

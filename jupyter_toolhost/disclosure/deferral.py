@@ -212,6 +212,8 @@ def carried_unreferenced(
     """Deferred tools of the pool that compact boundaries carry but no `tool_reference`
     in `messages` names (in pool order): the ones `reload_exchange` must load again."""
     carried = extract_discovered_tool_names((), compact_boundaries)
+    if not carried:
+        return []  # the usual case: nothing to look for in the history
     referenced = extract_discovered_tool_names(messages)
     return [
         tool.name

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 
 from ..types import RuleBehavior
 from .ruleset import BEHAVIORS, RuleSource
-from .settings import Settings, SettingsError, load_file
+from .settings import Settings, SettingsError, load_file, scope_files
 from .shell_hooks import register_shell_hooks
 
 if TYPE_CHECKING:
@@ -75,13 +75,7 @@ def claude_settings_files(
     *, cwd: str | os.PathLike[str], home: str | os.PathLike[str] | None = None
 ) -> list[tuple[str, Path, str]]:
     """(source, file, pattern root) of Claude Code's scopes, lowest precedence first."""
-    home_dir = Path(home) if home is not None else Path.home()
-    project = Path(cwd)
-    return [
-        (USER_FILE, home_dir / ".claude" / "settings.json", str(home_dir)),
-        (PROJECT_FILE, project / ".claude" / "settings.json", str(project)),
-        (LOCAL_FILE, project / ".claude" / "settings.local.json", str(project)),
-    ]
+    return scope_files(".claude", (USER_FILE, PROJECT_FILE, LOCAL_FILE), cwd=cwd, home=home)
 
 
 def read_claude_settings(

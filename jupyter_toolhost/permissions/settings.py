@@ -95,17 +95,30 @@ class Settings:
         register_shell_hooks(hooks, self.hooks)
 
 
+def scope_files(
+    folder: str,
+    sources: tuple[str, str, str],
+    *,
+    cwd: str | os.PathLike[str],
+    home: str | os.PathLike[str] | None = None,
+) -> list[tuple[str, Path, str]]:
+    """(source, file, pattern root) of the user, project and local scopes a program keeps
+    in `folder` (``.toolhost``, ``.claude``), lowest precedence first; `sources` names them."""
+    home_dir = Path(home) if home is not None else Path.home()
+    project = Path(cwd)
+    user, shared, local = sources
+    return [
+        (user, home_dir / folder / "settings.json", str(home_dir)),
+        (shared, project / folder / "settings.json", str(project)),
+        (local, project / folder / "settings.local.json", str(project)),
+    ]
+
+
 def settings_files(
     *, cwd: str | os.PathLike[str], home: str | os.PathLike[str] | None = None
 ) -> list[tuple[str, Path, str]]:
     """(source, file, pattern root) of every scope, lowest precedence first."""
-    home_dir = Path(home) if home is not None else Path.home()
-    project = Path(cwd)
-    return [
-        (USER, home_dir / ".toolhost" / "settings.json", str(home_dir)),
-        (PROJECT, project / ".toolhost" / "settings.json", str(project)),
-        (LOCAL, project / ".toolhost" / "settings.local.json", str(project)),
-    ]
+    return scope_files(".toolhost", (USER, PROJECT, LOCAL), cwd=cwd, home=home)
 
 
 def load_settings(
