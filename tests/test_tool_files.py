@@ -113,7 +113,12 @@ def run_unprivileged(cwd: Path, steps: list[tuple[str, str, Any]]) -> list[dict[
         command = [*drop, *command]
     env = {k: v for k, v in os.environ.items() if k != "JUPYTER_TOOLHOST_HOME"}
     env["HOME"] = str(cwd)
-    env["PYTHONPATH"] = str(Path(__file__).resolve().parent.parent)
+    checkout = Path(__file__).resolve().parent.parent
+    env["PYTHONPATH"] = str(checkout)
+    if IS_ROOT:
+        # The child imports the checkout as that user: a clone made in `mktemp -d` is 0700.
+        mode = checkout.stat().st_mode
+        checkout.chmod(mode | stat.S_IROTH | stat.S_IXOTH)
     done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout.strip().splitlines()[-1])
