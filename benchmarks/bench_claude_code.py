@@ -1,9 +1,12 @@
 """This project's Bash against Claude Code's, on the same scripted message of real Bash calls.
 
 Run with ``python -m benchmarks claude_code`` (or ``python -m benchmarks.bench_claude_code
-[--repeats N] [--claude PATH]``). Two scenarios, each one assistant message whose Bash
-tool_use blocks stream 0.05 s apart from the loopback Messages API server
+[--repeats N] [--claude PATH]``). Two streamed scenarios, each one assistant message whose
+Bash tool_use blocks stream 0.05 s apart from the loopback Messages API server
 (`jupyter_toolhost.testing`): A, ten ``sleep 0.1``; B, ``sleep 1`` then nine ``sleep 0.1``.
+And two N-turn ones, the peers benchmark's 50 and 100 turns with one ``sleep 0`` per turn
+(100 turns runs 3 times; longer ones would take minutes per run, as every turn is a real
+Bash process on both sides).
 They run through this project's `Session` (built-in tools, permission mode ``default``, the
 allow rule ``Bash(sleep:*)`` in the working directory's ``.toolhost/settings.json``) and
 through Claude Code (``claude -p ... --output-format json --permission-mode default
@@ -11,9 +14,12 @@ through Claude Code (``claude -p ... --output-format json --permission-mode defa
 directory), against the same scripted server, runs interleaved.
 
 The figure is measured in the server, identically for both: from receiving the request whose
-answer asks for the calls to receiving the request that carries their tool_results (each
-stamped when the server's script is consulted, after the body is read and validated). A run
-counts only if that request carries one result per call and none is an error. Requests
+answer asks for the (first turn's) calls to receiving the request that carries the (last
+turn's) tool_results (each stamped when the server's script is consulted, after the body is
+read and validated). With thinking on in a request (Claude Code turns it on), the message of
+calls starts with a thinking block, as the API requires; the block interval it adds before
+the calls is subtracted, so the calls start at the same offset for both. A run
+counts only if the requests carry one result per call and none is an error. Requests
 without ``tools`` (Claude Code's titles and the like) are side requests: they get a short
 text and do not advance the script. The ratio is this project's figure over Claude Code's
 (the target is at most 1.05); the physical limit is when the last call would end if each
@@ -45,14 +51,8 @@ from anthropic import AsyncAnthropic
 
 from jupyter_toolhost.model.anthropic_model import AnthropicModel
 from jupyter_toolhost.session import Session
-from jupyter_toolhost.testing import (
-    MessagesServer,
-    TextBlock,
-    ToolUseBlock,
-    Turn,
-    text,
-    tool_use,
-)
+from jupyter_toolhost.testing import MessagesServer, Turn, text, thinking, tool_use
+from jupyter_toolhost.testing.messages_server import ContentBlock
 
 from .common import Measure, median, write_results
 from .peers.script import streamed_limit
@@ -69,29 +69,44 @@ PROMPT = "Run the scripted Bash calls, then say done."
 FINAL_TEXT = "done"
 SIDE_TEXT = "Scripted calls"
 ALLOW_RULE = "Bash(sleep:*)"
+TURNS = ((50, None), (100, 3))
+"""The N-turn conversations (one ``sleep 0`` per turn) and their repeats (None: all)."""
 
 
 @dataclass(frozen=True, slots=True)
 class Scenario:
-    """One assistant message of Bash calls, streamed `BLOCK_DELAY_S` apart."""
+    """`turns` assistant messages of Bash calls (blocks streamed `block_delay` apart), then
+    the answer."""
 
     key: str
     label: str
     sleeps: tuple[str, ...]
     """The argument of each call's ``sleep`` command, as written in the command."""
+    turns: int = 1
+    block_delay: float = BLOCK_DELAY_S
+    repeats: int | None = None  # fewer repeats than the benchmark's for this scenario
 
     @property
     def commands(self) -> list[str]:
         return [f"sleep {s}" for s in self.sleeps]
 
     @property
+    def calls(self) -> int:
+        return self.turns * len(self.sleeps)
+
+    @property
     def physical_limit(self) -> float:
-        return streamed_limit(tuple(float(s) for s in self.sleeps), BLOCK_DELAY_S)
+        one = streamed_limit(tuple(float(s) for s in self.sleeps), self.block_delay)
+        return one * self.turns
 
 
 SCENARIOS = (
     Scenario("ten_sleeps", "A: 10 x sleep 0.1", ("0.1",) * 10),
     Scenario("long_first", "B: sleep 1 + 9 x sleep 0.1", ("1",) + ("0.1",) * 9),
+    *(
+        Scenario(f"turns_{n}", f"{n} turns x 1 Bash sleep 0", ("0",), n, 0.0, repeats)
+        for n, repeats in TURNS
+    ),
 )
 WARM_UP = Scenario("warm_up", "warm-up", ("0",) * 2)
 
@@ -102,21 +117,33 @@ WARM_UP = Scenario("warm_up", "warm-up", ("0",) * 2)
 @dataclass
 class Conductor:
     """The server's script for one run, which also times it (`MessagesServer` calls it from
-    its handler threads, once per valid `/v1/messages` request)."""
+    its handler threads, once per valid `/v1/messages` request).
+
+    With thinking on in a request (Claude Code's default), each message of calls starts with
+    a thinking block, as the API requires of a tool-use chain; that block streams one block
+    interval before the calls, and the figure subtracts that interval, so both contenders'
+    calls start at the same offset from their request."""
 
     scenario: Scenario
     tag: str
     asked_at: float | None = None
     answered_at: float | None = None
     results: list[dict[str, Any]] = field(default_factory=list)
+    turn: int = 0  # the turn whose results the script waits for
+    lead: float = 0.0
+    """Seconds added before the calls (the thinking blocks' block intervals), subtracted."""
     side_requests: int = 0
     rejected: int = 0
     """Requests the server refused as invalid (they never reach the script)."""
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
+    def ids_of(self, turn: int) -> list[str]:
+        return [f"toolu_{self.tag}_{turn:03d}_{i:02d}" for i in range(len(self.scenario.sleeps))]
+
     @property
     def ids(self) -> list[str]:
-        return [f"toolu_{self.tag}_{i:02d}" for i in range(len(self.scenario.sleeps))]
+        """Every call's id, all turns."""
+        return [i for turn in range(self.scenario.turns) for i in self.ids_of(turn)]
 
     def __call__(self, body: dict[str, Any]) -> Turn:
         received = time.perf_counter()
@@ -125,21 +152,34 @@ class Conductor:
         content = last.get("content")
         blocks = [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
         results = [b for b in blocks if b.get("type") == "tool_result"]
-        ours = {str(b.get("tool_use_id")) for b in results} & set(self.ids)
         with self._lock:
+            waiting = set(self.ids_of(self.turn))
+            ours = {str(b.get("tool_use_id")) for b in results} & waiting
             if body.get("tools") and ours and self.asked_at is not None:
+                self.results += [b for b in results if str(b.get("tool_use_id")) in waiting]
+                self.turn += 1
+                if self.turn < self.scenario.turns:
+                    return self._calls(body)
                 if self.answered_at is None:
-                    self.answered_at, self.results = received, results
+                    self.answered_at = received
                 return Turn([text(FINAL_TEXT)])
             if body.get("tools") and self.asked_at is None and self._is_prompt(last, blocks):
                 self.asked_at = received
-                calls: list[TextBlock | ToolUseBlock] = [
-                    tool_use("Bash", {"command": c}, id=i)
-                    for c, i in zip(self.scenario.commands, self.ids, strict=True)
-                ]
-                return Turn(calls, block_delay=BLOCK_DELAY_S)
+                return self._calls(body)
             self.side_requests += 1
         return Turn([text(SIDE_TEXT if not body.get("tools") else FINAL_TEXT)])
+
+    def _calls(self, body: dict[str, Any]) -> Turn:
+        """The message of calls of turn `self.turn`."""
+        calls: list[ContentBlock] = [
+            tool_use("Bash", {"command": c}, id=i)
+            for c, i in zip(self.scenario.commands, self.ids_of(self.turn), strict=True)
+        ]
+        config = body.get("thinking")
+        if isinstance(config, dict) and config.get("type") not in (None, "disabled"):
+            calls.insert(0, thinking("Running the scripted calls."))
+            self.lead += self.scenario.block_delay
+        return Turn(calls, block_delay=self.scenario.block_delay)
 
     @staticmethod
     def _is_prompt(last: dict[str, Any], blocks: list[dict[str, Any]]) -> bool:
@@ -150,11 +190,15 @@ class Conductor:
         return any(PROMPT in t for t in texts)
 
     def figure(self) -> float:
-        """Seconds from the asking request to the results; raises if the run did not count."""
+        """Seconds from the asking request to the last results (less `lead`); raises if the
+        run did not count."""
         if self.asked_at is None:
             raise RunFailed("the client never sent the request that asks for the calls")
-        if self.answered_at is None:
+        if self.answered_at is None and self.turn == 0:
             raise RunFailed("the client never sent the calls' tool_results")
+        if self.answered_at is None:
+            turns = f"{self.turn} of {self.scenario.turns} turns"
+            raise RunFailed(f"the client sent the tool_results of {turns} only")
         by_id = {str(r.get("tool_use_id")): r for r in self.results}
         missing = [i for i in self.ids if i not in by_id]
         errors = [r for r in self.results if r.get("is_error")]
@@ -163,7 +207,7 @@ class Conductor:
             raise RunFailed(
                 f"{len(missing)} results missing, {len(errors)} errors {shown}".rstrip()
             )
-        return self.answered_at - self.asked_at
+        return self.answered_at - self.asked_at - self.lead
 
 
 class RunFailed(Exception):
@@ -186,7 +230,7 @@ async def run_ours(scenario: Scenario, tag: str) -> Conductor:
             model_id=MODEL_ID,
             permission_mode="default",
             cwd=tmp,
-            max_turns=4,
+            max_turns=scenario.turns + 3,
             compact_threshold_tokens=None,
         )
         try:
@@ -326,7 +370,7 @@ async def measure(entrants: dict[str, Runner], repeats: int) -> Samples:
         await attempt(warm, WARM_UP, key, run, "warm")
     samples = Samples()
     for scenario in SCENARIOS:
-        for repeat in range(repeats):
+        for repeat in range(min(repeats, scenario.repeats or repeats)):
             for key, run in entrants.items():
                 await attempt(samples, scenario, key, run, f"r{repeat}")
     return samples
@@ -368,9 +412,7 @@ def print_matrix(samples: Samples, peer: bool) -> None:
         theirs = samples.of(scenario.key, "claude_code")
         ratio = f"x{median(ours) / median(theirs):.2f}" if ours and theirs else "-"
         peer_cell = cell(theirs) if peer else "not installed"
-        rows.append(
-            [scenario.label, cell(ours), peer_cell, ratio, f"{scenario.physical_limit:.2f} s"]
-        )
+        rows.append([scenario.label, cell(ours), peer_cell, ratio, _limit(scenario)])
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     print(
         "\nasking request -> tool_results request, timed in the loopback server "
@@ -378,6 +420,10 @@ def print_matrix(samples: Samples, peer: bool) -> None:
     )
     for row in rows:
         print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)))
+
+
+def _limit(scenario: Scenario) -> str:
+    return f"{scenario.physical_limit:.2f} s" if scenario.physical_limit else "-"
 
 
 def versions(claude: ClaudeCode | None, why: str) -> dict[str, str]:
@@ -414,6 +460,16 @@ async def main(repeats: int, claude_path: str | None) -> None:
         "versions": versions(claude, why),
         "repeats": repeats,
         "allow_rule": ALLOW_RULE,
+        "scenarios": {
+            sc.key: {
+                "label": sc.label,
+                "physical_limit_s": sc.physical_limit,
+                "calls": sc.calls,
+                "turns": sc.turns,
+                "repeats": min(repeats, sc.repeats or repeats),
+            }
+            for sc in SCENARIOS
+        },
         "samples_s": {
             f"{s}.{k}": [round(v, 4) for v in r] for (s, k), r in samples.figures.items()
         },

@@ -8,6 +8,11 @@ on the raw client (the floor: what the client and server alone cost here). pydan
 runs with a scripted `FunctionModel`, which skips HTTP altogether (each response is ready
 when its last block would be), so it is the thinnest peer but not a like-for-like one.
 
+The N-turn conversations run at 50, 100, 200, 300 and 400 turns (one no-op call per turn,
+the whole history sent every turn, as every contender does), so the table shows how each
+loop's cost per turn grows with the history; the 200-, 300- and 400-turn ones run
+`LONG_REPEATS` times instead of `--repeats` (they take most of the time).
+
 Runs are interleaved contender by contender. Each wall time shown is the fastest of the
 repeats (on a shared machine the fastest run is the least disturbed one; the JSON also has
 the medians and every sample). A ratio is the contender's wall time over this project's
@@ -22,13 +27,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import importlib.metadata
-import json
 import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .common import Measure, median, print_table, write_results
+from .common import REQUIRE_PEERS, Measure, median, print_table, write_results
 from .peers.anthropic_runner import run_tool_runner, run_tool_runner_eager
 from .peers.bare import run_bare
 from .peers.ours import run_ours, run_ours_whole_message
@@ -36,8 +40,8 @@ from .peers.script import Outcome, Runner, Scenario, streamed_limit
 
 NAME = "bench_peers"
 REPEATS = 5
-REQUIRE_PEERS = "JUPYTER_TOOLHOST_BENCH_REQUIRE_PEERS"
-"""Set to 1 (./dev bench does) and a peer that cannot be imported fails the run."""
+LONG_REPEATS = 3
+"""Repeats of the 200-, 300- and 400-turn conversations (they take most of the time)."""
 
 TEN = (0.1,) * 10
 LONG_FIRST = (1.0,) + (0.1,) * 9
@@ -55,6 +59,9 @@ SCENARIOS = (
     ),
     Scenario("turns_50", "50 turns x 1 no-op call", (0.0,), 50),
     Scenario("turns_100", "100 turns x 1 no-op call", (0.0,), 100),
+    Scenario("turns_200", "200 turns x 1 no-op call", (0.0,), 200, max_repeats=LONG_REPEATS),
+    Scenario("turns_300", "300 turns x 1 no-op call", (0.0,), 300, max_repeats=LONG_REPEATS),
+    Scenario("turns_400", "400 turns x 1 no-op call", (0.0,), 400, max_repeats=LONG_REPEATS),
 )
 HEAD_SAFE = (1.0, 0.3, 0.3, 0.3, 0.3)
 HEAD_UNSAFE = (0.3,) * 5
@@ -127,7 +134,7 @@ async def measure(
         await entrant.run(warm_up)
     samples: Samples = {}
     for scenario in scenarios:
-        for _ in range(repeats):
+        for _ in range(min(repeats, scenario.max_repeats or repeats)):
             for entrant in entrants:
                 outcome = await entrant.run(scenario)
                 samples.setdefault((scenario.key, entrant.key), []).append(outcome)
@@ -241,6 +248,17 @@ async def main(repeats: int) -> tuple[list[Measure], dict[str, object]]:
     extra: dict[str, object] = {
         "versions": versions(),
         "repeats": repeats,
+        "scenarios": {
+            s.key: {
+                "label": s.label,
+                "physical_limit_s": s.physical_limit,
+                "calls": s.calls,
+                "turns": s.turns,
+                "repeats": min(repeats, s.max_repeats or repeats),
+            }
+            for s in (*SCENARIOS, *HEAD_START)
+        },
+        "contenders": {e.key: e.label for e in entrants},
         "samples_wall_s": {
             f"{scenario}.{key}": [round(o.wall_s, 4) for o in runs]
             for (scenario, key), runs in samples.items()
@@ -255,7 +273,5 @@ if __name__ == "__main__":
     args = parser.parse_args()
     results, extra = asyncio.run(main(args.repeats))
     print_table("streaming head start", [m for m in results if m.key.startswith("head_start")])
-    path = write_results(NAME, results)
-    payload = json.loads(path.read_text(encoding="utf-8"))
-    path.write_text(json.dumps(payload | extra, indent=2) + "\n", encoding="utf-8")
+    path = write_results(NAME, results, extra)
     print(f"\nversions: {extra['versions']}\nwritten to {path}")

@@ -20,7 +20,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from .common import RESULTS_DIR
+from .common import results_dir, run_id
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
@@ -111,10 +111,10 @@ def main() -> None:
     for cid, reason in sorted(changed.items()):
         print(f"  control {cid} changed on purpose: {reason}")
 
-    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
-    path = RESULTS_DIR / "permission_corpus.json"
+    path = results_dir() / "permission_corpus.json"
     payload = {
         "benchmark": "permission_corpus",
+        "run_id": run_id(),
         "measured_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "python": sys.version.split()[0],
         "platform": platform.platform(),

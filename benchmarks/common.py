@@ -1,4 +1,10 @@
-"""Shared by the benchmark scripts: one table format and one place for the JSON they write."""
+"""Shared by the benchmark scripts: one table format and one place for the JSON they write.
+
+Where a benchmark writes: the folder `python -m benchmarks` names in `RESULTS_ENV` (with the
+run's id in `RUN_ID_ENV`, written into every JSON); run on its own, `RESULTS_DIR`
+(`benchmarks/results/scratch/`, not committed) under a run id of its own. `RUN_DIR`
+(`benchmarks/results/`) holds the last full run, which is committed.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +18,15 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-RESULTS_DIR = Path(__file__).resolve().parent / "results"
+RUN_DIR = Path(__file__).resolve().parent / "results"
+"""The last full run (`./dev bench`): committed, and the README's Results come from it."""
+RESULTS_DIR = RUN_DIR / "scratch"
+"""Where a benchmark run on its own (or a partial run) writes."""
+RESULTS_ENV = "JUPYTER_TOOLHOST_BENCH_RESULTS"
+RUN_ID_ENV = "JUPYTER_TOOLHOST_BENCH_RUN_ID"
+REQUIRE_PEERS = "JUPYTER_TOOLHOST_BENCH_REQUIRE_PEERS"
+"""Set to 1 (./dev bench does) and a peer that cannot be imported fails the run."""
+_STANDALONE_ID = f"standalone-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{os.getpid()}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,17 +58,32 @@ def print_table(title: str, measures: Sequence[Measure]) -> None:
         print("  ".join(cell.ljust(width) for cell, width in zip(cells, widths, strict=True)))
 
 
-def write_results(name: str, measures: Sequence[Measure]) -> Path:
-    """Write the measures, with what they ran on, to `benchmarks/results/<name>.json`."""
-    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
-    path = RESULTS_DIR / f"{name}.json"
+def results_dir() -> Path:
+    """The folder this process writes its results to (created)."""
+    folder = Path(os.environ.get(RESULTS_ENV) or RESULTS_DIR)
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def run_id() -> str:
+    """The id of the run this process belongs to (its own when run on its own)."""
+    return os.environ.get(RUN_ID_ENV) or _STANDALONE_ID
+
+
+def write_results(
+    name: str, measures: Sequence[Measure], extra: dict[str, object] | None = None
+) -> Path:
+    """Write the measures (and `extra`), with what they ran on, to `<results>/<name>.json`."""
+    path = results_dir() / f"{name}.json"
     payload = {
         "benchmark": name,
+        "run_id": run_id(),
         "measured_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "python": sys.version.split()[0],
         "platform": platform.platform(),
         "cpus": os.cpu_count(),
         "measures": {m.key: asdict(m) for m in measures},
+        **(extra or {}),
     }
     path.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
     return path

@@ -68,7 +68,7 @@ __all__ = [
 if TYPE_CHECKING:
     from .context import AbortSignal as AbortSignal
     from .context import ToolUseContext as ToolUseContext
-    from .loop import RunResult as RunResult
+    from .loop_state import RunResult as RunResult
     from .session import Session as Session
     from .tool import Tool as Tool
     from .tool import ToolOutput as ToolOutput

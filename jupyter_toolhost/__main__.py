@@ -3,7 +3,9 @@
 Prints the model's text as it streams and one line per tool call (`● Read(notes.txt) ✓
 0.01s`), asks for approvals on the terminal (denying when there is no terminal to ask), and
 records or replays cassettes. `--mode` is the permission mode (as in `%%agent`; alias
-`--permission-mode`); `--cassette-mode` says what `--cassette` does. With no arguments at
+`--permission-mode`); `--cassette-mode` says what `--cassette` does; `--think N` turns on
+extended thinking with a budget of N tokens (as `%%agent --think`; a `✻ Thinking` line on
+stderr marks each thought, its text is not printed). With no arguments at
 all it replays the shipped demo cassette on a sample folder in a temp dir: no key and no
 network needed.
 """
@@ -19,7 +21,16 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from .disclosure.deferral import DISCLOSURE_OPTIONS
-from .events import ChildEvent, LoopEvent, Notice, TextDelta, ToolCallFinished, ToolCallQueued
+from .events import (
+    ChildEvent,
+    LoopEvent,
+    Notice,
+    TextDelta,
+    ThinkingStarted,
+    ToolCallFinished,
+    ToolCallQueued,
+)
+from .jupyter.options import UsageError, parse_think, thinking_param
 from .model.base import ModelError
 from .permissions.api import ApprovalDecision, ApprovalRequest
 from .tool import Tool
@@ -72,6 +83,11 @@ class TerminalView:
                 self(inner, depth=depth + 1)  # pyright: ignore[reportArgumentType]
             case TextDelta(text=text):
                 self._write(text)
+            case ThinkingStarted(redacted=redacted) if not depth:
+                self._end_line()
+                self.err.write(
+                    "✻ Thinking (redacted by the API)\n" if redacted else "✻ Thinking…\n"
+                )
             case ToolCallQueued(call=call):
                 self.labels[call.id] = self._label(call.name, call.input)
             case ToolCallFinished(call_id=call_id, result=result, duration_s=seconds):
@@ -129,6 +145,14 @@ def _permission_mode(value: str) -> str:
     )
 
 
+def _think(value: str) -> int:
+    """`--think`'s value: a budget in tokens (at least 1024), or off (0)."""
+    try:
+        return parse_think(value)
+    except UsageError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def parser() -> argparse.ArgumentParser:
     cli = argparse.ArgumentParser(
         prog="python -m jupyter_toolhost",
@@ -163,6 +187,14 @@ def parser() -> argparse.ArgumentParser:
         help="how deferred (MCP) tools reach the model: auto (default: the API's "
         "defer_loading when the model supports it, else discovered), defer_loading, "
         "discovered, server_bm25, server_regex",
+    )
+    cli.add_argument(
+        "--think",
+        type=_think,
+        default=0,
+        metavar="N|off",
+        help="extended thinking with a budget of N tokens (at least 1024), or off (the "
+        "default); thinking tokens are billed as output tokens, up to N per response",
     )
     return cli
 
@@ -221,6 +253,7 @@ async def run_cli(argv: list[str], *, out: TextIO, err: TextIO) -> int:
             approver=TerminalApprover(out=err),
             max_turns=args.max_turns,
             disclosure=args.disclosure,
+            thinking=thinking_param(args.think),
             on_event=view,
             write_transcript=not demo,
         )
@@ -240,9 +273,10 @@ async def run_cli(argv: list[str], *, out: TextIO, err: TextIO) -> int:
             await session.close()  # before a queued prompt can start: none runs half-way
         cost = f", ≈ ${result.cost_usd:.4f}" if result.cost_usd is not None else ""
         usage = result.usage
+        thinking = f" (incl. {usage.thinking_tokens} thinking)" if usage.thinking_tokens else ""
         err.write(
             f"[{result.stop_reason}] {result.turns} turns, "
-            f"{usage.input_tokens} in / {usage.output_tokens} out tokens{cost}\n"
+            f"{usage.input_tokens} in / {usage.output_tokens} out tokens{thinking}{cost}\n"
         )
     return 0
 

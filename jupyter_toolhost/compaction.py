@@ -17,6 +17,7 @@ from typing import Any, Literal, TypeAlias
 
 from .conversation import Message, add_assistant, add_user, text_block, text_of
 from .model.base import BlockComplete, MessageComplete, Model, ModelError, ModelRequest, Usage
+from .thinking import drop_settled_thinking
 
 CompactTrigger: TypeAlias = Literal["auto", "manual"]
 
@@ -67,8 +68,10 @@ class CompactBoundary:
 
 
 def summary_messages(messages: Sequence[Message]) -> list[Message]:
-    """The conversation plus the summary instruction, still valid for the API."""
-    asking = [dict(m) for m in messages]
+    """The conversation plus the summary instruction, still valid for the API. It is sent
+    without thinking, so settled turns' thinking blocks are left out (an open tool-use
+    chain keeps its own, untouched)."""
+    asking = drop_settled_thinking(messages)
     add_user(asking, [text_block(SUMMARY_INSTRUCTION)])
     return asking
 

@@ -63,7 +63,9 @@ def add_assistant(messages: list[Message], blocks: Sequence[Block]) -> None:
 
 
 def storable(blocks: Sequence[Block]) -> list[Block]:
-    """Blocks the API accepts back: empty text blocks are dropped."""
+    """Blocks the API accepts back: empty text blocks are dropped. Nothing else is touched:
+    thinking and redacted_thinking blocks keep their place and every byte (an empty-text
+    thinking block with a signature, from ``display: "omitted"``, included)."""
     return [b for b in blocks if not (b.get("type") == "text" and not b.get("text"))]
 
 
@@ -81,7 +83,8 @@ def repair(messages: Sequence[Message]) -> list[Message]:
 
     Same-role neighbours are merged, a leading assistant message is dropped, tool_results
     move to the head of their message, unanswered tool_uses get an is_error result and
-    tool_results that answer nothing are dropped.
+    tool_results that answer nothing are dropped. Assistant blocks, thinking blocks among
+    them, are never dropped, reordered or edited.
     """
     merged: list[Message] = []
     for message in messages:

@@ -2,8 +2,8 @@
 
 Tool call events are the orchestrator's own (`ToolCallQueued` is `CallQueued`, and so on;
 `ChildEvent` carries a subagent's tool call events, labelled with the Agent call that
-started it); the rest are the loop's: streamed text, permission requests, retries and
-notices, usage, compaction and the end of each model turn.
+started it); the rest are the loop's: streamed text and thinking, permission requests,
+retries and notices, usage, compaction and the end of each model turn.
 """
 
 from __future__ import annotations
@@ -35,6 +35,8 @@ __all__ = [
     "PermissionAnswered",
     "PermissionRequested",
     "TextDelta",
+    "ThinkingDelta",
+    "ThinkingStarted",
     "ToolCallFinished",
     "ToolCallFinishing",
     "ToolCallProgress",
@@ -50,6 +52,23 @@ _log = logging.getLogger(__name__)
 @dataclass(frozen=True, slots=True)
 class TextDelta:
     """A piece of the model's text, as it streams."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ThinkingStarted:
+    """A thinking block (or, `redacted`, a redacted_thinking block) began in this model turn.
+
+    With ``display: "omitted"`` no `ThinkingDelta` follows: the model thinks, the text is
+    not sent."""
+
+    redacted: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ThinkingDelta:
+    """A piece of the model's thinking text, as it streams."""
 
     text: str
 
@@ -89,8 +108,10 @@ NoticeKind: TypeAlias = Literal[
     "settings",
     "queued",
     "storage",
+    "thinking",
 ]
-"""``hook``: a hook failed, blocked a prompt, or stopped or continued the agent.
+"""``thinking``: thinking is on but this request goes without it (see `AgentLoop.request`).
+``hook``: a hook failed, blocked a prompt, or stopped or continued the agent.
 ``settings``: a settings file changed on disk after the session started (not applied).
 ``queued``: a prompt arrived while another ran, so it waits for that one to end (told to
 the running prompt's sinks and the new one's), or a waiting prompt has started.
@@ -136,6 +157,8 @@ class TurnEnd:
 
 LoopEvent: TypeAlias = (
     TextDelta
+    | ThinkingStarted
+    | ThinkingDelta
     | ToolCallQueued
     | ToolCallStarted
     | ToolCallProgress

@@ -1,9 +1,11 @@
 """The agent loop: model → tool_use → orchestrator → tool_result → model, until it stops.
 
 One `AgentLoop` holds a session's conversation and runs prompts through it. Each model
-response streams; each tool_use block goes to a `StreamingToolExecutor` as soon as the next
-event proves it complete (the last block of a `max_tokens` response may be cut, so it never
-runs), so safe calls start while the message still streams.
+response streams; each tool_use block goes to a `StreamingToolExecutor` as soon as its input
+is known whole (`response.ResponseReader`): at its own `content_block_stop` when its JSON text
+parsed strictly and the tool accepts it, else when the next event arrives. So safe calls start
+while the message still streams. The last tool_use of a `max_tokens` response runs only if it
+was already known whole; one held back then may be cut mid-input and is answered as not run.
 
 Whatever happens, the stored conversation stays valid for the API:
 - every committed tool_use gets exactly one tool_result, at the head of the next user
@@ -23,7 +25,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, cast
 
@@ -47,10 +49,9 @@ from .conversation import (
     tool_uses,
 )
 from .disclosure.deferral import (
-    DisclosureOption,
     DisclosureState,
+    DiscoveredTools,
     carried_unreferenced,
-    extract_discovered_tool_names,
     is_deferred,
     reload_exchange,
     resolve_disclosure,
@@ -59,6 +60,15 @@ from .disclosure.deferral import (
 )
 from .events import Compacted, EventSink, LoopEvent, Notice, TurnEnd, UsageReported
 from .events import emit_to as _emit_to
+from .history import MessageList, conversation
+from .loop_state import (
+    CUT_BY_MAX_TOKENS,
+    NOT_STARTED,
+    STREAM_BROKE_NOTE,
+    LoopSettings,
+    RunResult,
+    RunState,
+)
 from .model.base import (
     AssistantMessage,
     Model,
@@ -74,93 +84,17 @@ from .permissions.hooks import HookEvent, Hooks
 from .prompt import announce, cache_last, enabled_tools, system_prompt
 from .response import ResponseReader, max_tokens_notice, settle
 from .sent import Deferral, SentLog, deferral_of
+from .thinking import (
+    only_thinking,
+    request_max_tokens,
+    thinking_on,
+    thought_missing,
+    without_thinking_edits,
+)
 from .tool import Tool
 from .transcript import Transcript
 from .turn_hooks import STOP_FEEDBACK, blocked_text, run_prompt_hooks, run_stop_hooks
 from .types import ToolResult
-
-NOT_STARTED = "Not run: the response stopped before this call could start"
-CUT_BY_MAX_TOKENS = (
-    "Not run: the response reached max_tokens while writing this call, so its input may be "
-    "incomplete. Call it again, with less output before it."
-)
-STREAM_BROKE_NOTE = (
-    "(The previous response was cut off by a connection problem after the tool calls "
-    "above. Continue from here.)"
-)
-
-
-@dataclass
-class LoopSettings:
-    """Limits and knobs of the loop."""
-
-    max_turns: int = 100
-    """Model responses per run."""
-    max_tokens: int = 8192
-    """`max_tokens` of each request."""
-    time_budget_s: float | None = None
-    """Wall-clock seconds per run; when spent, the run is interrupted and returns."""
-    stream_retries: int = 3
-    retry_backoff_s: float = 1.0
-    """The first retry waits this long; each further one twice as long (at most 30 s)."""
-    compact_threshold_tokens: int | None = 150_000
-    """Compact before a request when the previous one used more context than this."""
-    compact_max_tokens: int = 4096
-    disclosure: DisclosureOption = "auto"
-    """How deferred tools reach the model (`disclosure.resolve_disclosure`): "auto" (the
-    API's `defer_loading` when the model supports it, else "discovered"),
-    "defer_loading" (a discovery keeps the prompt cache), "discovered" (found tools join
-    `tools`; any endpoint), "server_bm25" / "server_regex" (the API's own tool search)."""
-
-
-class RunResult(str):
-    """The final text of a run (it *is* that `str`), with why and how the run ended.
-
-    `stop_reason` is the API's (`end_turn`, `max_tokens`, `refusal`, `stop_sequence`, ...)
-    or the loop's own: `max_turns`, `time_budget`, `hook_blocked` (a UserPromptSubmit hook
-    blocked the prompt; nothing was sent), `hook_stopped` (a Stop hook said
-    ``continue: false``).
-    """
-
-    stop_reason: str
-    usage: Usage
-    cost_usd: float | None
-    turns: int
-
-    def __new__(
-        cls, text: str, *, stop_reason: str, usage: Usage, cost_usd: float | None, turns: int
-    ) -> RunResult:
-        result = super().__new__(cls, text)
-        result.stop_reason = stop_reason
-        result.usage = usage
-        result.cost_usd = cost_usd
-        result.turns = turns
-        return result
-
-    @property
-    def text(self) -> str:
-        return str(self)
-
-
-@dataclass
-class _Run:
-    sinks: list[EventSink]
-    abort: AbortSignal
-    usage: Usage = field(default_factory=Usage)
-    cost_usd: float | None = 0.0
-    turns: int = 0
-    text: str = ""
-    stop_continuations: int = 0
-    """Continuations Stop hooks forced in this run."""
-
-    def result(self, stop_reason: str) -> RunResult:
-        return RunResult(
-            self.text,
-            stop_reason=stop_reason,
-            usage=self.usage,
-            cost_usd=self.cost_usd,
-            turns=self.turns,
-        )
 
 
 class AgentLoop:
@@ -188,15 +122,17 @@ class AgentLoop:
         self.transcript = transcript
         if transcript is not None and transcript.on_error is None:
             transcript.on_error = lambda text: self.emit(Notice("storage", text))
-        self.messages: list[Message] = [dict(m) for m in messages]
+        self.messages = messages  # a `MessageList` copy (see the property)
+        self._discovered = DiscoveredTools()
         self.compact_boundaries: list[CompactBoundary] = []
         self.usage = Usage()
         self.cost_usd: float | None = 0.0
         self.sinks: list[EventSink] = []
         self.last_context_tokens = 0
-        self._running: _Run | None = None
+        self._running: RunState | None = None
         self.disclosure = DisclosureState()
         self._reloads = 0
+        self._thinking_paused = False
         self.sent = SentLog()
         """The exact body and usage of each request of this conversation (not compaction's)."""
         self._deferral = Deferral()
@@ -207,6 +143,21 @@ class AgentLoop:
         the pipeline reports hook failures."""
         if hooks is not None and pipeline.on_hook_errors is None:
             pipeline.on_hook_errors = self.report_hook_errors
+
+    @property
+    def messages(self) -> MessageList:
+        """The conversation in API format. Assigning a list (compaction, resume) stores a
+        copy, and what is derived from the conversation starts over (see `history`)."""
+        return self._messages
+
+    @messages.setter
+    def messages(self, messages: Sequence[Message]) -> None:
+        self._messages = conversation(messages)
+
+    def discovered_tool_names(self) -> set[str]:
+        """`extract_discovered_tool_names` of the conversation and its compact boundaries,
+        kept incrementally: a turn reads only the messages added or edited since the last."""
+        return self._discovered.names(self.messages, self.compact_boundaries)
 
     @property
     def running(self) -> bool:
@@ -257,6 +208,7 @@ class AgentLoop:
             style=style,
             compact_boundaries=self.compact_boundaries,
             server_search=server_search,
+            discovered=self.discovered_tool_names() if next_request else None,
         )
         if next_request:
             self.context.options = replace(self.context.options, tools=tuple(pool))
@@ -267,21 +219,46 @@ class AgentLoop:
         # The system prompt holds the always-sent tools only, so discovering a deferred tool
         # does not change it (the prompt cache keeps hitting).
         resident = [tool for tool in chosen.loaded if not is_deferred(tool)]
+        # Compaction's summary needs no thinking (and would pay for it).
+        thinking = self.settings.thinking if next_request else None
+        context_management = self.settings.context_management if next_request else None
+        if next_request and thinking_on(thinking) and thought_missing(self.messages):
+            thinking, context_management = None, without_thinking_edits(context_management)
+            self._note_thinking_paused()
+        elif next_request:
+            self._thinking_paused = False
         return ModelRequest(
             model=self.model_id,
-            messages=[dict(m) for m in (self.messages if next_request else messages or [])],
-            max_tokens=max_tokens or self.settings.max_tokens,
+            messages=tuple(self.messages if next_request else messages or []),
+            max_tokens=request_max_tokens(max_tokens or self.settings.max_tokens, thinking),
             system=system_prompt(resident, cwd),
             tools=cache_last(chosen.api_tools),
             tool_choice=tool_choice,
             cwd=str(cwd),
+            thinking=thinking,
+            context_management=context_management,
         )
+
+    def _note_thinking_paused(self) -> None:
+        """Tell once per tool-use chain that thinking waits for it to end: the chain began
+        without a thought (thinking was turned on inside it, after an interrupt), and the
+        API refuses thinking until the model has answered it."""
+        if not self._thinking_paused:
+            self._thinking_paused = True
+            text = (
+                "Thinking resumes after this answer: the open tool calls were made without "
+                "it, and the API takes thinking only from the start of a turn."
+            )
+            self.emit(Notice("thinking", text))
 
     def _reload_carried_tools(self, pool: Sequence[Tool[Any]]) -> None:
         """Load again, with a ToolSearch exchange at the end of the history, the deferred
         tools a compaction (or a parent, for a sub-agent) carried over but no reference in
         the conversation names: with `defer_loading` the model sees only referenced ones."""
-        names = carried_unreferenced(pool, self.messages, self.compact_boundaries)
+        referenced = self._discovered.names(self.messages)
+        names = carried_unreferenced(
+            pool, self.messages, self.compact_boundaries, referenced=referenced
+        )
         finder = next((tool.name for tool in pool if searches_deferred_tools(tool)), None)
         if not names or finder is None or not self.messages:
             return
@@ -327,8 +304,8 @@ class AgentLoop:
     ) -> list[Block]:
         """Store an assistant message and answer every tool_use in it; returns its blocks."""
         kept = storable(blocks)
-        if not kept:
-            return kept
+        if not kept or only_thinking(kept):
+            return []  # a thought alone (cut after it) may not end the conversation
         add_assistant(self.messages, kept)
         if self.transcript is not None:
             self.transcript.message("assistant", kept)
@@ -348,7 +325,7 @@ class AgentLoop:
             self.add_user([*answers, *extra])
         return kept
 
-    def _account(self, run: _Run, message: AssistantMessage) -> None:
+    def _account(self, run: RunState, message: AssistantMessage) -> None:
         model = message.model or self.model_id
         run.usage += message.usage
         self.usage += message.usage
@@ -368,7 +345,7 @@ class AgentLoop:
         """Send `prompt` and loop until the model stops or a limit is reached."""
         if self._running:
             raise RuntimeError("this session is already running a prompt")
-        run = _Run(sinks=[*self.sinks, *([on_event] if on_event else [])], abort=AbortSignal())
+        run = RunState(sinks=[*self.sinks, *([on_event] if on_event else [])], abort=AbortSignal())
         self._running = run
         try:
             if prompt.strip():
@@ -392,7 +369,7 @@ class AgentLoop:
         finally:
             self._running = None
 
-    async def _turns(self, run: _Run) -> RunResult:
+    async def _turns(self, run: RunState) -> RunResult:
         while True:
             if run.turns >= self.settings.max_turns:
                 limit = self.settings.max_turns
@@ -415,10 +392,10 @@ class AgentLoop:
             if not again:
                 return run.result(stop_reason or "end_turn")
 
-    async def _respond(self, run: _Run) -> tuple[str | None, bool]:
+    async def _respond(self, run: RunState) -> tuple[str | None, bool]:
         """One model response with its tool calls; returns (stop reason, go on?)."""
         request = self.request()
-        sent = self.sent.add(request, self._deferral)
+        sent = self.sent.add(request, self._deferral, history=self.messages)
         attempt = 0
         while True:
             attempt += 1
@@ -460,7 +437,7 @@ class AgentLoop:
 
     async def _finish(
         self,
-        run: _Run,
+        run: RunState,
         executor: StreamingToolExecutor,
         reader: ResponseReader,
         message: AssistantMessage,
@@ -494,7 +471,7 @@ class AgentLoop:
     # ── compaction ──────────────────────────────────────────────────────────────────────
 
     async def compact(
-        self, *, trigger: CompactTrigger = "manual", run: _Run | None = None
+        self, *, trigger: CompactTrigger = "manual", run: RunState | None = None
     ) -> CompactBoundary | None:
         """Replace the conversation by a summary the model writes; None if there is nothing.
 
@@ -519,7 +496,7 @@ class AgentLoop:
             pre_tokens=self.last_context_tokens,
             messages_summarised=len(self.messages),
             pre_compact_discovered_tools=tuple(
-                sorted(known | extract_discovered_tool_names(self.messages))
+                sorted(known | self._discovered.names(self.messages))
             ),
             summary=summary,
         )

@@ -1,23 +1,34 @@
 """Reading one streamed model response into the orchestrator.
 
 `ResponseReader` turns model events into loop events and hands each tool_use block to the
-`StreamingToolExecutor` once the next event proves the block complete: a new block
-starting, or the message ending with any stop reason but `max_tokens` (the last block of a
-`max_tokens` response may be cut mid-input, so it is kept back and never runs). Safe calls
-therefore start while the rest of the message still streams. `settle` collects every added
-call's result after a failure, even when the waiting task is cancelled again.
+`StreamingToolExecutor` as soon as its input is known to be whole:
+- at the block's own end (`BlockComplete`) when the model proved the input whole (its raw
+  JSON text parsed strictly as a complete object, `BlockComplete.input_complete`) and the
+  pipeline would accept it (an enabled tool of the pool by that name, an input its model
+  validates) — what a hand-written loop on the raw client does at `content_block_stop`;
+- otherwise once the next event proves it: a new block starting, or the message ending
+  with any stop reason but `max_tokens` (or `model_context_window_exceeded`: both stop
+  wherever the tokens ran out, `CUTTING_STOPS`). The last block of such a response may be
+  cut mid-input, so a tool_use still held back then is cut and never runs; one already
+  handed over had a whole input and keeps its real result.
+
+An unknown tool or an input that fails validation is never started early, so it waits as
+before and gets the pipeline's one error result (or, cut by `max_tokens`, the cut answer).
+Safe calls therefore start while the rest of the message still streams. `settle` collects
+every added call's result after a failure, even when the waiting task is cancelled again.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncGenerator, AsyncIterator
-from typing import cast
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from typing import Any, cast
 
 from .conversation import Block
-from .events import EventSink, TextDelta, emit_to
+from .events import EventSink, TextDelta, ThinkingDelta, ThinkingStarted, emit_to
 from .model.base import (
+    CUTTING_STOPS,
     AssistantMessage,
     BlockComplete,
     BlockStart,
@@ -25,8 +36,11 @@ from .model.base import (
     ModelEvent,
     StreamBroken,
     TextChunk,
+    ThinkingChunk,
 )
+from .orchestration.pipeline import find_tool, parse_input
 from .orchestration.streaming import StreamingToolExecutor, interrupted_results
+from .tool import Tool
 from .types import ToolCall, ToolResult
 
 
@@ -39,8 +53,12 @@ class ResponseReader:
         self.blocks: list[Block] = []
         """The blocks completed so far (what survives a broken stream)."""
         self.pending: Block | None = None
+        """The last complete tool_use, held back until an event proves its input whole."""
+        self.handed: set[str] = set()
+        """The ids of the tool_use blocks handed to the executor."""
         self.cut: Block | None = None
-        """The tool_use a `max_tokens` stop may have cut (never handed to the executor)."""
+        """The tool_use a `max_tokens` (or context window) stop may have cut (never handed
+        to the executor)."""
 
     async def read(self, events: AsyncIterator[ModelEvent]) -> AssistantMessage:
         """Consume the stream; returns the complete message or raises `StreamBroken`."""
@@ -52,27 +70,55 @@ class ResponseReader:
 
     def _take(self, event: ModelEvent) -> AssistantMessage | None:
         match event:
-            case BlockStart():
+            case BlockStart(type=kind):
                 self._flush()
+                if kind in ("thinking", "redacted_thinking"):
+                    emit_to(self.sinks, ThinkingStarted(redacted=kind == "redacted_thinking"))
             case TextChunk(text=text):
                 emit_to(self.sinks, TextDelta(text))
-            case BlockComplete(block=block):
+            case ThinkingChunk(thinking=thinking):
+                emit_to(self.sinks, ThinkingDelta(thinking))
+            case BlockComplete(block=block, input_complete=whole):
                 self._flush()
                 self.blocks.append(block)
                 if block.get("type") == "tool_use":
                     self.pending = block
+                    if whole and accepted(block, self.executor.tools):
+                        self._flush()
             case MessageComplete(message=message):
-                last = message.content[-1] if message.content else None
-                if message.stop_reason == "max_tokens" and last and last.get("type") == "tool_use":
-                    self.cut, self.pending = last, None
+                if message.stop_reason in CUTTING_STOPS:  # what is still held back never runs
+                    held = self.pending if self.pending is not None else self._unhanded(message)
+                    self.cut, self.pending = held, None
                 self._flush()
                 return message
         return None
 
+    def _unhanded(self, message: AssistantMessage) -> Block | None:
+        """The message's last block when it is a tool_use never handed over (a producer that
+        sent no `BlockComplete` for it)."""
+        last = message.content[-1] if message.content else None
+        if last is None or last.get("type") != "tool_use" or str(last.get("id")) in self.handed:
+            return None
+        return last
+
     def _flush(self) -> None:
         block, self.pending = self.pending, None
         if block is not None:
+            self.handed.add(str(block["id"]))
             self.executor.add_tool(ToolCall(str(block["id"]), str(block["name"]), block["input"]))
+
+
+def accepted(block: Block, tools: Sequence[Tool[Any]]) -> bool:
+    """Whether the pipeline would take this tool_use as it is: it names an enabled tool of
+    `tools` and its input validates against that tool's model."""
+    tool = find_tool(str(block.get("name")), tools)
+    if tool is None:
+        return False
+    try:
+        parse_input(tool, block.get("input"))
+    except Exception:  # a validator that raises anything at all: not proven, so wait
+        return False
+    return True
 
 
 async def settle(executor: StreamingToolExecutor) -> list[ToolResult]:

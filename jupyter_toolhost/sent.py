@@ -5,17 +5,20 @@ streams, and the response's `Usage` once it is complete; compaction's summary re
 side requests and are not kept. `SentLog` keeps the last `SENT_CAP` turns as compact JSON
 text, the way the `anthropic` client writes the body. Consecutive bodies share the text of
 what did not change (the system prompt, the tools, each earlier message), so keeping 200
-turns of a long conversation costs little more than the conversation itself.
+turns of a long conversation costs little more than the conversation itself. Given the
+loop's `MessageList`, `SentLog.add` encodes only the messages added or edited since the
+previous request (a `Watch` says which), so a turn costs what it added, not the history.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from .disclosure.deferral import searches_deferred_tools
+from .history import MessageList, Watch
 from .model.base import ModelRequest, Usage
 from .tool import Tool
 
@@ -83,12 +86,26 @@ class SentLog:
         self.turns = 0
         """Requests added so far (some may have been dropped)."""
         self._kept: list[SentRequest] = []
+        self._history: MessageList | None = None
+        """The conversation the last body's messages were taken from (None: unknown)."""
+        self._watch = Watch()
 
     def __len__(self) -> int:
         return len(self._kept)
 
-    def add(self, request: ModelRequest, deferral: Deferral = Deferral()) -> SentRequest:
-        """Keep the body of `request` as the model client sends it (streaming)."""
+    def add(
+        self,
+        request: ModelRequest,
+        deferral: Deferral = Deferral(),
+        *,
+        history: Sequence[Mapping[str, Any]] | None = None,
+    ) -> SentRequest:
+        """Keep the body of `request` as the model client sends it (streaming).
+
+        `history` is the `MessageList` that `request.messages` was just taken from (the
+        loop's conversation): the messages not edited since the previous request then
+        keep the previous body's text, and only the rest are encoded. Without it (or when
+        `request.messages` is not that list's content) every message is encoded."""
         body = {**request.to_api(), "stream": True}
         before = dict(self._kept[-1].fields) if self._kept else {}
         fields: list[tuple[str, _Encoded]] = []
@@ -96,9 +113,7 @@ class SentLog:
             old = before.get(key)
             if key == "messages" and isinstance(value, list):
                 shared = old if isinstance(old, tuple) else ()
-                fields.append(
-                    (key, tuple(_same(encode(m), shared, i) for i, m in enumerate(value)))
-                )
+                fields.append((key, self._messages(value, shared, history)))
             else:
                 text = encode(value)
                 fields.append((key, old if isinstance(old, str) and old == text else text))
@@ -107,6 +122,26 @@ class SentLog:
         self._kept.append(record)
         del self._kept[: max(0, len(self._kept) - self.cap)]
         return record
+
+    def _messages(
+        self,
+        messages: list[Any],
+        shared: tuple[str, ...],
+        history: Sequence[Mapping[str, Any]] | None,
+    ) -> tuple[str, ...]:
+        """Each message's JSON, the unchanged leading ones taken from `shared`."""
+        if (
+            not isinstance(history, MessageList)
+            or len(history) != len(messages)
+            or (messages and history[-1] is not messages[-1])
+        ):
+            self._history = None  # not taken from a history whose edits are known
+            return tuple(_same(encode(m), shared, i) for i, m in enumerate(messages))
+        if history is not self._history:
+            self._history, self._watch = history, history.watch()
+        kept = min(self._watch.synced, len(shared))
+        self._watch.synced = len(history)
+        return shared[:kept] + tuple(encode(m) for m in messages[kept:])
 
     def complete(self, record: SentRequest, usage: Usage) -> None:
         """The response to `record` is complete: keep its usage."""

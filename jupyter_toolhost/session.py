@@ -21,7 +21,8 @@ from .context import AppState, AppStateStore, ToolUseContext, ToolUseOptions
 from .conversation import Message
 from .disclosure.deferral import DISCLOSURE_OPTIONS, DisclosureOption
 from .events import EventSink, Notice, emit_to
-from .loop import AgentLoop, LoopSettings, RunResult
+from .loop import AgentLoop
+from .loop_state import LoopSettings, RunResult
 from .model.anthropic_model import AnthropicModel, default_model_name
 from .model.base import Model, Usage
 from .model.classifier import ModelClassifier
@@ -38,6 +39,7 @@ from .session_setup import (
     cassette_session,
     mcp_from_settings,
     starting_permissions,
+    thinking_options,
     watch_settings,
     web_search_for,
 )
@@ -92,6 +94,17 @@ class Session:
     cache, and ``discovered`` otherwise; ``defer_loading``, ``discovered``, ``server_bm25``
     and ``server_regex`` (the API's server-side tool search instead of ToolSearch) force
     one. It can be changed between runs through `settings.disclosure`.
+
+    `thinking` is the Messages API's own `thinking` object, sent as it is with every request
+    (e.g. ``{"type": "enabled", "budget_tokens": 10000}``; add ``"display": "omitted"`` to
+    get signatures without the text); None, the default, is off. Each request then asks for
+    `max_tokens` plus the budget, so the answer keeps its `max_tokens`. Thinking tokens are
+    billed as output tokens (they are in `usage.output_tokens`, and counted apart in
+    `usage.thinking_tokens`). Subagents think as their session does. `context_management`
+    is the API's (beta) context editing object, e.g. ``{"edits": [{"type":
+    "clear_thinking_20251015", "keep": "all"}]}``. Both are checked here: a malformed one
+    raises `ValueError` in the API's words. Change them between runs through
+    `settings.thinking` and `settings.context_management`.
     """
 
     def __init__(
@@ -118,11 +131,14 @@ class Session:
         mcp: McpManager | None = None,
         small_model: str | None = None,
         disclosure: DisclosureOption = "auto",
+        thinking: Mapping[str, Any] | None = None,
+        context_management: Mapping[str, Any] | None = None,
     ) -> None:
         if disclosure not in DISCLOSURE_OPTIONS:
             raise ValueError(
                 f"disclosure must be one of {', '.join(DISCLOSURE_OPTIONS)}, not {disclosure!r}"
             )
+        thinking, context_management = thinking_options(thinking, context_management)
         if isinstance(model, str) or model is None:
             model_id = default_model_name(model)
             model = AnthropicModel()
@@ -169,6 +185,8 @@ class Session:
             retry_backoff_s=retry_backoff_s,
             compact_threshold_tokens=compact_threshold_tokens,
             disclosure=disclosure,
+            thinking=thinking,
+            context_management=context_management,
         )
         transcript = Transcript(self.transcript_path_for(context)) if write_transcript else None
         self._loop = AgentLoop(
@@ -414,7 +432,9 @@ class Session:
 
     @property
     def messages(self) -> list[Message]:
-        """The conversation in the Messages API's format (valid to send as it is)."""
+        """The conversation in the Messages API's format (valid to send as it is). A `list`
+        that notes its edits (`history.MessageList`): replace a message to change it, never
+        change a message dict in place."""
         return self._loop.messages
 
     @property

@@ -35,6 +35,20 @@ def web_search_for(model: Model, model_id: str) -> Any:
     return None
 
 
+def thinking_options(
+    thinking: object, context_management: object
+) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """The session's `thinking` and `context_management`, checked now (`ThinkingConfigError`,
+    a `ValueError`, in the API's words) so a malformed one never costs a request."""
+    from .thinking import ThinkingConfigError, check_context_management, check_thinking
+
+    try:
+        checked = check_thinking(thinking)
+        return checked, check_context_management(context_management, checked)
+    except ThinkingConfigError as exc:
+        raise ThinkingConfigError(f"Session: {exc}") from None
+
+
 def cassette_session(model: Model) -> str | None:
     """The session id a cassette holds (or will hold, when recording); None for any other
     model, and for a cassette that cannot be used (its run then says why)."""

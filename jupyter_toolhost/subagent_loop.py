@@ -3,6 +3,11 @@
 The session installs a `LoopRunner` bound to its loop as `context.options.subagent_runner`;
 each child it starts gets a runner bound to the child, so a subagent's own subagents take
 their tools, discoveries and depth from it, not from the session.
+
+A child thinks as its parent does: it starts with a copy of the parent's loop settings,
+`thinking` and `context_management` included (agent type files have no thinking option;
+a parent's `settings.thinking` changed later does not reach a child already started).
+Its thinking blocks live in its own conversation and never reach the parent's.
 """
 
 from __future__ import annotations
@@ -12,7 +17,6 @@ from typing import Any
 
 from .compaction import CompactBoundary
 from .conversation import text_block
-from .disclosure.deferral import extract_discovered_tool_names
 from .events import LoopEvent, TurnEnd
 from .loop import AgentLoop
 from .model.base import ModelRequest
@@ -63,9 +67,7 @@ class LoopRunner:
         return self.loop.model_id
 
     def discovered_tools(self) -> frozenset[str]:
-        return frozenset(
-            extract_discovered_tool_names(self.loop.messages, self.loop.compact_boundaries)
-        )
+        return frozenset(self.loop.discovered_tool_names())
 
     def start(self, spec: SubagentSpec) -> SubagentLoop:
         parent = self.loop

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +20,7 @@ from typing import Any
 from .conversation import Message, add_assistant, add_user, blocks_of, repair
 from .model.base import Usage
 from .results import describe_error
+from .thinking import drop_settled_thinking
 
 _log = logging.getLogger(__name__)
 
@@ -38,12 +40,15 @@ class Transcript:
         self._last_failure: str | None = None
 
     def append(self, record: Mapping[str, Any]) -> None:
-        """Write one record as a line and flush it (a crash loses at most that line)."""
-        line = json.dumps(record, ensure_ascii=False, default=str)
+        """Write one record as a line, appended with one `write` to the end of the file (a
+        crash loses at most that line; nothing already written is ever rewritten)."""
+        line = json.dumps(record, ensure_ascii=False, default=str) + "\n"
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            with self.path.open("a", encoding="utf-8") as handle:
-                handle.write(line + "\n")
+            try:
+                self._write(line)
+            except FileNotFoundError:  # the first record, or its folder was removed
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self._write(line)
         except OSError as exc:
             self.failures += 1
             text = f"The transcript could not be written to {self.path}: {describe_error(exc)}"
@@ -53,6 +58,17 @@ class Transcript:
             self._last_failure = text
             return
         self._last_failure = None
+
+    def _write(self, line: str) -> None:
+        # os-level append: no buffered text file built and torn down for each line.
+        data = line.encode("utf-8")
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_BINARY", 0)
+        descriptor = os.open(self.path, flags, 0o666)
+        try:
+            while data:
+                data = data[os.write(descriptor, data) :]
+        finally:
+            os.close(descriptor)
 
     def message(self, role: str, content: list[dict[str, Any]]) -> None:
         self.append({"type": "message", "message": {"role": role, "content": content}})
@@ -92,5 +108,6 @@ def load_transcript(path: Path) -> LoadedTranscript:
             messages = [dict(m) for m in record.get("messages", [])]
         elif kind == "usage":
             loaded.usage.append((str(record.get("model", "")), Usage.from_dict(record["usage"])))
-    loaded.messages = repair(messages)
+    # Thinking blocks of settled turns are not needed to go on (an open chain keeps its own).
+    loaded.messages = drop_settled_thinking(repair(messages))
     return loaded

@@ -133,14 +133,15 @@ async def test_stream_cut_after_calls_keeps_what_ran_and_runs_nothing_twice(
 
     assert server.errors == []
     assert result == "Recovered."
-    # "first" ran as soon as "second" was known complete; "second" was the last complete
-    # block when the stream broke, so it never started; "third" never arrived.
-    assert ran == ["first"]
+    # "first" and "second" each started at their own content_block_stop (their input JSON
+    # was whole and valid), so both ran before the break; "third" never arrived. A block
+    # not known whole when the stream broke is answered "Not run" (tests/test_stream_start.py).
+    assert ran == ["first", "second"]
     assistant, answers = bodies(server)[1]["messages"][1:]
     assert [b["input"]["text"] for b in blocks(assistant, "tool_use")] == ["first", "second"]
     first, second = blocks(answers, "tool_result")
     assert first == {"type": "tool_result", "tool_use_id": "toolu_01", "content": "echo: first"}
-    assert second["is_error"] and "Not run" in second["content"]
+    assert second == {"type": "tool_result", "tool_use_id": "toolu_02", "content": "echo: second"}
     assert "cut off" in blocks(answers, "text")[0]["text"]
 
 

@@ -35,6 +35,8 @@ class Scenario:
     """The fastest any loop could finish: tools start as their blocks complete, in parallel."""
     safe: bool = True
     """Whether the `sleep` tool declares itself concurrency-safe (the peers run it either way)."""
+    max_repeats: int | None = None
+    """Fewer repeats than the benchmark's for this scenario (the long conversations)."""
 
     @property
     def calls(self) -> int:

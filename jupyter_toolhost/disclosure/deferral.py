@@ -4,9 +4,11 @@ A tool is deferred when it says `should_defer=True` and not `always_load=True` (
 Deferred tools stay out of `tools` until the model discovers them: ToolSearch answers with
 `tool_reference` blocks, `extract_discovered_tool_names()` finds those in the history (and in
 compact-boundary metadata, so discoveries survive compaction), and from the next request on
-the discovered tools are loaded. The model learns which deferred tools exist from an
-attachment text; after the first request only changes to that set are announced (an MCP
-server connected or went away). `DisclosureState` remembers what was announced.
+the discovered tools are loaded. A loop keeps that set with `DiscoveredTools`, which reads
+only the messages added or edited since its last request, not the whole history per turn.
+The model learns which deferred tools exist from an attachment text; after the first
+request only changes to that set are announced (an MCP server connected or went away).
+`DisclosureState` remembers what was announced.
 
 Two styles:
 
@@ -29,10 +31,11 @@ the model says its endpoint expands `tool_reference` blocks (`supports_defer_loa
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ..history import MessageList, Watch
 from ..tool import Tool
 
 DisclosureStyle = Literal["discovered", "defer_loading"]
@@ -154,20 +157,66 @@ def _is_boundary(message: Mapping[str, Any]) -> bool:
     return "compact_boundary" in (message.get("type"), message.get("subtype"))
 
 
+def _message_names(message: Mapping[str, Any]) -> Iterable[str]:
+    """The names one message of the history discovers (a boundary record's carried ones)."""
+    if _is_boundary(message):
+        return _carried(message)
+    return _tool_references(message.get("content"))
+
+
 def extract_discovered_tool_names(
     messages: Iterable[Mapping[str, Any]], compact_boundaries: Iterable[Any] = ()
 ) -> set[str]:
     """Names of tools the conversation has discovered: every `tool_reference` block inside a
-    tool_result, plus the names compact boundaries carried over from before a compaction."""
+    tool_result, plus the names compact boundaries carried over from before a compaction.
+
+    This reads the whole history; a loop keeps the same answer with `DiscoveredTools`."""
     found: set[str] = set()
     for boundary in compact_boundaries:
         found.update(_carried(boundary))
     for message in messages:
-        if _is_boundary(message):
-            found.update(_carried(message))
-            continue
-        found.update(_tool_references(message.get("content")))
+        found.update(_message_names(message))
     return found
+
+
+class DiscoveredTools:
+    """`extract_discovered_tool_names` of one conversation, kept as it grows.
+
+    Given the loop's `MessageList`, each call reads only the messages added or edited since
+    the last one (a `Watch` says which), and counts each name per message, so an edit that
+    drops the last reference to a tool drops the tool. A new list (compaction, resume)
+    starts over; a plain sequence is read whole every time."""
+
+    def __init__(self) -> None:
+        self._messages: MessageList | None = None
+        self._watch = Watch()
+        self._per_message: list[tuple[str, ...]] = []
+        self._counts: dict[str, int] = {}
+
+    def names(
+        self, messages: Sequence[Mapping[str, Any]], compact_boundaries: Iterable[Any] = ()
+    ) -> set[str]:
+        """What `extract_discovered_tool_names(messages, compact_boundaries)` returns."""
+        found = extract_discovered_tool_names((), compact_boundaries)
+        if not isinstance(messages, MessageList):
+            return found | extract_discovered_tool_names(messages)
+        if messages is not self._messages:
+            self._messages, self._watch = messages, messages.watch()
+            self._per_message, self._counts = [], {}
+        start = min(self._watch.synced, len(self._per_message))
+        for names in self._per_message[start:]:
+            for name in names:
+                self._counts[name] -= 1
+                if not self._counts[name]:
+                    del self._counts[name]
+        del self._per_message[start:]
+        for message in messages[start:]:
+            names = tuple(set(_message_names(message)))
+            self._per_message.append(names)
+            for name in names:
+                self._counts[name] = self._counts.get(name, 0) + 1
+        self._watch.synced = len(messages)
+        return found | self._counts.keys()
 
 
 def compact_metadata(
@@ -208,13 +257,19 @@ def carried_unreferenced(
     all_tools: Sequence[Tool[Any]],
     messages: Iterable[Mapping[str, Any]],
     compact_boundaries: Iterable[Any],
+    *,
+    referenced: Set[str] | None = None,
 ) -> list[str]:
     """Deferred tools of the pool that compact boundaries carry but no `tool_reference`
-    in `messages` names (in pool order): the ones `reload_exchange` must load again."""
+    in `messages` names (in pool order): the ones `reload_exchange` must load again.
+
+    `referenced`, when given, is what `messages` names (kept by `DiscoveredTools`), and
+    `messages` is not read."""
     carried = extract_discovered_tool_names((), compact_boundaries)
     if not carried:
         return []  # the usual case: nothing to look for in the history
-    referenced = extract_discovered_tool_names(messages)
+    if referenced is None:
+        referenced = extract_discovered_tool_names(messages)
     return [
         tool.name
         for tool in all_tools
@@ -301,6 +356,7 @@ def tools_for_request(
     style: DisclosureStyle = "discovered",
     compact_boundaries: Iterable[Any] = (),
     server_search: ServerSearch | None = None,
+    discovered: Set[str] | None = None,
 ) -> RequestTools:
     """Build one request's `tools` array from the pool, in a stable order.
 
@@ -309,13 +365,16 @@ def tools_for_request(
     and the tools without `defer_loading` are a prefix that a discovery never changes.
     `server_search` (only with ``style="defer_loading"``) swaps ToolSearch for the API's
     server-side tool search. Updates `state` with what the attachment announces.
+    `discovered`, when given, is what `messages` and `compact_boundaries` discovered (kept
+    by `DiscoveredTools`), and neither is read.
     """
     if server_search is not None and style != "defer_loading":
         raise ValueError("server_search needs style='defer_loading'")
     state = state if state is not None else DisclosureState()
     pool = [tool for tool in all_tools if _enabled(tool)]
     deferred = [tool for tool in pool if is_deferred(tool)]
-    discovered = extract_discovered_tool_names(messages, compact_boundaries)
+    if discovered is None:
+        discovered = extract_discovered_tool_names(messages, compact_boundaries)
     native = style == "defer_loading"
 
     keep_searcher = bool(deferred) and server_search is None

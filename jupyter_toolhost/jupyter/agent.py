@@ -10,6 +10,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from .options import thinking_param
+
 if TYPE_CHECKING:
     from ..mcp import McpManager
     from ..permissions.api import Approver
@@ -32,6 +34,7 @@ class AgentHost(Protocol):
     cassette: str | None
     cassette_mode: str | None
     disclosure: str | None
+    think: int | None
     small_model: str | None
     settings_problems: list[str]
 
@@ -77,6 +80,7 @@ def _configured(host: AgentHost, make: Callable[..., Session], **options: Any) -
         permission_mode=host.mode or None,
         small_model=host.small_model,
         disclosure=host.disclosure or "auto",
+        thinking=thinking_param(host.think),
         **options,
     )
     host.settings_problems = list(session.settings_problems)
@@ -88,6 +92,8 @@ def update_session(session: Session, host: AgentHost, *, tools: list[Tool[Any]])
     session.set_tools(tools)
     if host.disclosure:
         session.settings.disclosure = host.disclosure  # type: ignore[assignment]
+    if host.think is not None:
+        session.settings.thinking = thinking_param(host.think)
     if host.mode:
         set_mode(session, host.mode)
 
@@ -136,19 +142,35 @@ async def run_session(
     session: Session, prompt: str, *, view: LiveView, max_turns: int | None
 ) -> Any:
     """Run one prompt, rendering its events into `view`."""
-    from ..events import Compacted, Notice, TextDelta, TurnEnd, UsageReported
+    from ..events import (
+        Compacted,
+        Notice,
+        TextDelta,
+        ThinkingDelta,
+        ThinkingStarted,
+        TurnEnd,
+        UsageReported,
+    )
 
     session.settings.max_turns = max_turns or DEFAULT_MAX_TURNS
     view.summary.replayed = replaying(session)
+    # Names the cell's Thinking sections the same on every replay of the conversation.
+    view.thinking_key = f"{session.session_id}:{len(session.messages)}"
 
     def sink(event: Any) -> None:
         match event:
             case TextDelta(text=text):
                 view.text(text)
+            case ThinkingStarted(redacted=redacted):
+                view.thinking_started(redacted=redacted)
+            case ThinkingDelta(text=text):
+                view.thinking_delta(text)
             case UsageReported(run_usage=usage, run_cost_usd=cost):
+                view.end_thinking()
                 view.summary.usage = usage.to_dict()
                 view.summary.cost_usd = cost
             case TurnEnd(stop_reason=stop_reason):
+                view.end_thinking()
                 view.summary.model_requests += 1
                 view.summary.stop_reason = stop_reason
             case Notice(text=text):

@@ -89,6 +89,7 @@ def _status(host: AgentHost, command: Command) -> Rendered:
         ("permission mode", host.mode or "default"),
         ("cassette", host.cassette or ""),
         ("cassette mode", (host.cassette_mode or "auto") if host.cassette else ""),
+        ("thinking", f"budget {host.think:,} tokens" if host.think else "off"),
         ("session", session.session_id if session else "(none yet)"),
         ("messages", len(session.messages) if session else 0),
         ("tool calls", len(host.history)),
@@ -197,8 +198,12 @@ def _cost(host: AgentHost, command: Command) -> Rendered:
     if session is None:
         return notice_display("No session yet.")
     usage = session.usage.to_dict()
+    thinking = usage.pop("thinking_tokens", 0)
     cost = session.cost_usd
-    rows = [*usage.items(), ("estimated cost (USD)", "unknown" if cost is None else f"{cost:.4f}")]
+    rows: list[tuple[str, object]] = list(usage.items())
+    if thinking:  # billed as output: already counted in output_tokens
+        rows.append(("thinking_tokens (in output_tokens)", thinking))
+    rows.append(("estimated cost (USD)", "unknown" if cost is None else f"{cost:.4f}"))
     return table_display("cost", ("measure", "value"), rows, title=f"session {session.session_id}")
 
 

@@ -6,16 +6,16 @@ Set them where Jupyter users set kernel options, e.g. in `ipython_config.py` or
 ``c.ToolHost.small_model = "claude-haiku-4-5"``.
 Options given on a `%%agent` line win over these. `permission_mode` is what `--mode` sets;
 `cassette_mode` is what `--cassette-mode` sets (auto, record, replay); `disclosure` is what
-`--disclosure` sets.
+`--disclosure` sets; `think` is what `--think` sets (a budget in tokens, or "off").
 """
 
 from __future__ import annotations
 
-from traitlets import Bool, Float, Integer, List, TraitError, Unicode, validate
+from traitlets import Bool, Float, Integer, List, TraitError, Unicode, Union, validate
 from traitlets.config import Configurable
 
 from ..types import PERMISSION_MODES
-from .options import CASSETTE_MODES, DISCLOSURES
+from .options import CASSETTE_MODES, DISCLOSURES, UsageError, parse_think
 
 
 class ToolHost(Configurable):
@@ -78,6 +78,26 @@ class ToolHost(Configurable):
             "discovered, server_bm25, server_regex. Same as %%agent --disclosure."
         ),
     ).tag(config=True)
+
+    think = Union(
+        [Integer(), Unicode()],
+        default_value=None,
+        allow_none=True,
+        help=(
+            "Extended thinking: a budget in tokens (at least 1024), or 'off' (the default). "
+            "Thinking tokens are billed as output tokens. Same as %%agent --think."
+        ),
+    ).tag(config=True)
+
+    @validate("think")
+    def _check_think(self, proposal: dict) -> int | None:
+        value = proposal["value"]
+        if value is None:
+            return None
+        try:
+            return parse_think(value, name="c.ToolHost.think")
+        except UsageError as exc:
+            raise TraitError(str(exc)) from None
 
     @validate("disclosure")
     def _check_disclosure(self, proposal: dict) -> str | None:

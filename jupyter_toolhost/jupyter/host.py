@@ -51,6 +51,8 @@ class AgentHost:
         self.cassette: str | None = config.cassette
         self.cassette_mode: str | None = config.cassette_mode
         self.disclosure: str | None = config.disclosure
+        self.think: int | None = config.think
+        """The thinking budget in tokens (0 or None: off)."""
         self.small_model: str | None = config.small_model
         self.session: Any = None
         self.history: list[CallCard] = []
@@ -301,12 +303,15 @@ class AgentHost:
         """Apply a cell's options. `--new` starts from the configured defaults; the first
         conversation keeps a mode and rules chosen with `%agent` before it began."""
         starting = options.new or self.session is None
+        think = self.config.think if options.new else self.think
+        think = think if options.think is None else options.think
         if options.new:
             self.model = self.config.model
             self.mode = self.config.permission_mode
             self.cassette = self.config.cassette
             self.cassette_mode = self.config.cassette_mode
             self.disclosure = self.config.disclosure
+        self.think = think
         self.model = options.model or self.model
         self.disclosure = options.disclosure or self.disclosure
         self.mode = options.mode or self.mode

@@ -1,6 +1,10 @@
 """What one `%%agent` cell shows while it runs, driven by the session's events.
 
 - Assistant text is written to the cell's stdout as it arrives (a stream: nbval keeps it).
+- Extended thinking streams into a collapsed "Thinking" section (`thinking`) in a transient
+  display of its own, redrawn at most every `THINKING_INTERVAL`; when the response goes on
+  to text or calls (or ends) that display is emptied and the section is shown once, final,
+  right there: above the cards of its response.
 - Running calls live in one display (the "live panel") that is updated in place and reset
   to empty at the end, so a stored notebook and a fresh run leave the same output behind.
   It stays below what the cell has shown: when text, cards or notices were shown after it,
@@ -51,10 +55,14 @@ from .cards import (
     saved_path_in,
 )
 from .render import Rendered, TurnSummary, footer_display, notice_display, relative_text
+from .thinking import EMPTY_THINKING, ThinkingPart, ThinkingSection, thinking_display
 
 _PROGRESS_INTERVAL = 0.25
 TICK_SECONDS = 1.0
 """How often the live panel is redrawn while calls run, so elapsed times move."""
+THINKING_INTERVAL = 0.2
+"""The most often a streaming Thinking section is redrawn (a delta that comes sooner is
+shown when the interval is up)."""
 
 Display = Callable[..., Any]
 
@@ -109,12 +117,22 @@ class LiveView:
         self._ticker: asyncio.Task[None] | None = None
         self.checklist: tuple[dict[str, Any], ...] | None = None
         """The newest checklist a call of this cell reported (shown in the live panel)."""
+        self.thinking_key = "cell"
+        """What names this cell's Thinking sections (`ThinkingSection.key`), set by the
+        runner from the session and its length, so a replay names them the same."""
+        self.thinking: list[ThinkingSection] = []
+        """Every Thinking section of the cell, in order (the last may still stream)."""
+        self._thinking_open: ThinkingSection | None = None
+        self._thinking_panel: Any = None
+        self._thinking_drawn = 0.0
+        self._thinking_due: asyncio.TimerHandle | None = None
 
     # ── text ───────────────────────────────────────────────────────────────────────────
 
     def text(self, delta: str) -> None:
         """A piece of assistant text, shown at once."""
         if delta:
+            self.end_thinking()
             self._write(delta)
             self._text_open = not delta.endswith("\n")
             self._below = True
@@ -126,16 +144,88 @@ class LiveView:
 
     def line(self, text: str) -> None:
         """A whole line of plain output (approval records, notices)."""
+        self.end_thinking()
         self._end_text()
         self._write(text + "\n")
         self._below = True
+
+    # ── thinking ───────────────────────────────────────────────────────────────────────
+
+    def thinking_started(self, *, redacted: bool) -> None:
+        """A thinking (or redacted_thinking) block began: it joins the open section, or
+        opens one below what the cell has shown."""
+        section = self._thinking_open
+        if section is None:
+            self._end_text()
+            response = self.summary.model_requests + 1
+            key = f"{self.thinking_key}:{len(self.thinking) + 1}"
+            section = ThinkingSection(key=key, response=response)
+            self.thinking.append(section)
+            self._thinking_open = section
+            self._thinking_panel = self._display(EMPTY_THINKING, display_id=True)
+            self._below = True
+        section.parts.append(ThinkingPart(redacted=redacted))
+        self._draw_thinking(now=True)
+        self._thinking_drawn = 0.0  # the block's first text is drawn at once, too
+
+    def thinking_delta(self, text: str) -> None:
+        """A piece of thinking text (of the open section's last block)."""
+        if not text:
+            return
+        section = self._thinking_open
+        if section is None or section.parts[-1].redacted:
+            self.thinking_started(redacted=False)
+            section = self._thinking_open
+        assert section is not None
+        section.parts[-1].text += text
+        self._draw_thinking(now=False)
+
+    def end_thinking(self) -> None:
+        """The open section is complete: empty its live display and show it, final."""
+        section = self._thinking_open
+        if section is None:
+            return
+        self._thinking_open = None
+        if self._thinking_due is not None:
+            self._thinking_due.cancel()
+            self._thinking_due = None
+        if self._thinking_panel is not None:
+            self._thinking_panel.update(EMPTY_THINKING)
+            self._thinking_panel = None
+        self._display(thinking_display(section))
+        self._below = True
+
+    def _draw_thinking(self, *, now: bool) -> None:
+        section, panel = self._thinking_open, self._thinking_panel
+        if section is None or panel is None:
+            return
+        wait = THINKING_INTERVAL - (time.perf_counter() - self._thinking_drawn)
+        if not now and wait > 0:
+            if self._thinking_due is None:
+                try:
+                    loop = asyncio.get_running_loop()
+                except RuntimeError:  # no loop: drawn on the next delta or at the end
+                    return
+                self._thinking_due = loop.call_later(wait, self._thinking_is_due)
+            return
+        if self._thinking_due is not None:
+            self._thinking_due.cancel()
+            self._thinking_due = None
+        self._thinking_drawn = time.perf_counter()
+        panel.update(thinking_display(section, live=True))
+
+    def _thinking_is_due(self) -> None:
+        self._thinking_due = None
+        self._draw_thinking(now=True)
 
     # ── tool calls ─────────────────────────────────────────────────────────────────────
 
     def on_tool_event(self, event: Any) -> None:
         """Handle one orchestration event (queued, started, progress, finished), or one of
         a sub-agent's, wrapped in a `ChildEvent` of the call that started it; an answered
-        approval prompt (`PermissionAnswered`) adds the wait to its call's card."""
+        approval prompt (`PermissionAnswered`) adds the wait to its call's card. The
+        response has gone past its thinking: an open Thinking section is complete."""
+        self.end_thinking()
         self._apply(event, parent=None)
 
     def _apply(self, event: Any, *, parent: CallCard | None) -> None:
@@ -332,12 +422,14 @@ class LiveView:
     # ── the end ────────────────────────────────────────────────────────────────────────
 
     def notice(self, text: str, *, level: str = "info") -> None:
+        self.end_thinking()
         self._end_text()
         self._display(notice_display(text, level=level))  # type: ignore[arg-type]
         self._below = True
 
     def finish(self, *, footer: bool = True) -> None:
         """Show what is left, reset the live panel and add the footer."""
+        self.end_thinking()
         self._end_text()
         if self._ticker is not None:
             self._ticker.cancel()

@@ -20,6 +20,10 @@ CASSETTE_MODES: tuple[CassetteMode, ...] = ("auto", "record", "replay")
 """`model.cassette.CASSETTE_MODES`, spelled out: importing that module at load is slow."""
 DISCLOSURES = ("auto", "defer_loading", "discovered", "server_bm25", "server_regex")
 """`disclosure.DISCLOSURE_OPTIONS`, spelled out for the same reason."""
+THINK_MIN = 1024
+"""The smallest thinking budget the Messages API takes (`budget_tokens` ≥ 1024)."""
+THINK_OFF = 0
+"""`--think off`: the budget that means "no extended thinking"."""
 
 Subcommand: TypeAlias = Literal[
     "status",
@@ -44,7 +48,8 @@ SUBCOMMANDS: tuple[Subcommand, ...] = get_args(Subcommand)
 
 CELL_USAGE = (
     "%%agent [--model M] [--mode MODE] [--new] [--max-turns N] [--cassette PATH] "
-    "[--cassette-mode auto|record|replay] [--tools A,B] [--disclosure STYLE]\n<prompt lines>"
+    "[--cassette-mode auto|record|replay] [--tools A,B] [--disclosure STYLE] [--think N|off]"
+    "\n<prompt lines>"
 )
 LINE_USAGE = (
     "%agent status | reset | mode [MODE] | allow|ask|deny RULE [--save] | rules | tools | "
@@ -70,6 +75,8 @@ class CellOptions:
     cassette_mode: CassetteMode | None = None
     tools: tuple[str, ...] | None = None
     disclosure: str | None = None
+    think: int | None = None
+    """The thinking budget in tokens (`THINK_OFF`, 0: off; None: not given)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +128,42 @@ def parse_disclosure(value: str) -> str:
     raise UsageError(f"Unknown disclosure {value!r}; choose one of: {', '.join(DISCLOSURES)}.")
 
 
+def parse_think(value: object, *, name: str = "--think") -> int:
+    """A thinking budget: a whole number of tokens ≥ `THINK_MIN`, or "off" (→ `THINK_OFF`).
+
+    Takes the text of `--think` and the value of `c.ToolHost.think` (an int there) alike;
+    `name` is the option named in the error."""
+    if value is False:
+        return THINK_OFF
+    text = str(value).strip()
+    if text.lower() == "off":
+        return THINK_OFF
+    digits = text[1:] if text[:1] in ("+", "-") else text
+    if not (digits.isascii() and digits.isdigit()):
+        example = f"{name} 4096" if name.startswith("-") else f"{name} = 4096"
+        raise UsageError(
+            f"{name} takes a number of tokens (at least {THINK_MIN}, e.g. {example}) "
+            f"or off, not {text!r}."
+        )
+    budget = int(text)
+    if budget < THINK_MIN:
+        raise UsageError(
+            f"{name} {budget} is below the API's minimum thinking budget of {THINK_MIN} "
+            f"tokens: give at least {THINK_MIN}, or off."
+        )
+    return budget
+
+
+def thinking_param(budget: int | None) -> dict[str, object] | None:
+    """The API's `thinking` object for a budget (None when thinking is off).
+
+    ``display: "summarized"`` asks for the thinking text even from models whose default is
+    ``"omitted"`` (signature only), so the cell has something to show."""
+    if not budget:
+        return None
+    return {"type": "enabled", "budget_tokens": budget, "display": "summarized"}
+
+
 def parse_cell_line(line: str) -> CellOptions:
     """The `%%agent ...` line into `CellOptions`."""
     words = _split(line)
@@ -135,6 +178,7 @@ def parse_cell_line(line: str) -> CellOptions:
         "--cassette-mode",
         "--tools",
         "--disclosure",
+        "--think",
     )
     while index < len(words):
         word = words[index]
@@ -176,6 +220,7 @@ def parse_cell_line(line: str) -> CellOptions:
         ),
         tools=tools,
         disclosure=parse_disclosure(values["--disclosure"]) if "--disclosure" in values else None,
+        think=parse_think(values["--think"]) if "--think" in values else None,
     )
 
 
@@ -294,9 +339,9 @@ Usage
 {CELL_USAGE}
 
     The cell body is the prompt; the conversation continues across %%agent cells
-    until --new or %agent reset. --mode, --model, --cassette, --cassette-mode and
-    --disclosure stay in effect for the rest of the conversation; a new one starts from
-    the c.ToolHost defaults.
+    until --new or %agent reset. --mode, --model, --cassette, --cassette-mode,
+    --disclosure and --think stay in effect for the rest of the conversation; a new
+    one starts from the c.ToolHost defaults.
 
 {LINE_USAGE}
 
@@ -318,6 +363,10 @@ Options
                  defer_loading when the model supports it, so a discovery keeps the
                  prompt cache; else discovered) | defer_loading | discovered |
                  server_bm25 | server_regex (the API's own tool search)
+--think N|off    extended thinking with a budget of N tokens (at least 1024), or off
+                 (the default). The thinking streams into a collapsed "Thinking"
+                 section above the turn's tool cards; its tokens are billed as output
+                 tokens, up to N per model response
 
 Approvals
 ---------
@@ -369,7 +418,7 @@ Configuration
 -------------
 c.ToolHost.model, .permission_mode (--mode), .max_turns, .cassette,
 .cassette_mode (--cassette-mode), .tools, .kernel_tools, .approval_timeout,
-.disclosure (--disclosure)
+.disclosure (--disclosure), .think (--think)
 
 Requests
 --------

@@ -133,8 +133,11 @@ def footer_parts(summary: TurnSummary) -> list[str]:
         parts.append("replayed — no tokens spent")
     elif usage:
         read = usage.get("cache_read_input_tokens", 0)
+        thinking = usage.get("thinking_tokens", 0)
         tokens_in, tokens_out = usage.get("input_tokens", 0), usage.get("output_tokens", 0)
         tokens = f"{tokens_in:,} in / {tokens_out:,} out tokens"
+        if thinking:  # part of the output tokens (and billed as output), not on top
+            tokens += f" (incl. {thinking:,} thinking)"
         parts.append(tokens + (f" ({read:,} read from cache)" if read else ""))
     if not summary.replayed and summary.cost_usd is not None:
         parts.append(f"≈ ${summary.cost_usd:.4f}")

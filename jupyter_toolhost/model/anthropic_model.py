@@ -12,9 +12,10 @@ did complete, so the loop can retry or resume the turn.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from ..results import describe_error
 from .base import (
@@ -28,6 +29,7 @@ from .base import (
     ModelRequest,
     StreamBroken,
     TextChunk,
+    ThinkingChunk,
     Usage,
     canonical_block,
 )
@@ -40,6 +42,9 @@ DEFAULT_MODEL = "claude-sonnet-4-5"
 MODEL_ENV = "JUPYTER_TOOLHOST_MODEL"
 EMPTY_STREAM = "the reply ended before its message started (an empty event stream)"
 TRUNCATED_STREAM = "the stream ended before the message was complete"
+CONTEXT_MANAGEMENT_BETA = "context-management-2025-06-27"
+"""The `anthropic-beta` value `context_management` needs (anthropic 2.16 has the parameter
+only under `client.beta`; Claude Code sends the same value)."""
 
 
 def default_model_name(option: str | None = None) -> str:
@@ -106,14 +111,17 @@ class AnthropicModel:
 
         transport_errors = (anthropic.APIConnectionError, httpx.TransportError, httpx2.HTTPError)
         complete: list[ContentBlock] = []
+        inputs: dict[int, list[str]] = {}
+        """Each tool_use block's raw `input_json_delta` pieces, by index (the client's own
+        `input` comes from a partial parser, which cannot tell a cut input from a whole one)."""
         started = began = False
         try:
-            manager = self.client.messages.stream(**cast(Any, request.to_api()))
+            manager = self.client.messages.stream(**_stream_arguments(request))
             async with manager as stream:
                 async for event in stream:
                     started = True
                     began = began or event.type == "message_start"
-                    for converted in _convert(event):
+                    for converted in _convert(event, inputs):
                         if isinstance(converted, BlockComplete):
                             complete.append(converted.block)
                         yield converted
@@ -131,16 +139,60 @@ class AnthropicModel:
         yield MessageComplete(_message(final, complete))
 
 
-def _convert(event: Any) -> list[ModelEvent]:
+def _stream_arguments(request: ModelRequest) -> Any:
+    """The client's arguments for `request`. `context_management` is a beta the client's
+    `messages` resource does not take: it goes in the body, with its `anthropic-beta`."""
+    arguments: dict[str, Any] = request.to_api()
+    edits = arguments.pop("context_management", None)
+    if edits is not None:
+        arguments["extra_body"] = {"context_management": edits}
+        arguments["extra_headers"] = {"anthropic-beta": CONTEXT_MANAGEMENT_BETA}
+    return arguments
+
+
+def _convert(event: Any, inputs: dict[int, list[str]]) -> list[ModelEvent]:
     match event.type:
         case "content_block_start":
             return [BlockStart(event.index, event.content_block.type)]
         case "content_block_delta" if event.delta.type == "text_delta":
             return [TextChunk(event.index, event.delta.text)]
+        case "content_block_delta" if event.delta.type == "thinking_delta":
+            return [ThinkingChunk(event.index, event.delta.thinking)]
+        case "content_block_delta" if event.delta.type == "input_json_delta":
+            inputs.setdefault(event.index, []).append(event.delta.partial_json)
+            return []
         case "content_block_stop":
-            return [BlockComplete(event.index, _block(event.content_block))]
+            block = _block(event.content_block)
+            whole = input_is_whole(block, "".join(inputs.pop(event.index, ())))
+            return [BlockComplete(event.index, block, input_complete=whole)]
         case _:
             return []
+
+
+def input_is_whole(block: ContentBlock, text: str) -> bool:
+    """Whether a finished tool_use block's input is proven whole (`BlockComplete`).
+
+    `text` is the block's raw `input_json_delta` text: it must parse strictly (`json.loads`;
+    NaN and Infinity, which are not JSON, are refused) as an object equal to the block's
+    `input`. With no text at all the input is whole only when `content_block_start` carried
+    a non-empty one (some Messages API compatible endpoints send it that way); the `{}` the
+    API puts there before the input streams proves nothing: a `max_tokens` stop before the
+    first delta looks the same.
+    """
+    value = block.get("input")
+    if block.get("type") != "tool_use" or not isinstance(value, dict):
+        return False
+    if not text:
+        return bool(value)
+    try:
+        parsed = json.loads(text, parse_constant=_not_json)
+    except (ValueError, RecursionError):  # not JSON, or nested past what json can read
+        return False
+    return isinstance(parsed, dict) and parsed == value
+
+
+def _not_json(constant: str) -> Any:
+    raise ValueError(f"{constant} is not JSON")
 
 
 def _block(block: Any) -> ContentBlock:

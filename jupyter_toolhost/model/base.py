@@ -1,10 +1,10 @@
 """The seam between the loop and a model client: requests, stream events, errors, usage.
 
 A `Model` turns one `ModelRequest` into an async stream of `ModelEvent`s: `BlockStart`,
-`TextChunk`, `BlockComplete` for each content block as it finishes, then one
-`MessageComplete`. Content blocks are plain dicts in the Messages API's shape, with their keys
-in one canonical order (`canonical_block`), so that a recorded run and its replay produce
-byte-identical conversations. Nothing here imports a client library.
+`TextChunk` (or `ThinkingChunk`), `BlockComplete` for each content block as it finishes,
+then one `MessageComplete`. Content blocks are plain dicts in the Messages API's shape, with
+their keys in one canonical order (`canonical_block`), so that a recorded run and its replay
+produce byte-identical conversations. Nothing here imports a client library.
 """
 
 from __future__ import annotations
@@ -35,6 +35,10 @@ class Usage:
     output_tokens: int = 0
     cache_creation_input_tokens: int = 0
     cache_read_input_tokens: int = 0
+    thinking_tokens: int = 0
+    """The part of `output_tokens` spent on extended thinking (the API's
+    `usage.output_tokens_details.thinking_tokens`). Already counted in `output_tokens`,
+    and billed as output: never add it to the output count again."""
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
@@ -42,6 +46,7 @@ class Usage:
             self.output_tokens + other.output_tokens,
             self.cache_creation_input_tokens + other.cache_creation_input_tokens,
             self.cache_read_input_tokens + other.cache_read_input_tokens,
+            self.thinking_tokens + other.thinking_tokens,
         )
 
     @property
@@ -50,22 +55,34 @@ class Usage:
         return self.input_tokens + self.cache_creation_input_tokens + self.cache_read_input_tokens
 
     def to_dict(self) -> dict[str, int]:
-        return {
+        """The counts; `thinking_tokens` only when non-zero (older cassettes stay as they are)."""
+        data = {
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
             "cache_creation_input_tokens": self.cache_creation_input_tokens,
             "cache_read_input_tokens": self.cache_read_input_tokens,
         }
+        if self.thinking_tokens:
+            data["thinking_tokens"] = self.thinking_tokens
+        return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> Usage:
-        """Read the API's (or a cassette's) usage object; missing or null counts are 0."""
+        """Read the API's (or a cassette's) usage object; missing or null counts are 0.
+
+        Thinking tokens come from `thinking_tokens` (a cassette) or the API's
+        `output_tokens_details.thinking_tokens`."""
         data = data or {}
+        details = data.get("output_tokens_details")
+        thinking = data.get("thinking_tokens")
+        if not thinking and isinstance(details, Mapping):
+            thinking = details.get("thinking_tokens")
         return cls(
             int(data.get("input_tokens") or 0),
             int(data.get("output_tokens") or 0),
             int(data.get("cache_creation_input_tokens") or 0),
             int(data.get("cache_read_input_tokens") or 0),
+            int(thinking or 0),
         )
 
 
@@ -81,6 +98,10 @@ class ModelRequest:
     tool_choice: Mapping[str, Any] | None = None
     cwd: str | None = None
     """Not sent: the session's working directory, so wrappers (cassettes) can normalise it."""
+    thinking: Mapping[str, Any] | None = None
+    """The API's `thinking` object, sent as it is when set."""
+    context_management: Mapping[str, Any] | None = None
+    """The API's `context_management` object (a beta: the model client adds its header)."""
 
     def to_api(self) -> dict[str, Any]:
         """The request body's fields (without `stream`)."""
@@ -95,6 +116,10 @@ class ModelRequest:
             body["tools"] = list(self.tools)
         if self.tool_choice is not None:
             body["tool_choice"] = dict(self.tool_choice)
+        if self.thinking is not None:
+            body["thinking"] = dict(self.thinking)
+        if self.context_management is not None:
+            body["context_management"] = dict(self.context_management)
         return body
 
 
@@ -125,11 +150,30 @@ class TextChunk:
 
 
 @dataclass(frozen=True, slots=True)
+class ThinkingChunk:
+    """A piece of a thinking block's text, as it streams (the API's `thinking_delta`)."""
+
+    index: int
+    thinking: str
+
+
+CUTTING_STOPS = frozenset({"max_tokens", "model_context_window_exceeded"})
+"""Stop reasons that end the output wherever the tokens ran out: the last block may be cut."""
+
+
+@dataclass(frozen=True, slots=True)
 class BlockComplete:
-    """A content block is complete (a tool_use block's input is whole)."""
+    """A content block finished streaming. A tool_use block's input may still be cut short:
+    the last block of a response with one of the `CUTTING_STOPS` ends where the tokens ran
+    out."""
 
     index: int
     block: ContentBlock
+    input_complete: bool = False
+    """A tool_use block's input is proven whole: the raw `input_json_delta` text parsed
+    strictly (no partial parser) as a complete JSON object equal to `block["input"]`, so no
+    `max_tokens` stop can have cut it. False when unknown (no input text streamed, or
+    another producer that cannot tell); the reader then waits for the next event."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,7 +183,7 @@ class MessageComplete:
     message: AssistantMessage
 
 
-ModelEvent: TypeAlias = BlockStart | TextChunk | BlockComplete | MessageComplete
+ModelEvent: TypeAlias = BlockStart | TextChunk | ThinkingChunk | BlockComplete | MessageComplete
 
 
 class ModelError(Exception):

@@ -3,7 +3,8 @@
 A cassette is a small JSON file (`cassette_format`) with one interaction per model request:
 a key for the whole normalised conversation, a short summary of the request (message count,
 tool names, the newest message) and the response (its complete content blocks, stop reason
-and usage; or the break or API error that ended it). Only what replay needs is kept.
+and usage; or the break or API error that ended it). Only what replay needs is kept:
+thinking blocks whole (signature, data), and the pieces each streamed in.
 
 Replay looks each request up by its key and serves the first not-yet-served interaction
 with that key, wherever it is in the file: identical repeated requests are served in order,
@@ -32,6 +33,7 @@ import asyncio
 import os
 import re
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal, TypeAlias, get_args
 
@@ -47,6 +49,7 @@ from .base import (
     ModelRequest,
     StreamBroken,
     TextChunk,
+    ThinkingChunk,
     Usage,
 )
 from .cassette_format import (
@@ -58,13 +61,17 @@ from .cassette_format import (
     CassetteFile,
     SourceKind,
     client_name,
+    last_input_field,
     make_source,
+    map_ids,
     new_session_id,
     normalise_text,
     read_cassette,
+    replayed_input_complete,
     request_key,
     request_summary,
     source_kind,
+    thinking_deltas,
     write_cassette,
 )
 from .cassette_miss import CassetteMismatch, canonical, closest, followed, mismatch
@@ -342,9 +349,11 @@ class CassetteModel:
     ) -> AsyncIterator[ModelEvent]:
         key = request_key(request, purpose=purpose)
         summary = request_summary(request, purpose=purpose)
-        forwarded = _map_ids(request, {seen: real for real, seen in self._ids_out.items()})
+        forwarded = map_ids(request, {seen: real for real, seen in self._ids_out.items()})
         scripted = self._scripted()
         complete: list[ContentBlock] = []
+        pieces: dict[str, list[str]] = {}  # each thinking block's streamed pieces
+        whole = False  # the last block's input_complete
         entry = {"key": key, "request": summary}
         if any(tool.get("defer_loading") for tool in request.tools):
             self._load().disclosure = "defer_loading"
@@ -353,7 +362,8 @@ class CassetteModel:
                 if isinstance(event, BlockComplete):
                     block = self._rename(event.block)
                     complete.append(block)
-                    yield BlockComplete(event.index, block)
+                    whole = event.input_complete
+                    yield replace(event, block=block)
                 elif isinstance(event, MessageComplete):
                     message = event.message
                     response = {
@@ -361,6 +371,8 @@ class CassetteModel:
                         "stop_reason": message.stop_reason,
                         "usage": {} if scripted else message.usage.to_dict(),
                         "model": SCRIPTED_MODEL if scripted else message.model,
+                        **last_input_field(whole, message.stop_reason),
+                        **thinking_deltas(pieces),
                     }
                     self._store({**entry, "response": response})
                     yield MessageComplete(
@@ -372,9 +384,12 @@ class CassetteModel:
                         )
                     )
                 else:
+                    if isinstance(event, ThinkingChunk):
+                        pieces.setdefault(str(event.index), []).append(event.thinking)
                     yield event
         except StreamBroken as broken:
-            self._store({**entry, "response": {"content": complete, "broken": broken.reason}})
+            response = {"content": complete, "broken": broken.reason}
+            self._store({**entry, "response": {**response, **last_input_field(whole, None)}})
             raise StreamBroken(broken.reason, content=complete) from broken
         except ModelAPIError as error:
             failure = {"status": error.status, "message": str(error)}
@@ -426,7 +441,10 @@ async def _serve(response: Mapping[str, Any]) -> AsyncIterator[ModelEvent]:
         yield BlockStart(index, str(block.get("type")))
         if block.get("type") == "text" and block.get("text"):
             yield TextChunk(index, block["text"])
-        yield BlockComplete(index, dict(block))
+        elif block.get("type") == "thinking" and block.get("thinking"):
+            for piece in response.get("thinking_deltas", {}).get(str(index)) or [block["thinking"]]:
+                yield ThinkingChunk(index, str(piece))
+        yield BlockComplete(index, dict(block), replayed_input_complete(response, index))
     await asyncio.sleep(0)
     if "error" in response:
         error = response["error"]
@@ -452,36 +470,6 @@ class _PurposeView:
 
     def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         return self.cassette.stream(request, purpose=self.purpose)
-
-
-def _map_ids(request: ModelRequest, mapping: Mapping[str, str]) -> ModelRequest:
-    """The request with the session's tool_use ids turned back into the inner model's."""
-    if not mapping:
-        return request
-    messages = [_map_message(message, mapping) for message in request.messages]
-    return ModelRequest(
-        model=request.model,
-        messages=messages,
-        max_tokens=request.max_tokens,
-        system=request.system,
-        tools=request.tools,
-        tool_choice=request.tool_choice,
-        cwd=request.cwd,
-    )
-
-
-def _map_message(message: Mapping[str, Any], mapping: Mapping[str, str]) -> dict[str, Any]:
-    content = message.get("content")
-    if not isinstance(content, list):
-        return dict(message)
-    blocks = []
-    for block in content:
-        renamed = dict(block)
-        for key in ("id", "tool_use_id"):
-            if key in renamed and renamed[key] in mapping:
-                renamed[key] = mapping[renamed[key]]
-        blocks.append(renamed)
-    return {**message, "content": blocks}
 
 
 def _bring_forward(

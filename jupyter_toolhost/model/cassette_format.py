@@ -20,6 +20,18 @@ replay with ``disclosure="auto"`` builds the same requests; without it, replay u
 ``discovered`` style (files recorded before the field existed). Version-1 files (no
 source, session or keys) are still read; they replay by position. Nothing else is ever
 written: no headers, keys, environment or URLs.
+
+A `response` is `{"content": [...], "stop_reason": ..., "usage": ..., "model": ...}`, or
+`{"content": [...], "broken": "<reason>"}` for a stream that broke. One that stopped at
+`max_tokens` (any of `base.CUTTING_STOPS`) or broke may also hold
+`"last_input_complete": true`: its last block, a tool_use, had a whole input
+(`BlockComplete.input_complete`) when it was recorded, so it was started at once and
+replay starts it too. Without the field that block is treated as possibly cut and never
+started (the only behaviour before the field existed, so older files replay as recorded).
+Every other recorded block is whole by construction (the stream went on past it), so
+replay marks every other tool_use block `input_complete`. A response whose thinking block
+streamed in several pieces holds them in `"thinking_deltas": {"<block index>": [...]}`,
+so replay streams the same `ThinkingChunk`s.
 """
 
 from __future__ import annotations
@@ -31,12 +43,12 @@ import re
 import secrets
 import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
-from .base import ModelError, ModelRequest
+from .base import CUTTING_STOPS, ModelError, ModelRequest
 
 CASSETTE_VERSION = 2
 READABLE_VERSIONS = (1, 2)
@@ -46,6 +58,37 @@ SCRIPTED_MODEL = "scripted"
 """The model a scripted cassette names in every response: no real model answered."""
 
 SourceKind: TypeAlias = Literal["recorded", "scripted"]
+
+
+LAST_INPUT_COMPLETE = "last_input_complete"
+
+
+def last_input_field(whole: bool, stop_reason: str | None) -> dict[str, bool]:
+    """`{"last_input_complete": true}` for a response whose last block's verdict decides
+    what replay does (a `CUTTING_STOPS` stop, or `stop_reason` None: a broken stream) when
+    that block's input was whole; nothing otherwise, so other files keep their bytes."""
+    ended_early = stop_reason is None or stop_reason in CUTTING_STOPS
+    return {LAST_INPUT_COMPLETE: True} if whole and ended_early else {}
+
+
+def replayed_input_complete(response: Mapping[str, Any], index: int) -> bool:
+    """`BlockComplete.input_complete` for recorded block `index` of `response`: true for a
+    tool_use, except the last block of a `CUTTING_STOPS` or broken response, which is whole
+    only when the recording says so (`last_input_field`)."""
+    content = response.get("content") or []
+    if content[index].get("type") != "tool_use":
+        return False
+    ended_early = response.get("stop_reason") in CUTTING_STOPS or "broken" in response
+    if index == len(content) - 1 and ended_early:
+        return response.get(LAST_INPUT_COMPLETE) is True
+    return True
+
+
+def thinking_deltas(pieces: Mapping[str, list[str]]) -> dict[str, Any]:
+    """The `thinking_deltas` field of a response: the pieces of each thinking block that
+    streamed in more than one (nothing when none did, so other files keep their bytes)."""
+    split = {index: list(parts) for index, parts in pieces.items() if len(parts) > 1}
+    return {"thinking_deltas": split} if split else {}
 
 
 class CassetteError(ModelError):
@@ -224,3 +267,25 @@ def write_cassette(path: Path, cassette: CassetteFile) -> None:
     tmp = path.with_name(f".{path.name}.tmp")
     tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, path)
+
+
+def map_ids(request: ModelRequest, mapping: Mapping[str, str]) -> ModelRequest:
+    """The request with the session's tool_use ids turned back into the inner model's."""
+    if not mapping:
+        return request
+    messages = [map_message(message, mapping) for message in request.messages]
+    return replace(request, messages=messages)
+
+
+def map_message(message: Mapping[str, Any], mapping: Mapping[str, str]) -> dict[str, Any]:
+    content = message.get("content")
+    if not isinstance(content, list):
+        return dict(message)
+    blocks = []
+    for block in content:
+        renamed = dict(block)
+        for key in ("id", "tool_use_id"):
+            if key in renamed and renamed[key] in mapping:
+                renamed[key] = mapping[renamed[key]]
+        blocks.append(renamed)
+    return {**message, "content": blocks}

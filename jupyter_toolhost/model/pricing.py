@@ -2,7 +2,8 @@
 
 Prices are the public list prices for standard (non-batch) use; cache writes cost 1.25x the
 input price (5-minute cache) and cache reads 0.1x. An unknown model has no estimate (None),
-never a guess.
+never a guess. Extended thinking is billed as output: its tokens are already part of
+`output_tokens` (`Usage.thinking_tokens` only says how many), so they are never added twice.
 """
 
 from __future__ import annotations

@@ -38,12 +38,13 @@ import logging
 import math
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Literal, TypeAlias
 
 from ..context import AbortSignal, Progress, ToolUseContext, as_progress
+from ..tool import Tool
 from ..types import ToolCall, ToolResult
 from .events import (
     NOT_STARTED_BATCH,
@@ -200,6 +201,11 @@ class StreamingToolExecutor:
         self._stop_cause = self._stop_cause or "discarded"
         self._close(DISCARDED)
         self._process_queue()
+
+    @property
+    def tools(self) -> Sequence[Tool[Any]]:
+        """The pool this message's calls are looked up in (the pipeline's)."""
+        return self._context.options.tools
 
     def completed_results(self) -> list[ToolResult]:
         """The results so far, in call order (after an interrupt: one for every call)."""

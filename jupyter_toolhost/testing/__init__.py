@@ -15,20 +15,32 @@ from jupyter_toolhost.testing.messages_server import (
     text,
     tool_use,
 )
+from jupyter_toolhost.testing.sse import Hold
+from jupyter_toolhost.testing.thinking import (
+    RedactedThinkingBlock,
+    ThinkingBlock,
+    redacted_thinking,
+    thinking,
+)
 from jupyter_toolhost.testing.validation import InvalidRequest, validate_request
 
 __all__ = [
+    "Hold",
     "InvalidRequest",
     "MessagesServer",
     "RawBlock",
     "RecordedError",
     "RecordedRequest",
+    "RedactedThinkingBlock",
     "Script",
     "TextBlock",
+    "ThinkingBlock",
     "ToolUseBlock",
     "Turn",
     "raw",
+    "redacted_thinking",
     "text",
+    "thinking",
     "tool_use",
     "validate_request",
 ]

@@ -1,9 +1,11 @@
 """A loopback HTTP server that speaks the Anthropic Messages API, for tests and benchmarks.
 
-Owns the scripted conversation (`Turn`, `text`, `tool_use`), the HTTP plumbing (a stdlib
-`ThreadingHTTPServer` on 127.0.0.1 in a daemon thread), and the record of what clients
-sent (`MessagesServer.requests`) and what went wrong (`MessagesServer.errors`). Request
-validation lives in `validation.py`; the JSON and SSE shapes of answers in `sse.py`.
+Owns the scripted conversation (`Turn`, `text`, `tool_use`), the server's life cycle (a
+stdlib `ThreadingHTTPServer` on 127.0.0.1 in a daemon thread), and the record of what
+clients sent (`MessagesServer.requests`) and what went wrong (`MessagesServer.errors`).
+Request validation lives in `validation.py`, thinking's signing and checks in
+`thinking.py`, the JSON and SSE shapes of answers in `sse.py`, and the HTTP plumbing
+(handler threads, writing replies and streams) in `transport.py`.
 
 Endpoints: `POST /v1/messages` (JSON or `"stream": true` SSE) and
 `POST /v1/messages/count_tokens`. Token counts are synthetic: a quarter of the request
@@ -14,16 +16,11 @@ here imports `anthropic`.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import socket
-import socketserver
 import threading
-import time
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any, Literal, Self, cast
 
@@ -34,15 +31,28 @@ from jupyter_toolhost.testing.api_view import (
 )
 from jupyter_toolhost.testing.sse import (
     ERROR_MESSAGES,
-    Cut,
-    Pause,
-    Step,
+    Hold,
     error_body,
     error_type,
     message_object,
     stream_steps,
 )
+from jupyter_toolhost.testing.thinking import (
+    RedactedThinkingBlock,
+    Signer,
+    ThinkingBlock,
+    omitted,
+    thinking_tokens,
+)
+from jupyter_toolhost.testing.transport import (
+    DropReply,
+    JsonReply,
+    LoopbackHTTPServer,
+    Reply,
+    StreamReply,
+)
 from jupyter_toolhost.testing.validation import validate_request
+from jupyter_toolhost.thinking import thinking_on
 
 __all__ = [
     "MessagesServer",
@@ -84,7 +94,7 @@ class RawBlock:
     block: dict[str, Any]
 
 
-ContentBlock = TextBlock | ToolUseBlock | RawBlock
+ContentBlock = TextBlock | ToolUseBlock | RawBlock | ThinkingBlock | RedactedThinkingBlock
 
 
 def text(value: str) -> TextBlock:
@@ -113,11 +123,23 @@ class Turn:
     drops it half-way through the first tool_use's `input_json_delta`s; with `clean_cut`
     the HTTP body is ended properly at the cut point instead (a stream that just stops).
     A non-streaming request to a cut turn gets its connection dropped before any response.
+    A `max_tokens` (or `model_context_window_exceeded`) turn whose last block is a tool_use
+    streams that block's input JSON cut half-way and then ends the block
+    (`content_block_stop`, then `message_delta`), as the API does when the tokens run out
+    mid-input; `cut_input=False` streams it whole (the limit fell exactly at its end),
+    `cut_input=True` cuts it under any stop reason.
+    `holds={i: Hold(...)}` waits right after block `i`'s `content_block_stop` until the
+    hold's event is set or its timeout passes (a test sets it when a tool has started).
 
     `status` turns this into an injected error answer (429, 529, 500, ...) with the real
     API's error body; it is consumed like any turn, so a client retry gets the next one.
     `cache_read_input_tokens` / `cache_creation_input_tokens` are reported in the answer's
     usage as given (the server keeps no prompt cache of its own).
+    `thinking(...)` / `redacted_thinking(...)` blocks (from `testing.thinking`) are signed
+    by the server and stream as the API's do; the usage reports their synthetic count as
+    `output_tokens_details.thinking_tokens` (`thinking_tokens` overrides it), included in
+    `output_tokens`. A thinking block in a turn answering a request without thinking on is
+    a script error.
     `retry_after` (seconds) is sent as `retry-after: <whole seconds>` plus
     `retry-after-ms`: anthropic 2.16 ignores `retry-after: 0` and falls back to its own
     backoff (0.375-0.5 s for the first retry), while a positive `retry-after-ms` is
@@ -138,6 +160,9 @@ class Turn:
     cut_after_blocks: int | None = None
     cut_mid_block: bool = False
     clean_cut: bool = False
+    thinking_tokens: int | None = None
+    cut_input: bool | None = None
+    holds: dict[int, Hold] = field(default_factory=dict[int, Hold])
 
     def __post_init__(self) -> None:
         if self.cut_mid_block and self.first_tool_use() is None:
@@ -154,6 +179,15 @@ class Turn:
     @property
     def is_cut(self) -> bool:
         return self.cut_after_blocks is not None or self.cut_mid_block
+
+    def cut_input_block(self) -> int | None:
+        """The index of the tool_use whose input streams cut half-way (see `cut_input`)."""
+        last = len(self.content) - 1
+        if last < 0 or not isinstance(self.content[last], ToolUseBlock):
+            return None
+        cuts = self.stop_reason in ("max_tokens", "model_context_window_exceeded")
+        cut = cuts if self.cut_input is None else self.cut_input
+        return last if cut else None
 
 
 Script = Sequence[Turn] | Callable[[dict[str, Any]], Turn]
@@ -179,31 +213,6 @@ class RecordedError:
     message: str
 
 
-# --- replies ----------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _JsonReply:
-    status: int
-    body: dict[str, Any]
-    headers: dict[str, str] = field(default_factory=dict)
-    delay: float = 0.0
-
-
-@dataclass(frozen=True)
-class _StreamReply:
-    steps: Iterator[Step]
-    delay: float = 0.0
-
-
-@dataclass(frozen=True)
-class _DropReply:
-    delay: float = 0.0
-
-
-_Reply = _JsonReply | _StreamReply | _DropReply
-
-
 class _Failure(Exception):
     """Abort the request with an error answer that is recorded in `server.errors`."""
 
@@ -226,8 +235,13 @@ class MessagesServer:
     `x-should-retry: false`, so clients fail at once instead of retrying.
     """
 
-    def __init__(self, script: Script = (), *, model: str | None = None) -> None:
+    def __init__(
+        self, script: Script = (), *, model: str | None = None, signing_key: bytes | None = None
+    ) -> None:
         self._lock = threading.Lock()
+        self.signer = Signer(signing_key)
+        """Signs the thinking blocks this server issues and checks those sent back (a
+        random key unless `signing_key` is given: another server's blocks fail)."""
         self._turns: deque[Turn] = deque()
         self._respond: Callable[[dict[str, Any]], Turn] | None = None
         if callable(script):
@@ -238,7 +252,7 @@ class MessagesServer:
         self._counters = {"msg": 0, "req": 0, "toolu": 0}
         self.requests: list[RecordedRequest] = []
         self.errors: list[RecordedError] = []
-        self._httpd: _HTTPServer | None = None
+        self._httpd: LoopbackHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
     # lifecycle
@@ -246,7 +260,7 @@ class MessagesServer:
     def start(self) -> Self:
         if self._httpd is not None:
             return self
-        self._httpd = _HTTPServer(self)
+        self._httpd = LoopbackHTTPServer(self)
         self._thread = threading.Thread(
             target=self._httpd.serve_forever,
             kwargs={"poll_interval": 0.02},
@@ -297,9 +311,10 @@ class MessagesServer:
 
     # request handling (runs in handler threads)
 
-    def _handle(
+    def handle(
         self, method: str, path: str, headers: dict[str, str], raw: bytes, request_id: str
-    ) -> _Reply:
+    ) -> Reply:
+        """Answer one HTTP request (called by the handler threads of `transport`)."""
         body = self._parse(raw)
         with self._lock:
             self.requests.append(RecordedRequest(path, body or {}, headers, raw))
@@ -308,12 +323,14 @@ class MessagesServer:
                 raise _Failure(404, f"Not found: {method} {path}")
             if body is None:
                 raise _Failure(400, "The request body is not valid JSON.")
-            problem = validate_request(body, count_tokens=path == COUNT_TOKENS_PATH)
+            problem = validate_request(
+                body, count_tokens=path == COUNT_TOKENS_PATH, signer=self.signer, headers=headers
+            )
             if problem is not None:
                 raise _Failure(400, problem.message, problem.error_code)
             input_tokens = billed_bytes(body, raw) // 4
             if path == COUNT_TOKENS_PATH:
-                return _JsonReply(200, {"input_tokens": input_tokens})
+                return JsonReply(200, {"input_tokens": input_tokens})
             return self._answer(body, input_tokens, request_id)
         except _Failure as failure:
             return self._fail(path, failure, request_id)
@@ -326,14 +343,14 @@ class MessagesServer:
             return None
         return body if isinstance(body, dict) else None
 
-    def _fail(self, path: str, failure: _Failure, request_id: str) -> _JsonReply:
+    def _fail(self, path: str, failure: _Failure, request_id: str) -> JsonReply:
         kind = error_type(failure.status)
         with self._lock:
             self.errors.append(RecordedError(path, failure.status, kind, failure.message))
         # A broken script is not transient: tell clients not to retry it.
         headers = {"x-should-retry": "false"} if failure.status >= 500 else {}
         body = error_body(kind, failure.message, request_id, failure.error_code)
-        return _JsonReply(failure.status, body, headers)
+        return JsonReply(failure.status, body, headers)
 
     def _next_turn(self, body: dict[str, Any]) -> Turn:
         if self._respond is not None:
@@ -351,48 +368,63 @@ class MessagesServer:
             "has no scripted turn left",
         )
 
-    def _answer(self, body: dict[str, Any], input_tokens: int, request_id: str) -> _Reply:
+    def _answer(self, body: dict[str, Any], input_tokens: int, request_id: str) -> Reply:
         turn = self._next_turn(body)
         if turn.status is not None:
             return _injected_error(turn, request_id)
         _check_visible(turn, body)
-        message = self._render(turn, str(self._model or body["model"]), input_tokens)
+        _check_thinking_allowed(turn, body)
+        message = self._render(turn, str(self._model or body["model"]), input_tokens, body)
         delay = turn.delay_before
         if not body.get("stream"):
             if turn.is_cut:
-                return _DropReply(delay)
+                return DropReply(delay)
             pauses = turn.block_delay * max(0, len(turn.content) - 1)
-            return _JsonReply(200, message, delay=delay + pauses)
+            return JsonReply(200, message, delay=delay + pauses)
         steps = stream_steps(
             message,
             block_delay=turn.block_delay,
             cut_after_blocks=turn.cut_after_blocks,
             cut_mid_block=turn.first_tool_use() if turn.cut_mid_block else None,
             clean_cut=turn.clean_cut,
+            cut_input=turn.cut_input_block(),
+            holds=turn.holds,
         )
-        return _StreamReply(steps, delay)
+        return StreamReply(steps, delay)
 
-    def _render(self, turn: Turn, model: str, input_tokens: int) -> dict[str, Any]:
-        content = [self._render_block(block) for block in turn.content]
+    def _render(
+        self, turn: Turn, model: str, input_tokens: int, body: dict[str, Any]
+    ) -> dict[str, Any]:
+        hidden = omitted(body)
+        content = [self._render_block(block, omitted=hidden) for block in turn.content]
         stop_reason = turn.stop_reason or (
             "tool_use" if turn.first_tool_use() is not None else "end_turn"
         )
+        thoughts = [b for b in turn.content if isinstance(b, ThinkingBlock | RedactedThinkingBlock)]
+        thought = turn.thinking_tokens
+        if thought is None:
+            thought = thinking_tokens(thoughts) if thoughts else 0
         output_tokens = turn.output_tokens
         if output_tokens is None:
-            output_tokens = max(1, len(json.dumps(content)) // 4)
-        usage = {
+            visible = [b for b, s in zip(content, turn.content, strict=True) if s not in thoughts]
+            output_tokens = max(1, len(json.dumps(visible)) // 4 + thought)
+        usage: dict[str, Any] = {
             "input_tokens": input_tokens,
-            "output_tokens": output_tokens,
+            "output_tokens": max(output_tokens, thought),
             "cache_creation_input_tokens": turn.cache_creation_input_tokens,
             "cache_read_input_tokens": turn.cache_read_input_tokens,
         }
+        if thoughts or turn.thinking_tokens is not None:
+            usage["output_tokens_details"] = {"thinking_tokens": thought}
         return message_object(self.next_id("msg"), model, content, stop_reason, usage)
 
-    def _render_block(self, block: ContentBlock) -> dict[str, Any]:
+    def _render_block(self, block: ContentBlock, *, omitted: bool = False) -> dict[str, Any]:
         if isinstance(block, TextBlock):
             return {"type": "text", "text": block.text}
         if isinstance(block, RawBlock):
             return dict(block.block)
+        if isinstance(block, ThinkingBlock | RedactedThinkingBlock):
+            return self.signer.render(block, omitted=omitted)
         block_id = block.id or self.next_id("toolu")
         return {"type": "tool_use", "id": block_id, "name": block.name, "input": block.input}
 
@@ -423,7 +455,19 @@ def _check_visible(turn: Turn, body: dict[str, Any]) -> None:
             )
 
 
-def _injected_error(turn: Turn, request_id: str) -> _JsonReply:
+def _check_thinking_allowed(turn: Turn, body: dict[str, Any]) -> None:
+    """A script may not think in answer to a request that did not turn thinking on: the
+    real model never does, and the loop would be tested on an impossible conversation."""
+    thinks = any(isinstance(b, ThinkingBlock | RedactedThinkingBlock) for b in turn.content)
+    if thinks and not thinking_on(body.get("thinking")):
+        raise _Failure(
+            500,
+            "MessagesServer script answers with a thinking block, but the request did not "
+            "turn thinking on",
+        )
+
+
+def _injected_error(turn: Turn, request_id: str) -> JsonReply:
     status = cast(int, turn.status)
     message = turn.error_message or f"{ERROR_MESSAGES.get(status, 'Error')} (injected)"
     headers: dict[str, str] = {}
@@ -431,126 +475,4 @@ def _injected_error(turn: Turn, request_id: str) -> _JsonReply:
         headers["retry-after"] = str(int(turn.retry_after))
         headers["retry-after-ms"] = str(max(0, round(turn.retry_after * 1000)))
     body = error_body(error_type(status), message, request_id)
-    return _JsonReply(status, body, headers, turn.delay_before)
-
-
-# --- HTTP plumbing ----------------------------------------------------------------------
-
-
-class _HTTPServer(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def __init__(self, owner: MessagesServer) -> None:
-        self.owner = owner
-        self.connections: set[socket.socket] = set()
-        self.connections_lock = threading.Lock()
-        super().__init__(("127.0.0.1", 0), _Handler)
-
-    def server_bind(self) -> None:
-        # HTTPServer.server_bind would call socket.getfqdn(), a DNS lookup; skip it.
-        socketserver.TCPServer.server_bind(self)
-        self.server_name = "127.0.0.1"
-        self.server_port = self.server_address[1]
-
-    def drop_connections(self) -> None:
-        """Unblock handler threads still waiting on keep-alive connections."""
-        with self.connections_lock:
-            connections = list(self.connections)
-        for connection in connections:
-            _shutdown(connection)
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """Clients hanging up mid-response are expected here; stay quiet."""
-
-
-def _shutdown(connection: socket.socket) -> None:
-    with contextlib.suppress(OSError):
-        connection.shutdown(socket.SHUT_RDWR)
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    server_version = "MessagesServer"
-    timeout = 30
-
-    @property
-    def _server(self) -> _HTTPServer:
-        return cast(_HTTPServer, self.server)
-
-    def setup(self) -> None:
-        super().setup()
-        # Flush every write (headers, body, each SSE event) at once: no Nagle delay.
-        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        with self._server.connections_lock:
-            self._server.connections.add(self.connection)
-
-    def finish(self) -> None:
-        with self._server.connections_lock:
-            self._server.connections.discard(self.connection)
-        super().finish()
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """Silence per-request logging."""
-
-    def do_POST(self) -> None:
-        self._serve("POST")
-
-    def do_GET(self) -> None:
-        self._serve("GET")
-
-    def _serve(self, method: str) -> None:
-        length = int(self.headers.get("content-length") or 0)
-        raw = self.rfile.read(length)
-        headers = {name.lower(): value for name, value in self.headers.items()}
-        request_id = self._server.owner.next_id("req")
-        path = self.path.split("?")[0]
-        reply = self._server.owner._handle(method, path, headers, raw, request_id)
-        try:
-            self._send(reply, request_id)
-        except (BrokenPipeError, ConnectionResetError):
-            self.close_connection = True
-
-    def _send(self, reply: _Reply, request_id: str) -> None:
-        if reply.delay > 0:
-            time.sleep(reply.delay)
-        if isinstance(reply, _JsonReply):
-            self._send_json(reply, request_id)
-        elif isinstance(reply, _StreamReply):
-            self._send_stream(reply.steps, request_id)
-        else:
-            self._cut()
-
-    def _send_json(self, reply: _JsonReply, request_id: str) -> None:
-        payload = json.dumps(reply.body).encode()
-        self.send_response(reply.status)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(payload)))
-        self.send_header("request-id", request_id)
-        for name, value in reply.headers.items():
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(payload)
-
-    def _send_stream(self, steps: Iterator[Step], request_id: str) -> None:
-        self.send_response(200)
-        self.send_header("content-type", "text/event-stream; charset=utf-8")
-        self.send_header("cache-control", "no-cache")
-        self.send_header("transfer-encoding", "chunked")
-        self.send_header("request-id", request_id)
-        self.end_headers()
-        for step in steps:
-            if isinstance(step, Pause):
-                time.sleep(step.seconds)
-            elif isinstance(step, Cut) and not step.clean:
-                self._cut()
-                return
-            elif isinstance(step, Cut):
-                break
-            else:
-                self.wfile.write(b"%X\r\n%s\r\n" % (len(step), step))
-        self.wfile.write(b"0\r\n\r\n")
-
-    def _cut(self) -> None:
-        """Drop the connection without finishing the response."""
-        self.close_connection = True
-        _shutdown(self.connection)
+    return JsonReply(status, body, headers, turn.delay_before)

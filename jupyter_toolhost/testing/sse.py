@@ -4,20 +4,24 @@ Owns the JSON the real API sends back: the Message object, the error body
 (`{"type": "error", "error": {...}, "request_id": ...}`), and the Server-Sent Events
 that stream one message (`message_start`, `content_block_start`, `ping`,
 `content_block_delta`, `content_block_stop`, `message_delta`, `message_stop`), with the
-pauses and cuts a script asks for. It produces `Step`s; writing them to a socket is the
-server's job.
+pauses and cuts a script asks for. A thinking block streams as the API's does: an empty
+start, `thinking_delta`s (none when the text is omitted), one `signature_delta`; a
+redacted_thinking block comes whole in its start. It produces `Step`s; writing them to a
+socket is the server's job.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from dataclasses import dataclass
+import threading
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
     "ERROR_MESSAGES",
     "Cut",
+    "Hold",
     "Pause",
     "Step",
     "encode_event",
@@ -68,7 +72,7 @@ def message_object(
     model: str,
     content: list[dict[str, Any]],
     stop_reason: str,
-    usage: dict[str, int],
+    usage: dict[str, Any],
 ) -> dict[str, Any]:
     """A complete Message object as the non-streaming endpoint returns it."""
     return {
@@ -102,7 +106,21 @@ class Cut:
     clean: bool = False
 
 
-Step = bytes | Pause | Cut
+@dataclass(frozen=True, eq=False)
+class Hold:
+    """Wait before the next step until `until` is set (a test sets it when a tool started),
+    for at most `timeout` seconds. `released` records each wait: True when `until` was set
+    in time, False when the wait timed out."""
+
+    until: threading.Event = field(default_factory=threading.Event)
+    timeout: float = 5.0
+    released: list[bool] = field(default_factory=list[bool])
+
+    def wait(self) -> None:
+        self.released.append(self.until.wait(self.timeout))
+
+
+Step = bytes | Pause | Cut | Hold
 
 
 def encode_event(name: str, data: dict[str, Any]) -> bytes:
@@ -126,6 +144,8 @@ def stream_steps(
     cut_after_blocks: int | None = None,
     cut_mid_block: int | None = None,
     clean_cut: bool = False,
+    cut_input: int | None = None,
+    holds: Mapping[int, Hold] | None = None,
 ) -> Iterator[Step]:
     """Events for `message` (a complete Message object), with pauses and cuts.
 
@@ -133,7 +153,9 @@ def stream_steps(
     are complete (before `message_delta` if N covers them all); `cut_mid_block=i` cuts
     half-way through the deltas of content block `i`. The cut is `Cut(clean=clean_cut)`.
     A negative `cut_after_blocks` cuts before `message_start`: with `clean_cut`, an empty
-    200 event stream.
+    200 event stream. `cut_input=i` sends only the first half of tool_use block `i`'s input
+    JSON and then ends the block (`content_block_stop`), as a `max_tokens` stop does
+    mid-input. `holds[i]` waits right after block `i`'s `content_block_stop`.
     """
     cut = Cut(clean_cut)
     if cut_after_blocks is not None and cut_after_blocks < 0:
@@ -149,7 +171,9 @@ def stream_steps(
         if index == cut_mid_block:
             yield from _block_steps(index, block, cut=cut)
             return
-        yield from _block_steps(index, block, cut=None)
+        yield from _block_steps(index, block, cut=None, cut_input=index == cut_input)
+        if holds and index in holds:
+            yield holds[index]
     if cut_after_blocks is not None:
         yield cut
         return
@@ -159,25 +183,31 @@ def stream_steps(
 
 def _start(message: dict[str, Any]) -> dict[str, Any]:
     usage = {**message["usage"], "output_tokens": 1}
+    usage.pop("output_tokens_details", None)  # known once the message is done
     return {**message, "content": [], "stop_reason": None, "stop_sequence": None, "usage": usage}
 
 
 def _message_delta(message: dict[str, Any]) -> dict[str, Any]:
+    usage = {"output_tokens": message["usage"]["output_tokens"]}
+    if "output_tokens_details" in message["usage"]:
+        usage["output_tokens_details"] = message["usage"]["output_tokens_details"]
     return {
         "type": "message_delta",
         "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
-        "usage": {"output_tokens": message["usage"]["output_tokens"]},
+        "usage": usage,
     }
 
 
-def _block_steps(index: int, block: dict[str, Any], *, cut: Cut | None) -> Iterator[Step]:
+def _block_steps(
+    index: int, block: dict[str, Any], *, cut: Cut | None, cut_input: bool = False
+) -> Iterator[Step]:
     yield encode_event(
         "content_block_start",
         {"type": "content_block_start", "index": index, "content_block": _empty(block)},
     )
     if index == 0:
         yield encode_event("ping", {"type": "ping"})
-    deltas = _deltas(block)
+    deltas = _deltas(block, cut_input=cut_input)
     if cut is not None:
         yield from (_delta_event(index, delta) for delta in deltas[: max(1, len(deltas) // 2)])
         yield cut
@@ -193,14 +223,22 @@ def _empty(block: dict[str, Any]) -> dict[str, Any]:
         return {**block, "input": {}}
     if block["type"] == "text":
         return {**block, "text": ""}
+    if block["type"] == "thinking":
+        return {**block, "thinking": "", "signature": ""}
     return block
 
 
-def _deltas(block: dict[str, Any]) -> list[dict[str, Any]]:
+def _deltas(block: dict[str, Any], *, cut_input: bool = False) -> list[dict[str, Any]]:
+    if block["type"] == "thinking":
+        pieces = split_evenly(block["thinking"], _TEXT_PARTS)
+        thought = [{"type": "thinking_delta", "thinking": piece} for piece in pieces]
+        return [*thought, {"type": "signature_delta", "signature": block["signature"]}]
     if block["type"] not in ("tool_use", "server_tool_use", "text"):
         return []
     if block["type"] in ("tool_use", "server_tool_use"):
         encoded = json.dumps(block["input"], separators=(",", ":"))
+        if cut_input:
+            encoded = encoded[: len(encoded) // 2]
         pieces = ["", *split_evenly(encoded, _JSON_PARTS)]
         return [{"type": "input_json_delta", "partial_json": piece} for piece in pieces]
     pieces = split_evenly(block["text"], _TEXT_PARTS)

@@ -1,18 +1,22 @@
 """Request validation for the loopback Messages API server.
 
 Owns the checks that the real Messages API applies before generating anything, and
-the wording of its `invalid_request_error` messages, so that a client which passes
-against the loopback server would also pass against the real API. Each check raises
+the wording of its `invalid_request_error` messages (those about thinking are in
+`thinking.py`), so that a client which passes against the loopback server would also
+pass against the real API. Each check raises
 `InvalidRequest`; `validate_request` returns the first failure or None.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from itertools import pairwise
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
+
+if TYPE_CHECKING:
+    from jupyter_toolhost.testing.thinking import Signer
 
 __all__ = ["TOOL_NAME_PATTERN", "InvalidRequest", "validate_request"]
 
@@ -33,16 +37,33 @@ class InvalidRequest(Exception):
         return self.message
 
 
-def validate_request(body: object, *, count_tokens: bool = False) -> InvalidRequest | None:
-    """Check a `/v1/messages` (or `/count_tokens`) body; return the first problem found."""
+def validate_request(
+    body: object,
+    *,
+    count_tokens: bool = False,
+    signer: Signer | None = None,
+    headers: Mapping[str, str] | None = None,
+) -> InvalidRequest | None:
+    """Check a `/v1/messages` (or `/count_tokens`) body; return the first problem found.
+
+    `signer` checks the signatures of thinking blocks (the server's own); `headers`
+    (lower-cased names) lets beta fields be checked against `anthropic-beta`."""
     try:
-        _check(body, count_tokens=count_tokens)
+        _check(body, count_tokens=count_tokens, signer=signer, headers=headers)
     except InvalidRequest as problem:
         return problem
     return None
 
 
-def _check(body: object, *, count_tokens: bool) -> None:
+def _check(
+    body: object,
+    *,
+    count_tokens: bool,
+    signer: Signer | None = None,
+    headers: Mapping[str, str] | None = None,
+) -> None:
+    from jupyter_toolhost.testing.thinking import check_thinking_request
+
     if not isinstance(body, dict):
         raise InvalidRequest("Input should be a valid dictionary")
     _check_model(body)
@@ -54,6 +75,9 @@ def _check(body: object, *, count_tokens: bool) -> None:
     _check_non_empty(messages)
     _check_tool_pairing(messages)
     _check_tool_references(messages, tool_names)
+    check_thinking_request(
+        body, messages, count_tokens=count_tokens, signer=signer, headers=headers
+    )
 
 
 # --- fields -----------------------------------------------------------------------------

@@ -2,7 +2,8 @@
  * Builds the DOM for one toolhost display: tool call cards (status, duration, decision
  * reason, the code a call ran, live progress, sub-agent calls, checklists, result),
  * concurrent batches grouped, persisted results as collapsible previews with an
- * "Open full output" action; other displays come from `displays.ts`.
+ * "Open full output" action; other displays come from `displays.ts`, the Thinking
+ * section from `thinking.ts`.
  *
  * Pure DOM: no JupyterLab imports, so it is unit-tested in a plain DOM. What needs
  * JupyterLab (highlighting, opening results, inserting cells) comes in through
@@ -12,6 +13,7 @@
 import { renderChecklist } from './checklist';
 import { renderFooter, renderNotice, renderTable, renderTimeline } from './displays';
 import { PREFIX, actionButton, el, timingRow } from './dom';
+import { renderThinking } from './thinking';
 import {
   STATUS_MARK,
   batchSpan,
@@ -80,6 +82,15 @@ export function renderPayload(payload: Payload, context: RenderContext): Rendere
     case 'timeline':
       root.append(renderTimeline(payload));
       break;
+    case 'thinking': {
+      const section = renderThinking(payload);
+      if (section) {
+        root.append(section);
+      } else {
+        root.classList.add('jp-mod-empty');
+      }
+      break;
+    }
     case 'unknown':
       root.append(el('pre', `${PREFIX}-unknown`, JSON.stringify(payload.original, null, 2)));
       break;

@@ -24,7 +24,10 @@ export function renderFooter(payload: FooterPayload): HTMLElement {
     parts.push('replayed — no tokens spent');
   } else {
     if (input !== undefined || output !== undefined) {
-      parts.push(`${input ?? 0} in / ${output ?? 0} out tokens`);
+      // Thinking tokens are part of the output tokens (and billed as output), not on top.
+      const thinking = payload.usage.thinking_tokens;
+      const of = thinking ? ` (incl. ${thinking} thinking)` : '';
+      parts.push(`${input ?? 0} in / ${output ?? 0} out tokens${of}`);
     }
     if (payload.costUsd !== null) {
       parts.push(`≈ $${payload.costUsd.toFixed(4)}`);

@@ -141,6 +141,45 @@ export interface TimelinePayload {
   calls: { name: string; batch: number; start: number | null; end: number | null }[];
 }
 
+/** What one thinking block shows (render.py's `thinking` module). */
+export type ThinkingKind = 'text' | 'streaming' | 'redacted' | 'omitted';
+
+export interface ThinkingBlock {
+  /** text: thinking text; streaming: a block whose text has not come yet; redacted: a
+   * redacted_thinking block; omitted: a block that came with a signature and no text. */
+  kind: ThinkingKind;
+  text: string;
+}
+
+/** The "Thinking" section of one model response, streaming (`live`) or final. */
+export interface ThinkingPayload {
+  kind: 'thinking';
+  /** Names the section in its session: the live and the final display share it. */
+  key: string;
+  response: number;
+  live: boolean;
+  /** Characters of thinking text in the whole section (a live display may carry less). */
+  characters: number;
+  blocks: ThinkingBlock[];
+}
+
+const THINKING_KINDS: ReadonlySet<string> = new Set(['text', 'streaming', 'redacted', 'omitted']);
+
+/** A thinking section's blocks; an unknown kind reads as text when it has text. */
+function readThinkingBlocks(value: unknown): ThinkingBlock[] {
+  if (!Array.isArray(value)) {
+    return [];
+  }
+  return value.filter(isObj).map(block => {
+    const kind = str(block.kind);
+    const text = str(block.text);
+    return {
+      kind: (THINKING_KINDS.has(kind) ? kind : text ? 'text' : 'omitted') as ThinkingKind,
+      text
+    };
+  });
+}
+
 export interface UnknownPayload {
   kind: 'unknown';
   original: unknown;
@@ -153,6 +192,7 @@ export type Payload =
   | NoticePayload
   | TablePayload
   | TimelinePayload
+  | ThinkingPayload
   | UnknownPayload;
 
 type Obj = Record<string, unknown>;
@@ -341,6 +381,21 @@ export function readPayload(value: unknown): Payload {
         kind,
         level: level === 'warning' || level === 'error' ? level : 'info',
         text: str(value.text)
+      };
+    }
+    case 'thinking': {
+      const blocks = readThinkingBlocks(value.blocks);
+      const counted = blocks.reduce(
+        (sum, block) => sum + (block.kind === 'redacted' ? 0 : block.text.length),
+        0
+      );
+      return {
+        kind,
+        key: str(value.key),
+        response: num(value.response) ?? 0,
+        live: value.live === true,
+        characters: Math.max(0, Math.floor(num(value.characters) ?? counted)),
+        blocks
       };
     }
     case 'timeline':

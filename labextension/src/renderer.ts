@@ -9,6 +9,7 @@ import { Widget } from '@lumino/widgets';
 
 import { type RenderContext, type View, renderPayload, setView } from './cards';
 import { MIME_TYPE, readPayload } from './payload';
+import { followNewest } from './thinking';
 
 /** The view new displays start in; switching it re-renders every display on screen. */
 export class ViewPreference {
@@ -58,6 +59,7 @@ export class ToolhostRenderer extends Widget implements IRenderMime.IRenderer {
     });
     this.node.replaceChildren(rendered.node);
     this.toggleClass('jp-mod-empty', rendered.node.classList.contains('jp-mod-empty'));
+    followNewest(this.node); // an open, streaming Thinking section shows its newest text
     await rendered.ready;
   }
 
