@@ -40,6 +40,7 @@ from .model.base import (
 )
 from .orchestration.pipeline import find_tool, parse_input
 from .orchestration.streaming import StreamingToolExecutor, interrupted_results
+from .thinking import THINKING_BLOCKS
 from .tool import Tool
 from .types import ToolCall, ToolResult
 
@@ -72,7 +73,7 @@ class ResponseReader:
         match event:
             case BlockStart(type=kind):
                 self._flush()
-                if kind in ("thinking", "redacted_thinking"):
+                if kind in THINKING_BLOCKS:
                     emit_to(self.sinks, ThinkingStarted(redacted=kind == "redacted_thinking"))
             case TextChunk(text=text):
                 emit_to(self.sinks, TextDelta(text))
