@@ -306,3 +306,25 @@ async def test_a_hook_that_returns_a_huge_output_goes_through_the_budget(
         assert saved.read_text(encoding="utf-8") == "h" * 120_000
         assert max(sent_result_sizes(server)) < 3_000
         await ask_again(session, server)
+
+
+def test_a_full_disk_under_the_transcript_loses_the_line_not_the_conversation(
+    tmp_path: Path,
+) -> None:
+    """The transcript appends with `os.write`: on a full disk (`/dev/full` answers every
+    write with ENOSPC) a record is dropped with one notice per distinct failure, and the
+    writer goes on once the disk has room again."""
+    from jupyter_toolhost.transcript import Transcript
+
+    notices: list[str] = []
+    full = Transcript(Path("/dev/full"), on_error=notices.append)
+    for turn in range(3):
+        full.message("user", [{"type": "text", "text": f"turn {turn}"}])
+    assert full.failures == 3
+    assert len(notices) == 1 and "No space left on device" in notices[0]
+    assert "will not be resumable" in notices[0]
+
+    roomy = Transcript(tmp_path / "t.jsonl", on_error=notices.append)
+    roomy.message("user", [{"type": "text", "text": "after"}])
+    assert roomy.failures == 0 and len(notices) == 1
+    assert "after" in (tmp_path / "t.jsonl").read_text(encoding="utf-8")
