@@ -1,20 +1,158 @@
-"""Fixtures shared by several test modules.
+"""Fixtures shared by several test modules, and the markers that sort the suite.
 
 `server` and `kernel`: one scripted loopback Messages API server and one real IPython kernel
-pointed at it, shared by a module (modules that need something else define their own).
-`browser`: Debian's Chromium driven by Playwright, shared by a module; `lab_browser` is
-imported only when a test asks for it, so modules without browser tests need neither.
+pointed at it, shared by a module (modules that need something else define their own). They
+stay module-scoped on purpose: a kernel keeps its namespace, its conversation, its rules and
+its mode, so sharing one across files would make a file's result depend on which files ran
+before it on the same worker.
+`browser`: Debian's Chromium driven by Playwright, launched once per test process and shared
+by every browser test (each page gets a fresh browser context, so nothing carries over);
+`lab_browser` is imported only when a test asks for it, so modules without browser tests
+need neither.
+
+Markers (registered in pyproject.toml) are put on automatically, so a new test is sorted
+without anyone editing it:
+
+- ``browser``: the test uses the `browser` fixture, or its module drives a page through
+  `lab_browser`;
+- ``kernel``: the test (or a fixture it uses, or a helper of its module it calls) starts a
+  kernel: `kernel_helpers`, `jupyter_client`, nbclient, papermill, nbconvert, nbmake or
+  nbval; every collected notebook cell is one too;
+- ``slow``: the test's module is one of `SLOW_MODULES` (each takes tens of seconds without a
+  kernel or a browser, measured with ``--durations``), or the test says so itself.
+
+`./dev test --fast` runs ``-m "not kernel and not browser and not slow"``. Under
+pytest-xdist (``--dist loadgroup``) every module is its own group, so module-scoped fixtures
+are made once, and all browser tests share one group, so one worker runs them one after the
+other with one browser.
 """
 
 from __future__ import annotations
 
+import ast
+import functools
+import importlib.util
+import inspect
+import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 from kernel_helpers import Kernel, agent_kernel
 
 from jupyter_toolhost.testing import MessagesServer
+
+KERNEL_SIGNS = re.compile(
+    r"\b(kernel_helpers|agent_kernel|KernelManager|jupyter_client|nbclient|papermill|nbconvert"
+    r"|nbmake|nbval|running_lab)\b|\bKernel\(|\bkernel\b\s*:\s*Kernel"
+)
+"""Text that shows a function starts (or talks to) a kernel."""
+
+SLOW_MODULES = frozenset(
+    {
+        # The adversarial corpus: ~200 cases x 6 modes through real subprocesses.
+        "test_permissions_attacks.py",
+        "test_permissions_attacks_unsandboxed.py",
+        # Each runs the whole benchmark or MCP catalogue machinery in subprocesses.
+        "test_bench_setup.py",
+        "test_benchmark_report.py",
+        "test_tool_search_benchmark_data.py",
+        # The command line in subprocesses: each test starts the CLI, 10-30 s apiece.
+        "test_cli.py",
+        # PyTorch and the embedding model load (collected only where torch is installed).
+        "test_semantic_ranker.py",
+    }
+)
+"""Modules that take tens of seconds with neither a kernel nor a browser."""
+
+SLOW_TIMEOUT = 900
+"""Seconds a test of a slow module may take (setup included) unless it says otherwise."""
+
+# The semantic ranker needs PyTorch, which the default test install leaves out: its module is
+# collected only where the `semantic` extra is installed (it is not skipped: it is not there).
+collect_ignore = [] if importlib.util.find_spec("torch") else ["test_semantic_ranker.py"]
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    if collect_ignore:
+        return ["semantic ranker tests not collected: torch is not installed (extra: semantic)"]
+    return []
+
+
+@functools.cache
+def _module_kernel_helpers(path: Path) -> frozenset[str]:
+    """Names of the module's own functions that start a kernel, directly or through another."""
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+    except (OSError, SyntaxError):
+        return frozenset()
+    source = path.read_text(encoding="utf-8")
+    bodies = {
+        node.name: ast.get_source_segment(source, node) or ""
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+    }
+    found = {name for name, body in bodies.items() if KERNEL_SIGNS.search(body)}
+    while True:
+        more = {
+            name
+            for name, body in bodies.items()
+            if name not in found and any(re.search(rf"\b{re.escape(h)}\b", body) for h in found)
+        }
+        if not more:
+            return frozenset(found)
+        found |= more
+
+
+def _source(function: Any) -> str:
+    try:
+        return inspect.getsource(function)
+    except (OSError, TypeError):
+        return ""
+
+
+def _starts_kernel(item: pytest.Item) -> bool:
+    if not isinstance(item, pytest.Function):
+        return True  # a notebook cell collected by nbval or nbmake runs in a kernel
+    helpers = _module_kernel_helpers(Path(str(item.fspath)))
+    sources = [_source(item.function)]
+    for name in item.fixturenames:
+        for definition in item._fixtureinfo.name2fixturedefs.get(name, ()):
+            sources.append(_source(definition.func))
+    for text in sources:
+        if KERNEL_SIGNS.search(text):
+            return True
+        if any(re.search(rf"\b{re.escape(helper)}\b", text) for helper in helpers):
+            return True
+    return False
+
+
+def _drives_browser(item: pytest.Item) -> bool:
+    if "browser" in getattr(item, "fixturenames", ()):
+        return True
+    module = getattr(item, "module", None)
+    return module is not None and any(
+        getattr(value, "__module__", None) == "lab_browser" for value in vars(module).values()
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        path = Path(str(item.fspath))
+        if _drives_browser(item):
+            item.add_marker(pytest.mark.browser)
+            item.add_marker(pytest.mark.xdist_group("browser"))
+        else:
+            item.add_marker(pytest.mark.xdist_group(path.name))
+        if _starts_kernel(item):
+            item.add_marker(pytest.mark.kernel)
+        if path.name in SLOW_MODULES:
+            item.add_marker(pytest.mark.slow)
+            if item.get_closest_marker("timeout") is None:
+                # A module-scoped fixture that runs a whole corpus is charged to the first
+                # test; on a loaded machine that is minutes.
+                item.add_marker(pytest.mark.timeout(SLOW_TIMEOUT))
 
 
 @pytest.fixture(scope="module")
@@ -32,7 +170,7 @@ def kernel(server: MessagesServer, tmp_path_factory: pytest.TempPathFactory) -> 
         running.close()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def browser() -> Iterator[Any]:
     from lab_browser import CHROMIUM_FLAGS, require_browser
 
