@@ -2,5 +2,6 @@
 
 Each prints a table and writes its figures to ``<name>.json`` in its run's folder
 (``benchmarks/results/`` for a full run, ``benchmarks/results/scratch/`` otherwise; see
-``__main__``); ``python -m benchmarks report`` turns a full run into the README's Results.
+``__main__``); ``python -m benchmarks report`` turns a full run into the Results of
+``docs/benchmarks.md``.
 """

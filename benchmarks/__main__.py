@@ -10,7 +10,7 @@ One run, one folder. Every JSON a run writes carries the run's id, and the run w
 
 - With no NAME this is a full run: it deletes the earlier results in `benchmarks/results/`
   first (the JSON files that name a benchmark, and `run.json`; nothing else) and writes
-  there. That folder is committed: the README's Results section is generated from
+  there. That folder is committed: the Results of docs/benchmarks.md are generated from
   it (`python -m benchmarks report --write-readme`) and a test checks that they agree.
 - With NAMEs (or a single `python -m benchmarks.bench_NAME`) it writes to
   `benchmarks/results/scratch/` (not committed), so a partial run never mixes into the full

@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 RUN_DIR = Path(__file__).resolve().parent / "results"
-"""The last full run (`./dev bench`): committed, and the README's Results come from it."""
+"""The last full run (`./dev bench`): committed; docs/benchmarks.md's Results come from it."""
 RESULTS_DIR = RUN_DIR / "scratch"
 """Where a benchmark run on its own (or a partial run) writes."""
 RESULTS_ENV = "JUPYTER_TOOLHOST_BENCH_RESULTS"

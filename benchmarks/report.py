@@ -1,15 +1,18 @@
-"""The README's benchmark results, generated from one run: ``python -m benchmarks report``.
+"""The benchmark results page, generated from one run: ``python -m benchmarks report``.
 
 Reads the JSON files of one run of ``python -m benchmarks`` (default: the committed full run
 in `benchmarks/results/`; ``--results DIR`` for another) and prints the Markdown that goes
-between the README's report markers: the run's date and machine line, the peers table (every
-scenario, every contender as a column, Claude Code's too), the other figures with their
-references, and every target the run missed. It refuses a folder that mixes runs: every JSON
-must carry the run id of the folder's `run.json`.
+between the report markers of the docs' benchmarks page (`docs/benchmarks.md`): the run's
+date and machine line, the peers table (every scenario, every contender as a column, Claude
+Code's too), the other figures with their references, and every target the run missed. It
+refuses a folder that mixes runs: every JSON must carry the run id of the folder's
+`run.json`.
 
-``--write-readme`` puts that Markdown between the markers in README.md; ``--check-readme``
-exits 1 when the README's block differs from it (`tests/test_benchmark_report.py` checks the
-same). The targets are DESIGN.md's (section "Targets") and issue #21's, in `targets.py`.
+``--write-readme`` puts that Markdown between the markers of that page; ``--check-readme``
+exits 1 when the page's block differs from it (`tests/test_benchmark_report.py` checks the
+same). The flags keep their names from when the results lived in the README; ``--page``
+(alias ``--readme``) names another file. The targets are DESIGN.md's (section "Targets") and
+issue #21's, in `targets.py`.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from typing import Any
 from .common import RUN_DIR
 from .report_rows import other_rows
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+PAGE = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
 RUN_FILE = "run.json"
 BEGIN = "<!-- benchmarks report: begin (python -m benchmarks report --write-readme) -->"
 END = "<!-- benchmarks report: end -->"
@@ -259,7 +262,7 @@ def readme_block(readme: str) -> str:
     """The text between the report markers of `readme` (ReportError without them)."""
     begin, end = readme.find(BEGIN), readme.find(END)
     if begin < 0 or end < begin:
-        raise ReportError(f"README.md has no report markers ({BEGIN} ... {END})")
+        raise ReportError(f"the page has no report markers ({BEGIN} ... {END})")
     return readme[begin + len(BEGIN) : end].strip("\n") + "\n"
 
 
@@ -273,7 +276,7 @@ def with_block(readme: str, report: str) -> str:
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks report", description=__doc__)
     parser.add_argument("--results", type=Path, default=RUN_DIR, help="the run's folder")
-    parser.add_argument("--readme", type=Path, default=README)
+    parser.add_argument("--page", "--readme", dest="readme", type=Path, default=PAGE)
     action = parser.add_mutually_exclusive_group()
     action.add_argument("--write-readme", action="store_true")
     action.add_argument("--check-readme", action="store_true")

@@ -1,9 +1,9 @@
-"""`python -m benchmarks report`: the README's results come from one run and list every miss.
+"""`python -m benchmarks report`: the docs' benchmark results come from one run, every miss listed.
 
 Most tests build a small SYNTHETIC results folder (made-up figures, labelled so in the run
 id and machine line; no benchmark runs) and drive the real generator on it, in process and
-through `python -m benchmarks report` in a subprocess. The last test holds the README to the
-committed run: its Results block must be the generator's output for `benchmarks/results/`.
+through `python -m benchmarks report` in a subprocess. The last test holds docs/benchmarks.md
+to the committed run: its Results block must be the generator's output for `benchmarks/results/`.
 """
 
 from __future__ import annotations
@@ -385,8 +385,8 @@ def test_the_readme_results_are_the_report_of_the_committed_run() -> None:
         if os.environ.get("CI"):
             pytest.fail(message)
         pytest.skip(message)
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    assert report.readme_block(readme) == render(load_run(common.RUN_DIR)), (
-        "README.md's Results differ from benchmarks/results/: run "
+    page = (REPO / "docs" / "benchmarks.md").read_text(encoding="utf-8")
+    assert report.readme_block(page) == render(load_run(common.RUN_DIR)), (
+        "docs/benchmarks.md's Results differ from benchmarks/results/: run "
         "python -m benchmarks report --write-readme"
     )
