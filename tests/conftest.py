@@ -21,10 +21,12 @@ without anyone editing it:
 - ``slow``: the test's module is one of `SLOW_MODULES` (each takes tens of seconds without a
   kernel or a browser, measured with ``--durations``), or the test says so itself.
 
-`./dev test --fast` runs ``-m "not kernel and not browser and not slow"``. Under
-pytest-xdist (``--dist loadgroup``) every module is its own group, so module-scoped fixtures
-are made once, and all browser tests share one group, so one worker runs them one after the
-other with one browser.
+`./dev test --fast` runs ``-m "not kernel and not browser and not slow"``. `./dev test` runs
+everything but the browser tests under pytest-xdist with ``--dist loadfile`` (a module's
+tests stay on one worker, so its module-scoped fixtures are made once), then the browser
+tests in one process, one after the other with one browser. (``--dist loadgroup`` would
+do both in one run, but pytest-xdist 3.8 writes the group into ``item._nodeid``, which
+pytest 9 no longer reads, so the groups are silently ignored.)
 """
 
 from __future__ import annotations
@@ -137,22 +139,19 @@ def _drives_browser(item: pytest.Item) -> bool:
     )
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    for item in items:
-        path = Path(str(item.fspath))
-        if _drives_browser(item):
-            item.add_marker(pytest.mark.browser)
-            item.add_marker(pytest.mark.xdist_group("browser"))
-        else:
-            item.add_marker(pytest.mark.xdist_group(path.name))
-        if _starts_kernel(item):
-            item.add_marker(pytest.mark.kernel)
-        if path.name in SLOW_MODULES:
-            item.add_marker(pytest.mark.slow)
-            if item.get_closest_marker("timeout") is None:
-                # A module-scoped fixture that runs a whole corpus is charged to the first
-                # test; on a loaded machine that is minutes.
-                item.add_marker(pytest.mark.timeout(SLOW_TIMEOUT))
+def pytest_itemcollected(item: pytest.Item) -> None:
+    """Sort each test as it is collected, before `-m` selects."""
+    path = Path(str(item.fspath))
+    if _drives_browser(item):
+        item.add_marker(pytest.mark.browser)
+    if _starts_kernel(item):
+        item.add_marker(pytest.mark.kernel)
+    if path.name in SLOW_MODULES:
+        item.add_marker(pytest.mark.slow)
+        if item.get_closest_marker("timeout") is None:
+            # A module-scoped fixture that runs a whole corpus is charged to the first
+            # test; on a loaded machine that is minutes.
+            item.add_marker(pytest.mark.timeout(SLOW_TIMEOUT))
 
 
 @pytest.fixture(scope="module")
