@@ -27,7 +27,6 @@ from ..tool import Tool, build_tool
 from ..types import ContentBlock, ToolError
 
 MAX_NAME = 128
-IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 
 
@@ -144,7 +143,7 @@ def _resource_block(resource: Any) -> ContentBlock:
     if isinstance(text, str):
         return {"type": "text", "text": f"[resource {uri}]\n{text}"}
     blob = getattr(resource, "blob", None)
-    if isinstance(blob, str) and mime in IMAGE_TYPES:
+    if isinstance(blob, str) and mime.startswith("image/"):
         return _image(blob, mime)
     size = len(base64.b64decode(blob, validate=False)) if isinstance(blob, str) else 0
     return {
@@ -163,9 +162,9 @@ def convert_block(block: Any) -> ContentBlock:
     if kind == "text":
         return {"type": "text", "text": block.text}
     if kind == "image":
-        if block.mime_type in IMAGE_TYPES:
-            return _image(block.data, block.mime_type)
-        return {"type": "text", "text": f"[image of type {block.mime_type} not shown]"}
+        # Any image: the pipeline reads its type from its bytes, converts what Pillow can
+        # read, and scales it (`images.fit_content`); what it cannot read becomes a note.
+        return _image(block.data, block.mime_type)
     if kind == "audio":
         return {"type": "text", "text": f"[audio ({block.mime_type}) not shown]"}
     if kind == "resource":
