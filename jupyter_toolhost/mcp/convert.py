@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict
 from ..context import Progress, ToolUseContext
 from ..tool import Tool, build_tool
 from ..types import ContentBlock, ToolError
+from .naming import fit_schema, restore_arguments
 
 MAX_NAME = 128
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
@@ -37,7 +38,8 @@ class McpToolInput(BaseModel):
 
 
 def mcp_tool_name(server: str, tool: str) -> str:
-    """``mcp__<server>__<tool>``, with characters the API refuses replaced by '_'."""
+    """``mcp__<server>__<tool>``, with characters the API refuses replaced by '_' (for one
+    tool alone; `naming.tool_names` makes a server's names unique)."""
     name = f"mcp__{_UNSAFE.sub('_', server)}__{_UNSAFE.sub('_', tool)}"
     return name[:MAX_NAME]
 
@@ -86,21 +88,30 @@ def progress_reporter(context: ToolUseContext) -> ProgressFn | None:
 
 
 def build_mcp_tool(
-    server: str, tool: mcp_types.Tool, call: CallFn, *, always_load: bool = False
+    server: str,
+    tool: mcp_types.Tool,
+    call: CallFn,
+    *,
+    always_load: bool = False,
+    name: str | None = None,
 ) -> Tool[McpToolInput]:
-    """A `Tool` that forwards calls to the server's tool through `call`."""
+    """A `Tool` that forwards calls to the server's tool through `call`. `name` is the name
+    the model sees (default: `mcp_tool_name`); property keys the API refuses are renamed in
+    the schema and back in each call's arguments (`naming.fit_schema`, which raises
+    `UnmappableSchema` when that cannot be done)."""
     read_only = _annotation(tool, "read_only_hint")
     remote_name = tool.name
+    schema, key_map = fit_schema(api_schema(tool.input_schema))
 
     async def run(input: McpToolInput, context: ToolUseContext) -> list[ContentBlock]:
-        arguments = dict(input.model_extra or {})
+        arguments = restore_arguments(dict(input.model_extra or {}), key_map)
         result = await call(remote_name, arguments, progress=progress_reporter(context))
         return convert_result(result)
 
     title = tool.annotations.title if tool.annotations and tool.annotations.title else None
     description = (tool.description or "").strip() or title or f"{remote_name} ({server})"
     return build_tool(
-        name=mcp_tool_name(server, tool.name),
+        name=name or mcp_tool_name(server, tool.name),
         input_model=McpToolInput,
         call=run,
         description=description,
@@ -111,7 +122,7 @@ def build_mcp_tool(
         always_load=always_load,
         user_facing_name=f"{server} - {title or remote_name} (MCP)",
         is_mcp=True,
-        input_schema_override=api_schema(tool.input_schema),
+        input_schema_override=schema,
         extras={"mcp_server": server, "mcp_tool": remote_name},
     )
 
