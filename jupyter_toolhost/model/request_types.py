@@ -20,7 +20,7 @@ import functools
 from collections.abc import Mapping
 from typing import Any, Literal
 
-__all__ = ["sdk_problem"]
+__all__ = ["prepare", "sdk_problem"]
 
 Endpoint = Literal["create", "count_tokens"]
 
@@ -38,6 +38,13 @@ def sdk_problem(
     except ValidationError as error:
         return _describe(error, body)
     return None
+
+
+def prepare() -> None:
+    """Compile the GA validators now (the first takes about a second, with the import)."""
+    for streaming in (True, False):
+        _validator("create", False, streaming)
+    _validator("count_tokens", False, False)
 
 
 @functools.cache
