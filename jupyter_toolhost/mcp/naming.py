@@ -5,7 +5,7 @@ request. An MCP tool is ``mcp__<server>__<tool>`` with every other character rep
 ``_``; two names that only differ there (``files.read`` and ``files_read``) would collide,
 and every request after that would be refused. So within a collision the one whose name
 needed no change keeps the plain name, and each other one gets ``_`` plus four hex digits of
-a hash of its real name: ``mcp__odd__files_read_1f0c``. The suffix depends on the name only,
+a hash of its real name: ``mcp__odd__files_read_601e``. The suffix depends on the name only,
 never on the order the server lists its tools in, so a permission rule written for it keeps
 naming the same tool. Server names collide the same way (``my.db`` and ``my_db``); the
 server part gets the suffix then, so ``mcp__server`` rules still name one server.
