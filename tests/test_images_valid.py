@@ -153,3 +153,33 @@ async def test_a_tools_images_are_fitted_or_left_out_with_a_note(tmp_path: Path)
     notes = blocks[-1]["text"]
     assert "converted from BMP to PNG" in notes
     assert "left out" in notes and "image/gif" in notes
+
+
+def test_every_pillow_mode_and_format_comes_out_valid() -> None:
+    """Attack: images in every pixel mode and file format Pillow writes, too wide to send as
+    they are, each declared image/png: each comes out as a PNG, JPEG, GIF or WebP that
+    matches its media type, within the long edge, or as a note, never an exception."""
+    from PIL import Image
+
+    from jupyter_toolhost.images import fit_image
+
+    api_formats = {
+        "PNG": "image/png",
+        "JPEG": "image/jpeg",
+        "GIF": "image/gif",
+        "WEBP": "image/webp",
+    }
+    tried = 0
+    for mode in ["1", "L", "LA", "P", "RGB", "RGBA", "CMYK", "YCbCr", "I", "I;16", "F", "PA"]:
+        for fmt in ["PNG", "JPEG", "GIF", "WEBP", "TIFF", "BMP"]:
+            try:
+                raw = _encode(Image.new(mode, (2000, 50)), fmt)
+            except (OSError, ValueError, KeyError):
+                continue  # Pillow does not write this mode in this format
+            tried += 1
+            fitted = fit_image(raw, declared="image/png", name=f"{mode}.{fmt}")
+            assert fitted.data is not None, fitted.note
+            image = Image.open(io.BytesIO(base64.b64decode(fitted.data)))
+            assert api_formats[str(image.format)] == fitted.media_type, (mode, fmt)
+            assert max(image.size) <= VISION_LONG_EDGE, (mode, fmt)
+    assert tried > 30
