@@ -180,5 +180,6 @@ def test_open_full_output_reads_a_12_mb_result_whole(
             offset = header["next_offset"]
     assert bytes(joined) == expected
     frames = kernel.frame_sizes[before:]
+    print(f"result {len(expected):,} bytes; {len(frames)} frames, largest {max(frames):,} bytes")
     assert max(frames) < FRAME_LIMIT / 5
     assert sum(frames) > 16_000_000  # the whole result crossed the gateway, as base64
