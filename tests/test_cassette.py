@@ -3,6 +3,8 @@ replayed with no network, byte-for-byte."""
 
 from __future__ import annotations
 
+import base64
+import io
 import json
 from pathlib import Path
 from typing import Any
@@ -204,6 +206,15 @@ class DrawInput(BaseModel):
     title: str
 
 
+def _png(size: tuple[int, int], color: str) -> bytes:
+    """A real PNG (Pillow's encoder): the loopback server checks an image's bytes."""
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.new("RGB", size, color).save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
 def draw_tool(png: bytes) -> Tool[DrawInput]:
     """Answers with an image block, as PythonExec does for a plot."""
     import base64
@@ -226,7 +237,7 @@ async def test_replay_matches_an_image_result_whose_bytes_differ(tmp_path: Path)
     conversation, not the pixels, and the cassette does not carry the image data."""
     script = [Turn([tool_use("Draw", {"title": "scores"})]), Turn([text("A bar chart.")])]
     cassette = tmp_path / "draw.json"
-    first_png = b"\x89PNG first rendering" * 500
+    first_png = _png((40, 30), "navy")
     with MessagesServer(script) as server:
         inner = AnthropicModel(base_url=server.base_url, api_key="test-key")
         recording = Session(
@@ -239,11 +250,12 @@ async def test_replay_matches_an_image_result_whose_bytes_differ(tmp_path: Path)
         assert await recording.run("Draw the scores.") == "A bar chart."
     # The real request carried the image; the cassette keeps a placeholder.
     sent = json.dumps(server.requests[-1].body)
-    assert '"media_type": "image/png"' in sent and "iVBORyBmaXJzdCByZW5kZXJpbm" in sent
-    assert "iVBORyBmaXJzdCByZW5kZXJpbm" not in cassette.read_text()
+    encoded = base64.b64encode(first_png).decode()
+    assert '"media_type": "image/png"' in sent and encoded in sent
+    assert encoded[:40] not in cassette.read_text()
 
     replayed = Session(
-        tools=[draw_tool(b"\x89PNG another rendering" * 400)],
+        tools=[draw_tool(_png((40, 30), "teal"))],
         model=CassetteModel(cassette, mode="replay"),
         model_id=MODEL,
         cwd=tmp_path,

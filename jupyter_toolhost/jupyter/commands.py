@@ -2,7 +2,8 @@
 
 status, reset, mode, allow/ask/deny, rules, tools, history [--timeline], cost, request [N]
 (`request_view`), compact, resume, mcp, check TOOL INPUT (`check_display`),
-import-claude-settings (Claude Code's settings files into this conversation), help. Rules
+import-claude-settings (Claude Code's settings files into this conversation), cwd [PATH]
+(the working folder, `workdir`), help. Rules
 go to the session's permission state; `--save` writes them to the project settings file
 (`.toolhost/settings.json`). `compact` and the `mcp` actions that await a server run
 through `run_async_command` (a cell of their own).
@@ -94,8 +95,51 @@ def _status(host: AgentHost, command: Command) -> Rendered:
         ("messages", len(session.messages) if session else 0),
         ("tool calls", len(host.history)),
         ("approval timeout", host.approver().timeout or "off"),
+        *_folder_rows(host),
     ]
     return table_display("status", ("setting", "value"), rows, title="jupyter_toolhost")
+
+
+def _folder_rows(host: AgentHost) -> list[tuple[str, Any]]:
+    """The working folder, where it came from, the notebook's folder and the settings files
+    in force (see `workdir`)."""
+    from ..workdir import settings_in_force
+
+    folder = host.workdir
+    moved = folder.path != host.cwd.resolve()
+    source = "%cd in the notebook" if moved else folder.source
+    if folder.notebook is None:
+        notebook = "(not told: no JPY_SESSION_NAME or KERNEL_WORKING_DIR)"
+    elif folder.notebook_here:
+        notebook = str(folder.notebook)
+    else:
+        notebook = f"{folder.notebook} (not on the kernel's machine)"
+    files = settings_in_force(host.cwd)
+    rows: list[tuple[str, Any]] = [
+        ("working folder", str(host.cwd)),
+        ("folder from", source),
+        ("notebook folder", notebook),
+        ("settings files", ", ".join(str(path) for path in files) or "none"),
+    ]
+    notice = host.folder_notice()
+    if notice is not None:
+        rows.append(("note", notice))
+    return rows
+
+
+def _cwd(host: AgentHost, command: Command) -> Rendered:
+    """`%agent cwd [PATH]`: show the working folder, or move the agent and the kernel."""
+    if command.argument is None:
+        rows = _folder_rows(host)
+        return table_display("cwd", ("setting", "value"), rows, title="working folder")
+    had_session = host.session is not None
+    host.set_working_folder(command.argument)
+    from ..workdir import settings_in_force
+
+    files = settings_in_force(host.cwd)
+    found = ", ".join(str(path) for path in files) if files else "none"
+    restarted = " The conversation starts anew there." if had_session else ""
+    return notice_display(f"Working folder: {host.cwd}. Settings files: {found}.{restarted}")
 
 
 def _reset(host: AgentHost, command: Command) -> Rendered:
@@ -302,5 +346,6 @@ _HANDLERS: dict[str, Callable[[AgentHost, Command], Rendered | None]] = {
     "mcp": _mcp,
     "check": _check,
     "import-claude-settings": _import_claude_settings,
+    "cwd": _cwd,
     "help": _help,
 }

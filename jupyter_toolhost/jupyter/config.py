@@ -70,6 +70,17 @@ class ToolHost(Configurable):
         ),
     ).tag(config=True)
 
+    root_dir = Unicode(
+        None,
+        allow_none=True,
+        help=(
+            "The working folder of the agent (and the kernel): where paths, Bash, settings "
+            "files and saved results are. Else KERNEL_TOOLHOST_ROOT, else the notebook's "
+            "folder when the front end says where it is, else the kernel's own folder. For "
+            "kernels behind a gateway, which start them in the gateway's folder."
+        ),
+    ).tag(config=True)
+
     disclosure = Unicode(
         None,
         allow_none=True,

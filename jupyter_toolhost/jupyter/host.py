@@ -24,6 +24,7 @@ from .options import CellOptions, UsageError, parse_cell_line
 
 if TYPE_CHECKING:
     from ..tool import Tool
+    from ..workdir import WorkingFolder
     from .approval import WidgetApprover
     from .cards import CallCard
     from .config import ToolHost
@@ -66,6 +67,48 @@ class AgentHost:
         self._asker: WidgetQuestionAsker | None = None
         self._view: LiveView | None = None
         self._kernel_tools: list[Tool[Any]] | None = None
+        self.folder_problem: str | None = None
+        """Why the configured working folder is not the one in use (it does not exist)."""
+        self.workdir: WorkingFolder = self._resolve_folder(None)
+
+    # ── the working folder (`workdir`) ───────────────────────────────────────────────────
+
+    def _resolve_folder(self, explicit: str | None) -> WorkingFolder:
+        """The working folder by `workdir`'s order; the kernel moves there. A configured
+        folder that does not exist is reported (`folder_problem`) and the kernel's own used."""
+        from ..workdir import ROOT_ENV, resolve_working_folder
+
+        self.folder_problem = None
+        try:
+            found = resolve_working_folder(explicit=explicit, configured=self.config.root_dir)
+        except ValueError as exc:
+            if explicit is not None:
+                raise UsageError(str(exc)) from None
+            self.folder_problem = str(exc)
+            environ = {k: v for k, v in os.environ.items() if k != ROOT_ENV}
+            found = resolve_working_folder(environ=environ)
+        if found.path != Path(os.getcwd()):
+            os.chdir(found.path)
+        return found
+
+    def set_working_folder(self, path: str) -> WorkingFolder:
+        """`%agent cwd PATH`: the agent and the kernel work there from now on; a running
+        conversation starts anew, so that folder's settings files apply to it."""
+        self.workdir = self._resolve_folder(path)
+        if self.session is not None:
+            self.reset()
+        return self.workdir
+
+    def folder_notice(self) -> str | None:
+        """The line a new conversation's first cell shows when the working folder is not
+        the notebook's own (see `workdir`), or when the configured one was not found."""
+        from ..workdir import same_folder, settings_in_force
+
+        if self.folder_problem is not None:
+            return f"{self.folder_problem}; working in {self.cwd} instead."
+        if not same_folder(self.workdir.path, self.cwd):
+            return None  # moved with %cd since: the user chose it
+        return self.workdir.notice(settings_in_force(self.cwd))
 
     # ── pieces made on first use ───────────────────────────────────────────────────────
 
@@ -199,6 +242,7 @@ class AgentHost:
             prompt = body.strip()
             if not prompt:
                 raise UsageError("The cell has no prompt: write it below the %%agent line.")
+            starting = options.new or self.session is None
             session = self._prepare(options)
         except UsageError as exc:
             raise IPythonUsageError(str(exc)) from None
@@ -213,6 +257,9 @@ class AgentHost:
         )
         view.start()
         self._view = view
+        notice = self.folder_notice() if starting else None
+        if notice is not None:
+            view.notice(notice, level="warning")
         task = asyncio.ensure_future(
             run_session(
                 session, prompt, view=view, max_turns=options.max_turns or self.config.max_turns

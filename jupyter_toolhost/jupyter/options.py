@@ -43,6 +43,7 @@ Subcommand: TypeAlias = Literal[
     "request",
     "check",
     "import-claude-settings",
+    "cwd",
 ]
 SUBCOMMANDS: tuple[Subcommand, ...] = get_args(Subcommand)
 
@@ -55,7 +56,7 @@ LINE_USAGE = (
     "%agent status | reset | mode [MODE] | allow|ask|deny RULE [--save] | rules | tools | "
     "history [--timeline] | cost | request [N] | compact | resume [SESSION] | "
     "mcp [add NAME -- COMMAND ARGS... | restart NAME | remove NAME] | check TOOL INPUT | "
-    "import-claude-settings | help"
+    "import-claude-settings | cwd [PATH] | help"
 )
 
 
@@ -249,8 +250,11 @@ def parse_command(line: str) -> Command:
         if not positional:
             raise UsageError(f"%agent {name} needs a rule, e.g. %agent {name} 'Bash(ls *)'.")
         return Command(name, " ".join(positional), flags)  # a rule may contain spaces
-    if len(positional) > 1 or (positional and name not in ("mode", "resume", "request")):
-        takes = "one argument" if name in ("mode", "resume", "request") else "no argument"
+    if name == "cwd" and positional:
+        return Command(name, " ".join(positional), flags)  # a folder's name may hold spaces
+    one_argument = ("mode", "resume", "request", "cwd")
+    if len(positional) > 1 or (positional and name not in one_argument):
+        takes = "one argument" if name in one_argument else "no argument"
         raise UsageError(f"%agent {name} takes {takes}.")
     argument = positional[0] if positional else None
     if name == "mode" and argument is not None:
@@ -414,11 +418,21 @@ History
 (SVG): batches grouped, time spent waiting for approval hatched, failed, denied,
 interrupted and sibling-cancelled calls marked, a tooltip on everything.
 
+Working folder
+--------------
+Paths, Bash, settings files (.toolhost/settings.json) and saved results use the working
+folder: %agent cwd PATH, else c.ToolHost.root_dir, else the KERNEL_TOOLHOST_ROOT
+environment variable, else the notebook's folder (JPY_SESSION_NAME, or KERNEL_WORKING_DIR
+from a gateway) when it is on the kernel's machine, else the kernel's own folder. The
+kernel moves there too. %agent cwd shows it, where it came from and the settings files in
+force; a new conversation's first cell says so in one line when it is not the notebook's
+folder (a kernel behind a gateway).
+
 Configuration
 -------------
 c.ToolHost.model, .permission_mode (--mode), .max_turns, .cassette,
 .cassette_mode (--cassette-mode), .tools, .kernel_tools, .approval_timeout,
-.disclosure (--disclosure), .think (--think)
+.disclosure (--disclosure), .think (--think), .root_dir (the working folder)
 
 Requests
 --------

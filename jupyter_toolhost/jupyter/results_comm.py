@@ -3,12 +3,23 @@
 Results are saved under `.toolhost/` (a dot-folder, which a stock Jupyter server hides) on the
 kernel's disk (which, with a remote kernel, is not the server's). So the lab extension asks
 the kernel: it opens a comm on the target `jupyter_toolhost.results` with
-`{"path": ..., "offset": 0, "limit": 5_000_000}`, and the kernel answers once and closes the
-comm:
+`{"path": ..., "offset": 0, "limit": 4_000_000, "encoding": "base64"}`, and the kernel
+answers and closes the comm:
 
-- `{"ok": true, "path", "name", "text", "size", "offset", "next_offset"}`, where `size` is the
-  file's size in bytes and `next_offset` is where the next chunk starts (None at the end);
+- `{"ok": true, "path", "name", "size", "offset", "next_offset", "encoding": "base64",
+  "pieces": N}`, where `size` is the file's size in bytes and `next_offset` is where the
+  next chunk starts (None at the end), then N messages `{"piece": i, "data": "<base64>"}`
+  holding the chunk's bytes in order (each at most `PIECE_BYTES` before encoding);
 - `{"ok": false, "error": "..."}` for anything else.
+
+Why pieces, and base64: every message must stay well under the 10 MiB a websocket frame may
+hold between Jupyter Server and a Kernel Gateway (tornado's default), or the gateway link
+drops it and the answer never arrives. Text in JSON grows unpredictably (a control byte
+becomes six), base64 by exactly 4/3: a piece is at most 1.4 MB on the wire. The first
+message says how many pieces follow, so a front end that got it and not the rest knows the
+connection lost them, rather than that the kernel was silent. A request without
+`"encoding"` (an older front end) gets one message with `"text"`, at most
+`TEXT_CHUNK_BYTES` long, which even at six bytes per byte stays under the frame limit.
 
 `{"list": true}` instead asks for the saved results of every session under this kernel's
 home, newest first: `{"ok": true, "results": [{"path", "name", "session", "size",
@@ -22,13 +33,18 @@ read other files of the machine. Registering the target costs nothing at `%load_
 
 from __future__ import annotations
 
+import base64
 import os
 from pathlib import Path
 from typing import Any
 
 TARGET = "jupyter_toolhost.results"
-CHUNK_BYTES = 5_000_000
+CHUNK_BYTES = 4_000_000
 """The most one answer carries; the viewer asks for the next chunk with `next_offset`."""
+PIECE_BYTES = 1_000_000
+"""The most bytes one message carries (1,333,336 characters of base64)."""
+TEXT_CHUNK_BYTES = 1_000_000
+"""The most bytes a plain-text answer carries (at most 6 MB as JSON)."""
 LIST_LIMIT = 500
 
 
@@ -43,21 +59,43 @@ def register(shell: Any) -> bool:
 
 def _on_open(comm: Any, message: dict[str, Any]) -> None:
     data = message.get("content", {}).get("data") or {}
-    comm.send(read_result(data))
+    for part in answer_messages(data):
+        comm.send(part)
     comm.close()
 
 
+def answer_messages(request: Any, *, cwd: str | None = None) -> list[dict[str, Any]]:
+    """The messages that answer one request, in order (see the module docstring)."""
+    answer = read_result(request, cwd=cwd)
+    raw = answer.pop("raw", None)
+    base64_asked = isinstance(request, dict) and request.get("encoding") == "base64"
+    if not isinstance(raw, bytes) or not base64_asked:
+        return [answer]
+    del answer["text"]
+    pieces = [raw[at : at + PIECE_BYTES] for at in range(0, len(raw), PIECE_BYTES)] or [b""]
+    header = {**answer, "encoding": "base64", "pieces": len(pieces)}
+    return [
+        header,
+        *(
+            {"piece": index, "data": base64.b64encode(piece).decode("ascii")}
+            for index, piece in enumerate(pieces)
+        ),
+    ]
+
+
 def read_result(request: Any, *, cwd: str | None = None) -> dict[str, Any]:
-    """The answer to one request (see the module docstring); never raises."""
+    """The answer to one request as one message with `text` (and the chunk's bytes under
+    `raw`, which `answer_messages` sends as base64 pieces); never raises."""
     if isinstance(request, dict) and request.get("list") is True:
         return list_results(cwd=cwd)
     if not isinstance(request, dict) or not isinstance(request.get("path"), str):
         return {"ok": False, "error": "The request names no saved result (a 'path' is needed)."}
-    offset, limit = request.get("offset", 0), request.get("limit", CHUNK_BYTES)
+    cap = CHUNK_BYTES if request.get("encoding") == "base64" else TEXT_CHUNK_BYTES
+    offset, limit = request.get("offset", 0), request.get("limit", cap)
     if not isinstance(offset, int) or offset < 0:
         offset = 0
-    if not isinstance(limit, int) or not 0 < limit <= CHUNK_BYTES:
-        limit = CHUNK_BYTES
+    if not isinstance(limit, int) or not 0 < limit <= cap:
+        limit = cap
     base = cwd or os.getcwd()
     shown: str = request["path"]
     path = Path(shown) if os.path.isabs(shown) else Path(base) / shown
@@ -84,6 +122,7 @@ def read_result(request: Any, *, cwd: str | None = None) -> dict[str, Any]:
         "path": shown,
         "name": real.name,
         "text": chunk.decode("utf-8", errors="replace"),
+        "raw": chunk,
         "size": size,
         "offset": offset,
         "next_offset": end if end < size else None,

@@ -25,9 +25,9 @@ from pydantic import BaseModel, ConfigDict
 from ..context import Progress, ToolUseContext
 from ..tool import Tool, build_tool
 from ..types import ContentBlock, ToolError
+from .naming import fit_schema, restore_arguments
 
 MAX_NAME = 128
-IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 
 
@@ -38,7 +38,8 @@ class McpToolInput(BaseModel):
 
 
 def mcp_tool_name(server: str, tool: str) -> str:
-    """``mcp__<server>__<tool>``, with characters the API refuses replaced by '_'."""
+    """``mcp__<server>__<tool>``, with characters the API refuses replaced by '_' (for one
+    tool alone; `naming.tool_names` makes a server's names unique)."""
     name = f"mcp__{_UNSAFE.sub('_', server)}__{_UNSAFE.sub('_', tool)}"
     return name[:MAX_NAME]
 
@@ -87,21 +88,30 @@ def progress_reporter(context: ToolUseContext) -> ProgressFn | None:
 
 
 def build_mcp_tool(
-    server: str, tool: mcp_types.Tool, call: CallFn, *, always_load: bool = False
+    server: str,
+    tool: mcp_types.Tool,
+    call: CallFn,
+    *,
+    always_load: bool = False,
+    name: str | None = None,
 ) -> Tool[McpToolInput]:
-    """A `Tool` that forwards calls to the server's tool through `call`."""
+    """A `Tool` that forwards calls to the server's tool through `call`. `name` is the name
+    the model sees (default: `mcp_tool_name`); property keys the API refuses are renamed in
+    the schema and back in each call's arguments (`naming.fit_schema`, which raises
+    `UnmappableSchema` when that cannot be done)."""
     read_only = _annotation(tool, "read_only_hint")
     remote_name = tool.name
+    schema, key_map = fit_schema(api_schema(tool.input_schema))
 
     async def run(input: McpToolInput, context: ToolUseContext) -> list[ContentBlock]:
-        arguments = dict(input.model_extra or {})
+        arguments = restore_arguments(dict(input.model_extra or {}), key_map)
         result = await call(remote_name, arguments, progress=progress_reporter(context))
         return convert_result(result)
 
     title = tool.annotations.title if tool.annotations and tool.annotations.title else None
     description = (tool.description or "").strip() or title or f"{remote_name} ({server})"
     return build_tool(
-        name=mcp_tool_name(server, tool.name),
+        name=name or mcp_tool_name(server, tool.name),
         input_model=McpToolInput,
         call=run,
         description=description,
@@ -112,7 +122,7 @@ def build_mcp_tool(
         always_load=always_load,
         user_facing_name=f"{server} - {title or remote_name} (MCP)",
         is_mcp=True,
-        input_schema_override=api_schema(tool.input_schema),
+        input_schema_override=schema,
         extras={"mcp_server": server, "mcp_tool": remote_name},
     )
 
@@ -144,7 +154,7 @@ def _resource_block(resource: Any) -> ContentBlock:
     if isinstance(text, str):
         return {"type": "text", "text": f"[resource {uri}]\n{text}"}
     blob = getattr(resource, "blob", None)
-    if isinstance(blob, str) and mime in IMAGE_TYPES:
+    if isinstance(blob, str) and mime.startswith("image/"):
         return _image(blob, mime)
     size = len(base64.b64decode(blob, validate=False)) if isinstance(blob, str) else 0
     return {
@@ -163,9 +173,9 @@ def convert_block(block: Any) -> ContentBlock:
     if kind == "text":
         return {"type": "text", "text": block.text}
     if kind == "image":
-        if block.mime_type in IMAGE_TYPES:
-            return _image(block.data, block.mime_type)
-        return {"type": "text", "text": f"[image of type {block.mime_type} not shown]"}
+        # Any image: the pipeline reads its type from its bytes, converts what Pillow can
+        # read, and scales it (`images.fit_content`); what it cannot read becomes a note.
+        return _image(block.data, block.mime_type)
     if kind == "audio":
         return {"type": "text", "text": f"[audio ({block.mime_type}) not shown]"}
     if kind == "resource":

@@ -3,9 +3,10 @@
 `await manager.start()` connects every configured server at once (each within its own
 timeout); `manager.tools()` is the current list of MCP tools (``mcp__<server>__<tool>``
 plus the two resource tools) to add to the session's pool before each request; a server
-that failed simply contributes no tools. A call that finds its server gone, or that times
-out, raises a `ToolError` the pipeline turns into a clear `is_error` result, and the
-session goes on. `status()` is what `%agent mcp` lists.
+that failed simply contributes no tools. Names are unique and schemas valid for the API
+(`naming`); what was renamed or left out is listed under the server in `status()`. A call
+that finds its server gone, or that times out, raises a `ToolError` the pipeline turns into
+a clear `is_error` result, and the session goes on. `status()` is what `%agent mcp` lists.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ from ..tool import Tool
 from ..types import ToolError
 from .config import McpConfigs, McpServerConfig, load_mcp_configs
 from .connection import McpCallError, McpConnection, McpUnavailable, ServerState
-from .convert import ProgressFn, build_mcp_tool
+from .convert import ProgressFn, build_mcp_tool, mcp_tool_name
+from .naming import UnmappableSchema, tool_names
 from .resource_tools import build_resource_tools
 
 
@@ -36,10 +38,13 @@ class ServerStatus:
     error: str | None
     transport: str
     source: str | None
+    notices: tuple[str, ...] = ()
+    """Tools left out, or renamed for the API, and why."""
 
     def __str__(self) -> str:
         line = f"{self.name}: {self.state}, {self.tool_count} tools ({self.transport})"
-        return f"{line} — {self.error}" if self.error else line
+        line = f"{line} — {self.error}" if self.error else line
+        return "\n".join([line, *(f"  {notice}" for notice in self.notices)])
 
 
 class McpManager:
@@ -56,6 +61,7 @@ class McpManager:
         for config in configs:
             self.connections[config.name] = McpConnection(config)
         self._tools: dict[str, tuple[int, list[Tool[Any]]]] = {}
+        self._notices: dict[str, tuple[str, ...]] = {}
         self._resource_tools = build_resource_tools(self)
 
     @classmethod
@@ -137,9 +143,13 @@ class McpManager:
             error=connection.error,
             transport=config.transport,
             source=config.source,
+            notices=self._notices.get(connection.name, ()),
         )
 
     def _build(self, connection: McpConnection) -> list[Tool[Any]]:
+        """The server's tools under unique valid names; a tool whose schema cannot be made
+        valid is left out, and `%agent mcp` says so (see `naming`)."""
+
         async def call(
             tool: str, arguments: dict[str, Any], /, *, progress: ProgressFn | None = None
         ) -> mcp_types.CallToolResult:
@@ -148,7 +158,25 @@ class McpManager:
             except (McpUnavailable, McpCallError) as exc:
                 raise ToolError(str(exc)) from None
 
-        return [
-            build_mcp_tool(connection.name, tool, call, always_load=connection.config.always_load)
-            for tool in connection.tools
-        ]
+        names = tool_names(connection.name, [tool.name for tool in connection.tools])
+        built: list[Tool[Any]] = []
+        notices: list[str] = []
+        for tool in connection.tools:
+            name = names[tool.name]
+            try:
+                built.append(
+                    build_mcp_tool(
+                        connection.name,
+                        tool,
+                        call,
+                        always_load=connection.config.always_load,
+                        name=name,
+                    )
+                )
+            except UnmappableSchema as exc:
+                notices.append(f"{tool.name!r} left out: {exc}")
+                continue
+            if name != mcp_tool_name(connection.name, tool.name):
+                notices.append(f"{tool.name!r} is {name} (its plain name is taken)")
+        self._notices[connection.name] = tuple(notices)
+        return built

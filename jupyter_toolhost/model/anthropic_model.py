@@ -17,6 +17,7 @@ import os
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
+from ..kernel_host import kernel_api_key, remote_kernel_hint
 from ..results import describe_error
 from .base import (
     BlockComplete,
@@ -53,8 +54,13 @@ def default_model_name(option: str | None = None) -> str:
 
 
 def has_credentials() -> bool:
-    """Whether the client would find a key (or token) in the environment."""
-    return bool(os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN"))
+    """Whether the client would find a key (or token) in the environment (or the kernel one
+    under its gateway-passable name, `kernel_host.KERNEL_KEY_ENV`)."""
+    return bool(
+        os.environ.get("ANTHROPIC_API_KEY")
+        or os.environ.get("ANTHROPIC_AUTH_TOKEN")
+        or kernel_api_key()
+    )
 
 
 class MissingCredentials(ModelError):
@@ -89,14 +95,15 @@ class AnthropicModel:
         """The async client, created on first use (this is when `anthropic` is imported)."""
         if self._client is None:
             if self._api_key is None and not has_credentials():
+                hint = remote_kernel_hint()
                 raise MissingCredentials(
                     "No Anthropic API key: set ANTHROPIC_API_KEY, or replay a recorded "
-                    "cassette (CassetteModel(path, mode='replay'))."
+                    "cassette (CassetteModel(path, mode='replay'))." + (f" {hint}" if hint else "")
                 )
             from anthropic import AsyncAnthropic
 
             self._client = AsyncAnthropic(
-                api_key=self._api_key,
+                api_key=self._api_key or kernel_api_key(),
                 base_url=self._base_url,
                 max_retries=self._max_retries,
                 timeout=self._timeout,

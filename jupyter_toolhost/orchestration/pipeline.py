@@ -2,7 +2,8 @@
 
 The steps follow seed section 3.3 in order: find the tool → validate the input →
 `backfill_observable_input` → PreToolUse hooks → permission (`can_use_tool`) → `call()` →
-PostToolUse hooks → the result budget (for every result: errors and hook-rewritten output
+PostToolUse hooks → images made valid for the API (`images.fit_content`) → the result
+budget (for every result: errors and hook-rewritten output
 too) → tool_result. Every failure on the way becomes an
 `is_error` result here, in this one module; nothing raises out of `run()` except the
 cancellation of the task that awaits it.
@@ -23,6 +24,7 @@ from typing import Any, Literal, TypeAlias
 from pydantic import BaseModel, ValidationError
 
 from ..context import AbortSignal, ToolUseContext
+from ..images import fit_content
 from ..permissions.api import BasicCanUseTool, CanUseTool, PermissionRequest
 from ..permissions.hooks import HookEvent, HookInput, HookOutput, Hooks
 from ..results import DEFAULT_RESULT_CAP, ResultStore, describe_error, effective_threshold
@@ -153,9 +155,11 @@ class Pipeline:
         return self._within_budget(result, tool)
 
     def _within_budget(self, result: ToolResult, tool: Tool[Any] | None) -> ToolResult:
-        """The result budget, for every result alike (errors and hook-rewritten output too)."""
+        """Images made valid for the API, then the result budget, for every result alike
+        (errors and hook-rewritten output too)."""
         declared = tool.max_result_size_chars if tool is not None else DEFAULT_RESULT_CAP
         try:
+            result.content = fit_content(result.content)
             return self.results.apply_threshold(result, effective_threshold(declared))
         except Exception as exc:  # the store handles OSError itself; this is a bug's net
             _log.exception("the result budget failed for %s", result.tool_use_id)

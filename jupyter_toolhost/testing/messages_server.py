@@ -260,6 +260,11 @@ class MessagesServer:
     def start(self) -> Self:
         if self._httpd is not None:
             return self
+        # The SDK's request types are compiled once per process (about a second): here, so
+        # that no timed request pays for it.
+        from jupyter_toolhost.model.request_types import prepare
+
+        prepare()
         self._httpd = LoopbackHTTPServer(self)
         self._thread = threading.Thread(
             target=self._httpd.serve_forever,

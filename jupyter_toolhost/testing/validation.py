@@ -2,8 +2,9 @@
 
 Owns the checks that the real Messages API applies before generating anything, and
 the wording of its `invalid_request_error` messages (those about thinking are in
-`thinking.py`), so that a client which passes against the loopback server would also
-pass against the real API. Each check raises
+`thinking.py`, the documented limits the SDK's types do not express in `limits.py`; the
+SDK's own request types are applied by `model.request_types`), so that a client which
+passes against the loopback server would also pass against the real API. Each check raises
 `InvalidRequest`; `validate_request` returns the first failure or None.
 """
 
@@ -62,6 +63,7 @@ def _check(
     signer: Signer | None = None,
     headers: Mapping[str, str] | None = None,
 ) -> None:
+    from jupyter_toolhost.testing.limits import check_limits
     from jupyter_toolhost.testing.thinking import check_thinking_request
 
     if not isinstance(body, dict):
@@ -78,6 +80,21 @@ def _check(
     check_thinking_request(
         body, messages, count_tokens=count_tokens, signer=signer, headers=headers
     )
+    _check_sdk_types(body, count_tokens=count_tokens, headers=headers)
+    check_limits(body)
+
+
+def _check_sdk_types(
+    body: dict[str, Any], *, count_tokens: bool, headers: Mapping[str, str] | None
+) -> None:
+    """The body against the `anthropic` SDK's own request types, strictly (unknown keys
+    forbidden, iterables checked); the beta types when an `anthropic-beta` header is sent."""
+    from jupyter_toolhost.model.request_types import sdk_problem
+
+    beta = bool((headers or {}).get("anthropic-beta"))
+    problem = sdk_problem(body, endpoint="count_tokens" if count_tokens else "create", beta=beta)
+    if problem is not None:
+        raise InvalidRequest(problem)
 
 
 # --- fields -----------------------------------------------------------------------------

@@ -1,8 +1,14 @@
 /**
  * Reads persisted results through the notebook's kernel, over a comm: the front end opens
- * a comm on target `jupyter_toolhost.results` with `{path, offset, limit}` (one chunk of a
- * file) or `{list: true}` (the saved results of the kernel's sessions); the kernel answers
- * with one message (the chunk or the list, or an error) and closes the comm.
+ * a comm on target `jupyter_toolhost.results` with `{path, offset, limit, encoding: 'base64'}`
+ * (one chunk of a file) or `{list: true}` (the saved results of the kernel's sessions). The
+ * kernel answers with one message (the list, or an error, or a chunk's header saying how
+ * many pieces follow), then the chunk's bytes in base64 pieces, and closes the comm.
+ *
+ * Pieces keep every websocket message far under the 10 MiB a Kernel Gateway link carries
+ * (a larger one is dropped there, silently for the kernel). The header tells a kernel that
+ * answered from one that did not: when it came and the pieces did not, the connection lost
+ * them (`CUT_OFF`), which is not the same as a busy kernel (`TIMED_OUT`).
  *
  * This works in a stock `jupyter lab` (the server's contents API hides `.toolhost/`) and
  * with remote kernels. Pure: the comm comes in as a small interface, so it is unit-tested
@@ -12,8 +18,8 @@
 /** The comm target the kernel side registers. */
 export const RESULTS_TARGET = 'jupyter_toolhost.results';
 
-/** How much text one answer carries at most. */
-export const CHUNK_LIMIT = 5_000_000;
+/** How many bytes one answer carries at most (sent in pieces of at most 1 MB). */
+export const CHUNK_LIMIT = 4_000_000;
 
 /** How long to wait for the kernel's answer. */
 export const ANSWER_TIMEOUT_MS = 15_000;
@@ -36,7 +42,9 @@ export interface ResultComm {
 }
 
 /** What the comm is opened with: one chunk of a file, or the list of saved results. */
-export type ResultRequest = { path: string; offset: number; limit: number } | { list: true };
+export type ResultRequest =
+  | { path: string; offset: number; limit: number; encoding: 'base64' }
+  | { list: true };
 
 /** Keeps a rejected future (the kernel went away) from surfacing as an unhandled rejection. */
 function quiet(future: unknown): void {
@@ -77,6 +85,15 @@ export const NO_KERNEL =
 export const TIMED_OUT =
   'The kernel did not answer within 15 s; it may be busy running a cell.';
 
+/** The message when the kernel's header came and some of its pieces did not. */
+export function cutOff(received: number, expected: number): string {
+  return (
+    `The kernel answered, but only ${received} of ${expected} parts of the output arrived: ` +
+    'the connection between the server and the kernel (a gateway) closed on the way. ' +
+    'Open it again to retry.'
+  );
+}
+
 type Obj = Record<string, unknown>;
 
 const isObj = (value: unknown): value is Obj =>
@@ -84,6 +101,29 @@ const isObj = (value: unknown): value is Obj =>
 
 const int = (value: unknown): number | null =>
   typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : null;
+
+/** The number of base64 pieces a chunk's header announces (null: the text is inline). */
+export function piecesOf(data: unknown): number | null {
+  if (!isObj(data) || data.ok !== true || data.encoding !== 'base64') {
+    return null;
+  }
+  return int(data.pieces);
+}
+
+/** UTF-8 text from base64 pieces, in order (each piece decodes on its own). */
+export function decodePieces(pieces: string[]): string {
+  const decoder = new TextDecoder('utf-8');
+  let text = '';
+  for (const piece of pieces) {
+    const binary = atob(piece);
+    const bytes = new Uint8Array(binary.length);
+    for (let i = 0; i < binary.length; i++) {
+      bytes[i] = binary.charCodeAt(i);
+    }
+    text += decoder.decode(bytes, { stream: true });
+  }
+  return text + decoder.decode();
+}
 
 /** The chunk in the kernel's answer; throws an Error with the message to show otherwise. */
 export function readAnswer(data: unknown, request: ChunkRequest): ResultChunk {
@@ -158,10 +198,11 @@ function baseName(path: string): string {
 }
 
 /**
- * Sends `data` over `comm` (new and unopened; it is used once) and parses the kernel's one
- * answer with `parse`. Rejects with a message to show when the kernel answers with an
- * error, closes the comm without answering (the extension is not loaded there), or says
- * nothing within `timeoutMs`.
+ * Sends `data` over `comm` (new and unopened; it is used once) and parses the kernel's
+ * answer with `parse`: its one message, or its header with the text of the base64 pieces
+ * that follow (`text`). Rejects with a message to show when the kernel answers with an
+ * error, closes the comm without answering (the extension is not loaded there), says
+ * nothing within `timeoutMs`, or sends a header whose pieces do not all arrive.
  */
 function exchange<T>(
   comm: ResultComm,
@@ -171,6 +212,9 @@ function exchange<T>(
 ): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     let settled = false;
+    let header: Obj | null = null;
+    let expected = 0;
+    const pieces: string[] = [];
     const finish = (outcome: () => void) => {
       if (!settled) {
         settled = true;
@@ -178,8 +222,16 @@ function exchange<T>(
         outcome();
       }
     };
+    const parsed = (answer: unknown) => {
+      try {
+        resolve(parse(answer));
+      } catch (error) {
+        reject(error);
+      }
+    };
     const timer = setTimeout(() => {
-      finish(() => reject(new Error(TIMED_OUT)));
+      const message = header ? cutOff(pieces.length, expected) : TIMED_OUT;
+      finish(() => reject(new Error(message)));
       try {
         if (!comm.isDisposed) {
           quiet(comm.close());
@@ -189,15 +241,27 @@ function exchange<T>(
       }
     }, timeoutMs);
     comm.onMsg = (msg: CommMessage) => {
-      finish(() => {
-        try {
-          resolve(parse(msg.content.data));
-        } catch (error) {
-          reject(error);
+      const answer = msg.content.data;
+      if (header === null) {
+        const count = piecesOf(answer);
+        if (count === null) {
+          finish(() => parsed(answer));
+          return;
         }
-      });
+        header = answer as Obj;
+        expected = count;
+      } else if (isObj(answer) && typeof answer.data === 'string') {
+        pieces.push(answer.data);
+      }
+      if (header !== null && pieces.length >= expected) {
+        const whole = { ...header, text: decodePieces(pieces) };
+        finish(() => parsed(whole));
+      }
     };
-    comm.onClose = () => finish(() => reject(new Error(NOT_LOADED)));
+    comm.onClose = () =>
+      finish(() =>
+        reject(new Error(header ? cutOff(pieces.length, expected) : NOT_LOADED))
+      );
     try {
       quiet(comm.open(data));
     } catch (error) {
@@ -213,7 +277,12 @@ export function requestChunk(
   request: ChunkRequest,
   timeoutMs = ANSWER_TIMEOUT_MS
 ): Promise<ResultChunk> {
-  const data = { path: request.path, offset: request.offset, limit: request.limit ?? CHUNK_LIMIT };
+  const data = {
+    path: request.path,
+    offset: request.offset,
+    limit: request.limit ?? CHUNK_LIMIT,
+    encoding: 'base64' as const
+  };
   return exchange(comm, data, answer => readAnswer(answer, request), timeoutMs);
 }
 

@@ -8,6 +8,7 @@ import {
   type ResultComm,
   type ResultRequest,
   TIMED_OUT,
+  cutOff,
   readList,
   requestChunk,
   requestList
@@ -56,14 +57,16 @@ describe('reading a persisted result through the kernel', () => {
       c.kernelCloses();
     });
     const chunk = await requestChunk(comm, { path: 'rel/toolu_02.txt', offset: 0 });
-    expect(comm.opened).toEqual([{ path: 'rel/toolu_02.txt', offset: 0, limit: CHUNK_LIMIT }]);
+    expect(comm.opened).toEqual([
+      { path: 'rel/toolu_02.txt', offset: 0, limit: CHUNK_LIMIT, encoding: 'base64' }
+    ]);
     expect(chunk).toEqual({ path: PATH, name: 'toolu_02.txt', text: 'line 1\n', size: 12, offset: 0, nextOffset: 7 });
   });
 
   it('reads a last chunk (next_offset null) and fills in a missing name', async () => {
     const comm = new FakeComm(c => void c.onMsg({ content: { data: { ok: true, path: PATH, text: 'x', size: 1, offset: 0, next_offset: null } } }));
     const chunk = await requestChunk(comm, { path: PATH, offset: 0, limit: 10 });
-    expect(comm.opened).toEqual([{ path: PATH, offset: 0, limit: 10 }]);
+    expect(comm.opened).toEqual([{ path: PATH, offset: 0, limit: 10, encoding: 'base64' }]);
     expect([chunk.name, chunk.nextOffset]).toEqual(['toolu_02.txt', null]);
   });
 
@@ -108,6 +111,64 @@ describe('reading a persisted result through the kernel', () => {
       throw new Error('Kernel is dead');
     };
     await expect(requestChunk(comm, { path: 'x', offset: 0 })).rejects.toThrow('Could not ask the kernel: Kernel is dead');
+  });
+});
+
+/** The kernel's messages for `text` sent as base64 pieces of `pieceBytes` bytes. */
+function piecesFor(text: string, pieceBytes: number): unknown[] {
+  const bytes = new TextEncoder().encode(text);
+  const pieces: unknown[] = [];
+  for (let at = 0, index = 0; at < bytes.length; at += pieceBytes, index++) {
+    const slice = bytes.slice(at, at + pieceBytes);
+    pieces.push({ piece: index, data: btoa(String.fromCharCode(...slice)) });
+  }
+  const header = {
+    ok: true, path: PATH, name: 'toolu_02.txt', size: bytes.length, offset: 0,
+    next_offset: null, encoding: 'base64', pieces: pieces.length
+  };
+  return [header, ...pieces];
+}
+
+describe('a chunk sent in base64 pieces (kept under a gateway\'s frame limit)', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('joins the pieces, a character split between two of them included', async () => {
+    const text = 'naïve 😀 ' + '\u0000\u0001"\\'.repeat(50) + ' end 😀';
+    const messages = piecesFor(text, 7);
+    expect(messages.length).toBeGreaterThan(10);
+    const comm = new FakeComm(c => {
+      for (const data of messages) {
+        void c.onMsg({ content: { data } });
+      }
+      c.kernelCloses();
+    });
+    const chunk = await requestChunk(comm, { path: PATH, offset: 0 });
+    expect(chunk.text).toBe(text);
+    expect(chunk.nextOffset).toBeNull();
+  });
+
+  it('says the connection lost the rest when the comm closes after some pieces', async () => {
+    const messages = piecesFor('x'.repeat(30), 10);
+    const comm = new FakeComm(c => {
+      void c.onMsg({ content: { data: messages[0] } });
+      void c.onMsg({ content: { data: messages[1] } });
+      c.kernelCloses();
+    });
+    await expect(requestChunk(comm, { path: PATH, offset: 0 })).rejects.toThrow(cutOff(1, 3));
+    expect(cutOff(1, 3)).toContain('the connection between the server and the kernel (a gateway) closed');
+  });
+
+  it('says so too when the pieces stop coming, rather than blaming a busy kernel', async () => {
+    vi.useFakeTimers();
+    const messages = piecesFor('y'.repeat(20), 10);
+    const comm = new FakeComm(c => void c.onMsg({ content: { data: messages[0] } }));
+    const answer = requestChunk(comm, { path: PATH, offset: 0 });
+    answer.catch(() => undefined);
+    await vi.advanceTimersByTimeAsync(15_000);
+    await expect(answer).rejects.toThrow(cutOff(0, 2));
+    await expect(answer).rejects.not.toThrow(TIMED_OUT);
   });
 });
 

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import base64
 import re
 from pathlib import Path
 from typing import Any
 
+from ...images import fit_image
 from ...types import ContentBlock, ToolInputError
-from .prompt import MAX_IMAGE_BYTES
+from .prompt import MAX_IMAGE_FILE_BYTES
 
 IMAGE_TYPES = {
     ".png": "image/png",
@@ -22,16 +22,22 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 
 def image_blocks(path: Path) -> list[ContentBlock]:
-    """The image as one Messages API image block (base64)."""
+    """The image as one Messages API image block (base64), fitted for the API: its media
+    type read from its bytes, scaled down to what the model sees (`images.fit_image`), with
+    a text block saying so when anything was changed."""
     size = path.stat().st_size
-    if size > MAX_IMAGE_BYTES:
+    if size > MAX_IMAGE_FILE_BYTES:
         raise ToolInputError(
-            f"{path} is an image of {size // 1024} KB; images over "
-            f"{MAX_IMAGE_BYTES // (1024 * 1024)} MB cannot be shown."
+            f"{path} is an image of {size // (1024 * 1024)} MB; image files over "
+            f"{MAX_IMAGE_FILE_BYTES // (1024 * 1024)} MB are not read."
         )
-    data = base64.b64encode(path.read_bytes()).decode("ascii")
-    media_type = IMAGE_TYPES[path.suffix.lower()]
-    return [{"type": "image", "source": {"type": "base64", "media_type": media_type, "data": data}}]
+    fitted = fit_image(path.read_bytes(), declared=IMAGE_TYPES[path.suffix.lower()], name=path.name)
+    if fitted.data is None:
+        raise ToolInputError(fitted.note or f"{path} could not be read as an image.")
+    blocks: list[ContentBlock] = [fitted.block()]
+    if fitted.note:
+        blocks.append({"type": "text", "text": fitted.note})
+    return blocks
 
 
 def render_notebook(path: Path) -> str:
