@@ -264,6 +264,8 @@ class MessagesServer:
         self._counters = {"msg": 0, "req": 0, "toolu": 0}
         self.requests: list[RecordedRequest] = []
         self.errors: list[RecordedError] = []
+        self.usages: list[dict[str, Any]] = []
+        """The usage of each message answered, in order (what the client is billed)."""
         self._httpd: LoopbackHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -433,6 +435,8 @@ class MessagesServer:
         }
         if thoughts or turn.thinking_tokens is not None:
             usage["output_tokens_details"] = {"thinking_tokens": thought}
+        with self._lock:
+            self.usages.append({"model": model, "tools": bool(body.get("tools")), **usage})
         return message_object(self.next_id("msg"), model, content, stop_reason, usage)
 
     def _render_block(self, block: ContentBlock, *, omitted: bool = False) -> dict[str, Any]:
