@@ -113,16 +113,20 @@ def _segments(body: Mapping[str, Any]) -> list[_Segment]:
         if not isinstance(message, Mapping):
             continue
         content = message.get("content")
-        role = str(message.get("role")).encode()
+        role = str(message.get("role")).encode()  # the same block said by another role
         if isinstance(content, str):
             content = [{"type": "text", "text": content}]
+        # A message's own framing ({"role":...,"content":[...]} and the commas) goes with
+        # its first block, so a cached message is cached whole.
+        frame = _canonical({"role": message.get("role"), "content": []})
         for index, block in enumerate(content if isinstance(content, list) else []):
             loaded = b"".join(
                 _canonical(_unmarked(deferred[name]))
                 for name in _references(block)
                 if name in deferred
             )
-            add(f"messages.{number}.content.{index}", block, role + loaded)
+            framing = frame if index == 0 else b","
+            add(f"messages.{number}.content.{index}", block, role + loaded + framing)
     return found
 
 
