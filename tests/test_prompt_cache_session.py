@@ -21,6 +21,7 @@ from test_tools2_support import Router
 from jupyter_toolhost import Session, build_tool
 from jupyter_toolhost.context import ToolUseContext
 from jupyter_toolhost.events import LoopEvent, ToolCallStarted
+from jupyter_toolhost.jupyter.render import TurnSummary, footer_parts
 from jupyter_toolhost.model.anthropic_model import AnthropicModel
 from jupyter_toolhost.model.base import Usage
 from jupyter_toolhost.model.pricing import billed_equivalent
@@ -174,6 +175,13 @@ async def test_ten_turns_read_the_whole_earlier_conversation_from_the_cache(
     whole = total.input_tokens + total.cache_read_input_tokens + total.cache_creation_input_tokens
     # Paid by price: linear in the session's length, a fraction of sending it all again.
     assert billed_equivalent(total) < 0.4 * whole
+    # The cell's footer says what was read from and written to the cache.
+    footer = " · ".join(footer_parts(TurnSummary(model_requests=10, usage=total.to_dict())))
+    assert (
+        f"{total.input_tokens:,} in / {total.output_tokens:,} out tokens "
+        f"({total.cache_read_input_tokens:,} read from cache, "
+        f"{total.cache_creation_input_tokens:,} written to cache)"
+    ) in footer
 
 
 @pytest.mark.parametrize("disclosure", ["defer_loading", "server_bm25", "discovered"])

@@ -228,6 +228,15 @@ async def test_view_is_plain_html_with_the_four_parts(tmp_path: Path) -> None:
         f"{WEATHER} (" in plain and "deferred (defer_loading): loaded by a tool_reference" in plain
     )
     assert "◆ cache breakpoint" in plain
+    # Where each breakpoint sits: the last resident tool, the system prompt, the last block.
+    last = len(body["messages"])
+    blocks = body["messages"][-1]["content"]
+    tools = [t["name"] for t in body["tools"]]
+    assert (
+        f"Cache breakpoints (3 of 4): tool {tools.index('ToolSearch') + 1} (ToolSearch) · "
+        f"system block {len(body['system'])} · message {last} block {len(blocks)} "
+        f"({blocks[-1]['type']})."
+    ) in plain
     chat = next(t for t in session.tools if t.name == CHAT)
     saved = compact(chat.to_api())
     assert f"Deferral saved {saved:,} bytes (≈ {saved // 4:,} tokens" in plain
