@@ -237,6 +237,7 @@ class AgentLoop:
             cwd=str(cwd),
             thinking=thinking,
             context_management=context_management,
+            cache_messages=True,
         )
 
     def _note_thinking_paused(self) -> None:

@@ -89,6 +89,8 @@ class SentLog:
         self._history: MessageList | None = None
         """The conversation the last body's messages were taken from (None: unknown)."""
         self._watch = Watch()
+        self._marks: tuple[int, ...] = ()
+        """The messages the last body sent with a breakpoint."""
 
     def __len__(self) -> int:
         return len(self._kept)
@@ -113,7 +115,7 @@ class SentLog:
             old = before.get(key)
             if key == "messages" and isinstance(value, list):
                 shared = old if isinstance(old, tuple) else ()
-                fields.append((key, self._messages(value, shared, history)))
+                fields.append((key, self._messages(request, value, shared, history)))
             else:
                 text = encode(value)
                 fields.append((key, old if isinstance(old, str) and old == text else text))
@@ -125,21 +127,27 @@ class SentLog:
 
     def _messages(
         self,
+        request: ModelRequest,
         messages: list[Any],
         shared: tuple[str, ...],
         history: Sequence[Mapping[str, Any]] | None,
     ) -> tuple[str, ...]:
-        """Each message's JSON, the unchanged leading ones taken from `shared`."""
+        """Each message's JSON as sent (`messages`, breakpoints marked), the unchanged
+        leading ones taken from `shared`. A message the previous body sent with a
+        breakpoint is encoded again: its mark has moved on."""
+        source = request.messages
+        marks = request.message_breakpoints()
+        moved, self._marks = min(self._marks, default=len(shared)), marks
         if (
             not isinstance(history, MessageList)
-            or len(history) != len(messages)
-            or (messages and history[-1] is not messages[-1])
+            or len(history) != len(source)
+            or (source and history[-1] is not source[-1])
         ):
             self._history = None  # not taken from a history whose edits are known
             return tuple(_same(encode(m), shared, i) for i, m in enumerate(messages))
         if history is not self._history:
             self._history, self._watch = history, history.watch()
-        kept = min(self._watch.synced, len(shared))
+        kept = min(self._watch.synced, len(shared), moved)
         self._watch.synced = len(history)
         return shared[:kept] + tuple(encode(m) for m in messages[kept:])
 

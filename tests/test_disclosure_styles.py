@@ -23,6 +23,7 @@ from jupyter_toolhost.model.anthropic_model import AnthropicModel
 from jupyter_toolhost.model.cassette import CassetteModel
 from jupyter_toolhost.testing import MessagesServer, Turn, raw, text, tool_use
 from jupyter_toolhost.testing.api_view import cached_prefix, visible_tool_names
+from jupyter_toolhost.testing.prompt_cache import without_cache_marks
 from jupyter_toolhost.tool import Tool
 
 MODEL = "claude-sonnet-4-5"
@@ -95,15 +96,6 @@ def bodies(server: MessagesServer) -> list[dict[str, Any]]:
 
 def deferred_definitions(body: dict[str, Any]) -> list[dict[str, Any]]:
     return [t for t in body.get("tools", []) if t.get("name") in DEFERRED]
-
-
-def without_cache_marks(value: Any) -> Any:
-    """The value with every `cache_control` key dropped (breakpoints move between turns)."""
-    if isinstance(value, dict):
-        return {k: without_cache_marks(v) for k, v in value.items() if k != "cache_control"}
-    if isinstance(value, list):
-        return [without_cache_marks(v) for v in value]
-    return value
 
 
 def results_of(body: dict[str, Any]) -> list[str]:

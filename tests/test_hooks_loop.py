@@ -26,6 +26,7 @@ from jupyter_toolhost.events import LoopEvent, Notice, TurnEnd
 from jupyter_toolhost.model.anthropic_model import AnthropicModel
 from jupyter_toolhost.permissions.hooks import HookInput, HookOutput, Hooks
 from jupyter_toolhost.testing import MessagesServer, Turn, text, tool_use
+from jupyter_toolhost.testing.prompt_cache import without_cache_marks
 from jupyter_toolhost.tool import Tool
 from jupyter_toolhost.turn_hooks import MAX_STOP_CONTINUATIONS
 
@@ -236,7 +237,7 @@ async def test_prompt_hooks_add_context_after_the_prompt(tmp_path: Path, body: s
 
     assert server.errors == []
     [request] = bodies(server)
-    assert request["messages"][-1]["content"] == [
+    assert without_cache_marks(request["messages"][-1]["content"]) == [
         {"type": "text", "text": "Is the build green?"},
         {"type": "text", "text": "The build is green as of today."},
     ]

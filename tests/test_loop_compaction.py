@@ -88,7 +88,11 @@ async def test_manual_compaction_then_next_prompt_joins_the_summary(tmp_path: Pa
     assert server.errors == []
     (joined,) = bodies(server)[2]["messages"]
     assert "We greeted." in joined["content"][0]["text"]
-    assert joined["content"][1] == {"type": "text", "text": "hi again"}
+    assert joined["content"][1] == {
+        "type": "text",
+        "text": "hi again",
+        "cache_control": {"type": "ephemeral"},  # after compaction, the last block is marked
+    }
 
 
 async def test_resume_from_transcript_continues_the_conversation(tmp_path: Path) -> None:

@@ -106,8 +106,8 @@ def test_request_view_shows_what_each_turn_sent(kernel: Kernel, server: Messages
         # The cache figures and tokens the server answered with.
         input_tokens = billed_bytes(body, sent[turn - 1].raw) // 4
         assert (
-            f"cache read {script.cache_read_input_tokens:,} tokens · cache write "
-            f"{script.cache_creation_input_tokens:,} tokens · input {input_tokens:,} tokens"
+            f"cache read {script.cache_read_input_tokens or 0:,} tokens · cache write "
+            f"{script.cache_creation_input_tokens or 0:,} tokens · input {input_tokens:,} tokens"
         ) in html_text
 
         # Deferred tools marked; the cache breakpoint on the last tool of the prefix.

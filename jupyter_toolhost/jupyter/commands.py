@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..context import toolhost_home
+from ..model.pricing import billed_equivalent
 from .host import STOP_GRACE, AgentHost, AgentInterrupted, stop_task, wait_in_slices
 from .options import HELP, Command, UsageError, parse_command, parse_turn
 from .render import Rendered, notice_display, table_display
@@ -247,6 +248,10 @@ def _cost(host: AgentHost, command: Command) -> Rendered:
     rows: list[tuple[str, object]] = list(usage.items())
     if thinking:  # billed as output: already counted in output_tokens
         rows.append(("thinking_tokens (in output_tokens)", thinking))
+    weighed = billed_equivalent(session.usage)
+    rows.append(
+        ("input weighed by price (uncached + 1.25 × written + 0.1 × read)", f"{weighed:,.1f}")
+    )
     rows.append(("estimated cost (USD)", "unknown" if cost is None else f"{cost:.4f}"))
     return table_display("cost", ("measure", "value"), rows, title=f"session {session.session_id}")
 

@@ -138,7 +138,10 @@ def footer_parts(summary: TurnSummary) -> list[str]:
         tokens = f"{tokens_in:,} in / {tokens_out:,} out tokens"
         if thinking:  # part of the output tokens (and billed as output), not on top
             tokens += f" (incl. {thinking:,} thinking)"
-        parts.append(tokens + (f" ({read:,} read from cache)" if read else ""))
+        written = usage.get("cache_creation_input_tokens", 0)
+        cached = [f"{read:,} read from cache"] if read else []
+        cached += [f"{written:,} written to cache"] if written else []
+        parts.append(tokens + (f" ({', '.join(cached)})" if cached else ""))
     if not summary.replayed and summary.cost_usd is not None:
         parts.append(f"≈ ${summary.cost_usd:.4f}")
     if summary.stop_reason:

@@ -98,6 +98,7 @@ def request_display(sent: SentRequest, *, body: Mapping[str, Any], tokens: Token
         f"Request of turn {turn} · model {body.get('model', '?')} · {total}",
         _usage_line(sent),
         _deferral_line(sent, body),
+        breakpoints_line(body),
     ]
     if tokens.note:
         head.append(tokens.note)
@@ -169,6 +170,25 @@ def _usage_line(sent: SentRequest) -> str:
         f"{usage.cache_creation_input_tokens:,} tokens · input {usage.input_tokens:,} tokens "
         f"(not read from or written to the cache) · output {usage.output_tokens:,} tokens."
     )
+
+
+def breakpoints_line(body: Mapping[str, Any]) -> str:
+    """Where the request's prompt-cache breakpoints sit (the API takes at most 4)."""
+    spots: list[str] = []
+    for index, tool in enumerate(body.get("tools") or [], 1):
+        if isinstance(tool, Mapping) and "cache_control" in tool:
+            spots.append(f"tool {index} ({tool.get('name')})")
+    for index, block in enumerate(body.get("system") or [], 1):
+        if isinstance(block, Mapping) and "cache_control" in block:
+            spots.append(f"system block {index}")
+    for number, message in enumerate(body.get("messages") or [], 1):
+        content = message.get("content") if isinstance(message, Mapping) else None
+        for index, block in enumerate(content if isinstance(content, list) else [], 1):
+            if isinstance(block, Mapping) and "cache_control" in block:
+                spots.append(f"message {number} block {index} ({block.get('type')})")
+    if not spots:
+        return "Cache breakpoints: none (nothing of this request is cached)."
+    return f"Cache breakpoints ({len(spots)} of 4): " + " · ".join(spots) + "."
 
 
 def _deferral_line(sent: SentRequest, body: Mapping[str, Any]) -> str:

@@ -13,6 +13,8 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeAlias
 
+from .prompt_cache import MAX_BREAKPOINTS, count_breakpoints, message_breakpoints, with_breakpoints
+
 ContentBlock: TypeAlias = dict[str, Any]
 Message: TypeAlias = dict[str, Any]
 
@@ -102,13 +104,24 @@ class ModelRequest:
     """The API's `thinking` object, sent as it is when set."""
     context_management: Mapping[str, Any] | None = None
     """The API's `context_management` object (a beta: the model client adds its header)."""
+    cache_messages: bool = False
+    """Put prompt-cache breakpoints in the conversation as it is sent (see
+    `prompt_cache.message_breakpoints`); `messages` themselves stay unmarked."""
+
+    def message_breakpoints(self) -> tuple[int, ...]:
+        """The indexes of the messages sent with a breakpoint on their last cacheable block,
+        within what the tools' and system's breakpoints leave of the API's limit of 4."""
+        if not self.cache_messages:
+            return ()
+        used = count_breakpoints(self.system) + count_breakpoints(self.tools)
+        return message_breakpoints(self.messages, budget=MAX_BREAKPOINTS - used)
 
     def to_api(self) -> dict[str, Any]:
-        """The request body's fields (without `stream`)."""
+        """The request body's fields (without `stream`), breakpoints marked."""
         body: dict[str, Any] = {
             "model": self.model,
             "max_tokens": self.max_tokens,
-            "messages": list(self.messages),
+            "messages": with_breakpoints(self.messages, self.message_breakpoints()),
         }
         if self.system:
             body["system"] = list(self.system)

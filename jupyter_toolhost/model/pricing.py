@@ -61,6 +61,17 @@ def estimate_cost(model: str, usage: Usage) -> float | None:
     )
 
 
+def billed_equivalent(usage: Usage) -> float:
+    """The input tokens of `usage` weighed by their price, in plain input tokens:
+    uncached × 1, cache writes × 1.25, cache reads × 0.1 (what a session's input costs,
+    whatever the model's price)."""
+    return (
+        usage.input_tokens
+        + usage.cache_creation_input_tokens * CACHE_WRITE_FACTOR
+        + usage.cache_read_input_tokens * CACHE_READ_FACTOR
+    )
+
+
 def add_cost(total: float | None, model: str, usage: Usage) -> float | None:
     """`total` plus the estimated cost of `usage`; None once any part is unknown."""
     cost = estimate_cost(model, usage)

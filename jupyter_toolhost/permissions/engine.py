@@ -47,6 +47,7 @@ __all__ = [
     "add_session_rules",
     "decide",
     "no_classifier",
+    "nothing_hidden",
     "read_denied",
     "tools_denied_whole",
 ]
@@ -240,6 +241,11 @@ def tools_denied_whole(
 _hidden_cache: list[tuple[object, str, CompiledRules]] = []
 
 
+def nothing_hidden(path: str) -> bool:
+    """What `read_denied` returns when no rule hides anything: a caller may skip the check."""
+    return False
+
+
 def read_denied(context: ToolUseContext) -> Callable[[str], bool]:
     """A predicate for tools that walk trees (Grep, Glob): True for a path a deny rule hides.
 
@@ -256,10 +262,16 @@ def read_denied(context: ToolUseContext) -> Callable[[str], bool]:
         _hidden_cache[:] = [(permission.rules, cwd, compiled)]
     resolver = OsResolver()
     deny = compiled.deny
+    if "read" in deny.classes:
+        return lambda path: True
+    if not deny.read:
+        # No Read deny rule: nothing is hidden, and no path needs resolving (a search
+        # with thousands of hits paid a realpath for each).
+        return nothing_hidden
 
     def hidden(path: str) -> bool:
         found = candidates(path, cwd=cwd, resolver=resolver)
-        return deny.read.match(found) is not None or "read" in deny.classes
+        return deny.read.match(found) is not None
 
     return hidden
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -29,6 +30,7 @@ from jupyter_toolhost.testing.api_view import (
     referenced_tool_names,
     visible_tool_names,
 )
+from jupyter_toolhost.testing.prompt_cache import PromptCache
 from jupyter_toolhost.testing.sse import (
     ERROR_MESSAGES,
     Hold,
@@ -133,8 +135,11 @@ class Turn:
 
     `status` turns this into an injected error answer (429, 529, 500, ...) with the real
     API's error body; it is consumed like any turn, so a client retry gets the next one.
-    `cache_read_input_tokens` / `cache_creation_input_tokens` are reported in the answer's
-    usage as given (the server keeps no prompt cache of its own).
+    The answer's usage splits the input as the API does (see `prompt_cache`): what the
+    request's breakpoints read from the server's prompt cache, what they wrote, and the
+    rest. `cache_read_input_tokens` / `cache_creation_input_tokens`, when either is set,
+    are reported as given instead (the whole input then stays `input_tokens`), and the
+    cache is left as it was.
     `thinking(...)` / `redacted_thinking(...)` blocks (from `testing.thinking`) are signed
     by the server and stream as the API's do; the usage reports their synthetic count as
     `output_tokens_details.thinking_tokens` (`thinking_tokens` overrides it), included in
@@ -150,8 +155,8 @@ class Turn:
     content: list[ContentBlock] = field(default_factory=list)
     stop_reason: str | None = None
     output_tokens: int | None = None
-    cache_read_input_tokens: int = 0
-    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int | None = None
+    cache_creation_input_tokens: int | None = None
     block_delay: float = 0.0
     delay_before: float = 0.0
     status: int | None = None
@@ -236,9 +241,16 @@ class MessagesServer:
     """
 
     def __init__(
-        self, script: Script = (), *, model: str | None = None, signing_key: bytes | None = None
+        self,
+        script: Script = (),
+        *,
+        model: str | None = None,
+        signing_key: bytes | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._lock = threading.Lock()
+        self.prompt_cache = PromptCache(clock)
+        """What the requests' breakpoints wrote, and when each entry expires (`clock`)."""
         self.signer = Signer(signing_key)
         """Signs the thinking blocks this server issues and checks those sent back (a
         random key unless `signing_key` is given: another server's blocks fail)."""
@@ -252,6 +264,8 @@ class MessagesServer:
         self._counters = {"msg": 0, "req": 0, "toolu": 0}
         self.requests: list[RecordedRequest] = []
         self.errors: list[RecordedError] = []
+        self.usages: list[dict[str, Any]] = []
+        """The usage of each message answered, in order (what the client is billed)."""
         self._httpd: LoopbackHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -413,14 +427,21 @@ class MessagesServer:
         if output_tokens is None:
             visible = [b for b, s in zip(content, turn.content, strict=True) if s not in thoughts]
             output_tokens = max(1, len(json.dumps(visible)) // 4 + thought)
+        read, written = turn.cache_read_input_tokens, turn.cache_creation_input_tokens
+        if read is None and written is None:
+            bill = self.prompt_cache.bill(body, input_tokens)
+            input_tokens = bill.input_tokens
+            read, written = bill.cache_read_input_tokens, bill.cache_creation_input_tokens
         usage: dict[str, Any] = {
             "input_tokens": input_tokens,
             "output_tokens": max(output_tokens, thought),
-            "cache_creation_input_tokens": turn.cache_creation_input_tokens,
-            "cache_read_input_tokens": turn.cache_read_input_tokens,
+            "cache_creation_input_tokens": written or 0,
+            "cache_read_input_tokens": read or 0,
         }
         if thoughts or turn.thinking_tokens is not None:
             usage["output_tokens_details"] = {"thinking_tokens": thought}
+        with self._lock:
+            self.usages.append({"model": model, "tools": bool(body.get("tools")), **usage})
         return message_object(self.next_id("msg"), model, content, stop_reason, usage)
 
     def _render_block(self, block: ContentBlock, *, omitted: bool = False) -> dict[str, Any]:

@@ -64,6 +64,7 @@ def _check(
     headers: Mapping[str, str] | None = None,
 ) -> None:
     from jupyter_toolhost.testing.limits import check_limits
+    from jupyter_toolhost.testing.prompt_cache import breakpoint_problem
     from jupyter_toolhost.testing.thinking import check_thinking_request
 
     if not isinstance(body, dict):
@@ -77,6 +78,9 @@ def _check(
     _check_non_empty(messages)
     _check_tool_pairing(messages)
     _check_tool_references(messages, tool_names)
+    misplaced = breakpoint_problem(body)
+    if misplaced is not None:
+        raise InvalidRequest(misplaced)
     check_thinking_request(
         body, messages, count_tokens=count_tokens, signer=signer, headers=headers
     )

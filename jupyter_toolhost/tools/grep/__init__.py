@@ -14,7 +14,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from ...context import ToolUseContext
-from ...permissions.engine import read_denied
+from ...permissions.engine import nothing_hidden, read_denied
 from ...tool import Tool, build_tool
 from ...types import ToolInputError
 from .._search import rg_binary
@@ -113,6 +113,8 @@ WITHHELD_NOTE = (
 
 def withhold(outcome: SearchOutcome, root: Path, hidden: Callable[[str], bool]) -> None:
     """Drop the hits in files a Read deny protects, and say that some were dropped."""
+    if hidden is nothing_hidden:
+        return
     kept = [h for h in outcome.hits if not hidden(os.path.join(root, h.path))]
     if len(kept) < len(outcome.hits):
         outcome.notes.append(WITHHELD_NOTE.format(count=len(outcome.hits) - len(kept)))

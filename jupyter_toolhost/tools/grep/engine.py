@@ -9,9 +9,11 @@ how results look: files sorted by path (content, count) or newest first (file li
 from __future__ import annotations
 
 import bisect
+import math
 import os
 import re
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, TypeAlias
@@ -320,14 +322,35 @@ def _limit(entries: list[str], head_limit: int | None) -> tuple[list[str], list[
     return entries[:head_limit], ["", note]
 
 
-def _newest_first(hits: list[FileHits]) -> list[FileHits]:
-    def key(hit: FileHits) -> tuple[float, str]:
-        try:
-            return (-os.stat(hit.path).st_mtime, hit.path)
-        except OSError:
-            return (0.0, hit.path)
+STAT_CHUNK = 512
+"""Files per thread when many hits are sorted by time (stat releases the GIL)."""
+_stat_pool: ThreadPoolExecutor | None = None
 
-    return sorted(hits, key=key)
+
+def _mtimes(paths: list[str]) -> list[float]:
+    out = []
+    for path in paths:
+        try:
+            out.append(os.stat(path).st_mtime)
+        except OSError:
+            out.append(-math.inf)  # gone since the search: last
+    return out
+
+
+def _newest_first(hits: list[FileHits]) -> list[FileHits]:
+    """Newest first, then by path. With thousands of hits the stat calls were a third of
+    the tool's time past ripgrep's own: they run in chunks on a few threads."""
+    global _stat_pool
+    paths = [hit.path for hit in hits]
+    if len(paths) <= STAT_CHUNK:
+        times = _mtimes(paths)
+    else:
+        if _stat_pool is None:
+            _stat_pool = ThreadPoolExecutor(min(8, os.cpu_count() or 1), "grep-stat")
+        chunks = [paths[i : i + STAT_CHUNK] for i in range(0, len(paths), STAT_CHUNK)]
+        times = [t for part in _stat_pool.map(_mtimes, chunks) for t in part]
+    order = sorted(range(len(hits)), key=lambda i: (-times[i], paths[i]))
+    return [hits[i] for i in order]
 
 
 def _with_notes(text: str, notes: list[str]) -> str:
