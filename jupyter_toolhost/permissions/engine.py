@@ -100,7 +100,7 @@ class PermissionEngine:
         verdict = decide(
             tool=request.tool,
             input=request.input,
-            rules=self.compiled(permission, cwd),
+            rules=self.compiled(permission, os.fspath(context.rule_root)),
             mode=permission.mode,
             cwd=cwd,
             resolver=self.resolver,
@@ -135,7 +135,7 @@ class PermissionEngine:
             rules = result.suggested_rules or (request.tool.name,)
             add_session_rules(context, rules)
             if decision.save:
-                self._save(rules, cwd)
+                self._save(rules, os.fspath(context.rule_root))
         return answer
 
     async def _classify(self, request: PermissionRequest) -> PermissionResult | None:
@@ -166,7 +166,7 @@ class PermissionEngine:
     def tools_denied_whole(self, tools: Iterable[Tool[Any]], context: ToolUseContext) -> set[str]:
         """Names of tools a deny rule removes entirely (see `tools_denied_whole`)."""
         permission = context.get_app_state().tool_permission_context
-        compiled = self.compiled(permission, os.fspath(context.cwd))
+        compiled = self.compiled(permission, os.fspath(context.rule_root))
         return _denied_whole(tools, compiled)
 
 
@@ -248,12 +248,13 @@ def read_denied(context: ToolUseContext) -> Callable[[str], bool]:
     """
     permission = context.get_app_state().tool_permission_context
     cwd = os.fspath(context.cwd)
+    anchor = os.fspath(context.rule_root)
     cached = _hidden_cache[0] if _hidden_cache else None
-    if cached is not None and cached[0] is permission.rules and cached[1] == cwd:
+    if cached is not None and cached[0] is permission.rules and cached[1] == anchor:
         compiled = cached[2]
     else:
-        compiled = compile_rules(permission.rules, cwd=cwd, home=os.path.expanduser("~"))
-        _hidden_cache[:] = [(permission.rules, cwd, compiled)]
+        compiled = compile_rules(permission.rules, cwd=anchor, home=os.path.expanduser("~"))
+        _hidden_cache[:] = [(permission.rules, anchor, compiled)]
     resolver = OsResolver()
     deny = compiled.deny
 
