@@ -1,7 +1,8 @@
 """The permission decision for one call: a pure function of the call, the rules and the mode.
 
 Order (first match wins): a hook's deny → deny rules → the guards (`guards`: protected
-folders, trees that hold a denied path, commands that cannot be checked) → unverifiable input
+folders, trees that hold a denied path, commands that cannot be checked; here: a loopback or
+private host without an allow rule, code no path rule reaches) → unverifiable input
 asks → plan mode
 denies what is not read-only → ask rules → a hook's ask → bypassPermissions → allow rules
 (every sub-command, every path) → a hook's allow → acceptEdits → read-only calls inside the
@@ -29,6 +30,7 @@ from ..types import (
 from .facts import CallFacts, CommandFacts, PathRef, call_facts
 from .guards import Guard, guard
 from .hooks import HookOutput
+from .hosts import internal
 from .paths import PathResolver, glob_base, skeleton
 from .ruleset import BehaviorRules, CompiledRules, SourcedRule
 from .shell_safety import creates_or_moves_files
@@ -96,6 +98,9 @@ def decide(
     caught = guard(rules, facts, resolver=resolver, sandboxed=sandboxed)
     if caught is not None:
         return _guarded(name, mode, caught)
+    if facts.host is not None and internal(facts.host):
+        if rules.allow.domain(facts.host, subdomains=False) is None:
+            return _guarded(name, mode, _internal_host(facts.host))
     if getattr(tool, "unconfined", False):
         fenced = _unconfined(name, rules, mode)
         if fenced is not None:
@@ -150,6 +155,15 @@ def _guarded(name: str, mode: PermissionMode, caught: Guard) -> PermissionResult
             caught.reason,
         )
     return PermissionAsk(f"{name} needs approval: {caught.message}", caught.reason, ())
+
+
+def _internal_host(host: str) -> Guard:
+    return Guard(
+        f"{host} is a loopback or private address (the kernel's own ports and the local "
+        f"network are there); it needs an explicit rule such as WebFetch(domain:{host})",
+        DecisionReason("safety", "a loopback or private address", host),
+        askable_in_bypass=True,
+    )
 
 
 def _unconfined(name: str, rules: CompiledRules, mode: PermissionMode) -> PermissionResult | None:
