@@ -98,9 +98,9 @@ def decide(
     caught = guard(rules, facts, resolver=resolver, sandboxed=sandboxed)
     if caught is not None:
         return _guarded(name, mode, caught)
-    if facts.host is not None and internal(facts.host):
-        if rules.allow.domain(facts.host, subdomains=False) is None:
-            return _guarded(name, mode, _internal_host(facts.host))
+    host = facts.host
+    if host is not None and internal(host) and not rules.allow.domain(host, subdomains=False):
+        return _guarded(name, mode, _internal_host(host))
     if getattr(tool, "unconfined", False):
         fenced = _unconfined(name, rules, mode)
         if fenced is not None:
