@@ -21,25 +21,28 @@ MAX_CELL_OUTPUT_CHARS = 10_000
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 
-def image_blocks(path: Path) -> list[ContentBlock]:
-    """The image as one Messages API image block (base64)."""
-    size = path.stat().st_size
+def image_blocks(path: Path, *, source: Path | None = None) -> list[ContentBlock]:
+    """The image as one Messages API image block (base64); `source` is where its bytes are
+    read from (default `path`, which names it)."""
+    source = source or path
+    size = source.stat().st_size
     if size > MAX_IMAGE_BYTES:
         raise ToolInputError(
             f"{path} is an image of {size // 1024} KB; images over "
             f"{MAX_IMAGE_BYTES // (1024 * 1024)} MB cannot be shown."
         )
-    data = base64.b64encode(path.read_bytes()).decode("ascii")
+    data = base64.b64encode(source.read_bytes()).decode("ascii")
     media_type = IMAGE_TYPES[path.suffix.lower()]
     return [{"type": "image", "source": {"type": "base64", "media_type": media_type, "data": data}}]
 
 
-def render_notebook(path: Path) -> str:
-    """Every cell with its index, id, type, source and text outputs."""
+def render_notebook(path: Path, *, source: Path | None = None) -> str:
+    """Every cell with its index, id, type, source and text outputs (read from `source`,
+    default `path`)."""
     import nbformat
 
     try:
-        notebook = nbformat.read(str(path), as_version=4)
+        notebook = nbformat.read(str(source or path), as_version=4)
     except Exception as exc:
         raise ToolInputError(f"{path} is not a valid notebook: {exc}") from None
     parts: list[str] = []
