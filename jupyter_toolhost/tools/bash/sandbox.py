@@ -5,7 +5,8 @@ top of that: every existing path a Read deny rule protects is covered (a directo
 empty read-only tmpfs, a file by an empty read-only file), every path an Edit deny protects
 is bound read-only, and the settings folders (``<project>/.toolhost``, ``~/.toolhost``) are
 read-only except ``.toolhost/sessions``, ``.toolhost/worktrees`` and the session's own
-folder. Claude Code's settings folders (``<project>/.claude``, ``~/.claude``), the git
+folder. Claude Code's settings folders (``<project>/.claude``, ``~/.claude``; made first
+when the session imports Claude Code's settings, so none can be planted), the git
 configuration (``~/.gitconfig``, ``~/.config/git``, and the repository's ``.git/config``,
 ``.git/hooks`` and ``.git/info``) are read-only too: ``.git`` itself stays writable so that
 ``git add`` and ``git commit`` work, but nothing in it that makes git run a program can be
@@ -261,6 +262,10 @@ def _mounts(context: ToolUseContext, paths: SandboxPaths) -> list[tuple[str, Mou
             target = folder / name
             if target.exists():
                 wanted.append((os.path.realpath(target), "ro"))
+    if _imports_claude(context):  # a folder created later would escape the mount
+        for folder in (*(p / ".claude" for p in projects), home / ".claude"):
+            with contextlib.suppress(OSError):
+                folder.mkdir(exist_ok=True)
     wanted += _of(_read_only_extras(projects, home), "ro")
     wanted += _of(_hidden_extras(context), "hide")
     sessions = context.rule_root / ".toolhost" / "sessions"
@@ -296,6 +301,14 @@ def _mounts(context: ToolUseContext, paths: SandboxPaths) -> list[tuple[str, Mou
         accepted[path] = kind
         ordered.append((path, kind))
     return ordered
+
+
+def _imports_claude(context: ToolUseContext) -> bool:
+    """Whether the session reads Claude Code's settings files (their rules are a source)."""
+    from ...permissions.claude_settings import LOCAL_FILE, PROJECT_FILE, USER_FILE
+
+    sources = context.get_app_state().tool_permission_context.rules
+    return any(name in sources for name in (USER_FILE, PROJECT_FILE, LOCAL_FILE))
 
 
 def _read_only_extras(projects: list[Path], home: Path) -> list[str]:
