@@ -87,13 +87,17 @@ async def test_connection_files_are_hidden(
     runtime = tmp_path / "runtime"
     runtime.mkdir()
     (runtime / "kernel-abc.json").write_text('{"key": "KERNEL-HMAC-KEY"}')
-    elsewhere = tmp_path / "conn" / "kernel-own.json"
-    elsewhere.parent.mkdir()
+    elsewhere = tmp_path / "server" / "runtime" / "kernel-own.json"
+    elsewhere.parent.mkdir(parents=True)
     elsewhere.write_text('{"key": "OWN-HMAC-KEY"}')
+    (elsewhere.parent / "kernel-other.json").write_text('{"key": "OTHER-HMAC-KEY"}')
     monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(runtime))
     context = make_context(work, **{sandbox.HIDDEN_KEY: [str(elsewhere)]})
-    result = await run(context, f"ls -A {runtime}; cat {runtime}/*.json {elsewhere}; true")
+    result = await run(
+        context, f"ls -A {runtime}; cat {runtime}/*.json {elsewhere.parent}/*.json; true"
+    )
     assert "KERNEL-HMAC-KEY" not in text(result) and "OWN-HMAC-KEY" not in text(result)
+    assert "OTHER-HMAC-KEY" not in text(result)
     assert "kernel-abc" not in text(result)
     assert (runtime / "kernel-abc.json").exists()
 

@@ -367,8 +367,14 @@ def _hidden_extras(context: ToolUseContext) -> list[str]:
         from jupyter_core.paths import jupyter_runtime_dir
 
         found.append(jupyter_runtime_dir())
-    named = context.options.extras.get(HIDDEN_KEY) or ()
-    found += [os.fspath(p) for p in named if isinstance(p, str | os.PathLike)]
+    named = [os.fspath(p) for p in context.options.extras.get(HIDDEN_KEY) or ()]
+    found += named
+    roots = _roots(context)
+    for path in named:  # a Jupyter runtime folder holds the other kernels' files too
+        folder = os.path.dirname(os.path.abspath(path))
+        ours = any(root == folder or root.startswith(folder.rstrip("/") + "/") for root in roots)
+        if os.path.basename(folder) == "runtime" and not ours:
+            found.append(folder)
     return [os.path.abspath(p) for p in found if os.path.lexists(p)]
 
 
