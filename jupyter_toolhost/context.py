@@ -296,6 +296,17 @@ class ToolUseContext:
     """An event sink for the work a call starts on its own (a subagent's loop): pass it as
     that loop's `on_event`, and the orchestrator hands its tool-call events to the parent's
     sink as `ChildEvent`s of this call. Set for the duration of one call, like `progress`."""
+    project_root: Path | None = None
+    """The session's starting folder, fixed for the session (see `rule_root`)."""
+    state_home: Path | None = None
+    """Where `.toolhost` state lives, fixed at session start (see `session_dir`)."""
+
+    @property
+    def rule_root(self) -> Path:
+        """Where relative permission rules and the project's settings folders are anchored:
+        the session's starting folder, wherever the working directory moves (EnterWorktree,
+        ``cd``); the working directory itself for a context made without a session."""
+        return self.project_root if self.project_root is not None else self.cwd
 
     def cancelled(self) -> bool:
         """Whether this call was told to stop (an interrupt, a failed sibling, a time budget).
@@ -324,8 +335,10 @@ class ToolUseContext:
         return expanded if expanded.is_absolute() else self.cwd / expanded
 
     def session_dir(self) -> Path:
-        """`.toolhost/sessions/<session>/` under the working directory (or the override)."""
-        return toolhost_home(self.cwd) / "sessions" / self.session_id
+        """`.toolhost/sessions/<session>/` under the project root (or the override), as it
+        was when the session started."""
+        home = self.state_home if self.state_home is not None else toolhost_home(self.rule_root)
+        return home / "sessions" / self.session_id
 
     def for_call(self, tool_use_id: str, abort: AbortSignal | None = None) -> ToolUseContext:
         """A copy for one call, sharing state, with its own id (and abort signal if given)."""

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .compaction import CompactBoundary
-from .context import AppState, AppStateStore, ToolUseContext, ToolUseOptions
+from .context import AppState, AppStateStore, ToolUseContext, ToolUseOptions, toolhost_home
 from .conversation import Message
 from .disclosure.deferral import DISCLOSURE_OPTIONS, DisclosureOption
 from .events import EventSink, Notice, emit_to
@@ -166,7 +166,12 @@ class Session:
             options=ToolUseOptions(tools=tuple(pool), main_loop_model=model_id),
             app_state=AppStateStore(AppState(tool_permission_context=permissions.context)),
             cwd=root,
+            project_root=root,
+            state_home=toolhost_home(root),
         )
+        from .tools.bash.sandbox import freeze
+
+        freeze(context)  # the sandbox's environment settings, read once for the session
         # A session on a cassette takes its id from it, so the paths it shows
         # (`.toolhost/sessions/<id>/...`) are the same when it is recorded and replayed.
         session_id = session_id or cassette_session(model)

@@ -145,6 +145,8 @@ class Tool(Generic[InputT]):
     sandboxed: Callable[[ToolUseContext], bool] | None = None
     """Whether the call will run where read-denied paths are not visible (a sandbox such as
     Bash's bubblewrap). None means not sandboxed; ask through `runs_sandboxed`."""
+    unconfined: bool = False
+    """Runs code in this process, out of reach of path rules and the sandboxes."""
     input_schema_override: dict[str, Any] | None = None
     """A JSON schema sent to the API as is, instead of one derived from `input_model` (MCP
     tools pass their server's schema through and validate with a permissive model)."""
@@ -286,6 +288,7 @@ def build_tool(
     shell_command: Callable[[InputT], str | None] | None = None,
     get_url: Callable[[InputT], str | None] | None = None,
     sandboxed: Callable[[ToolUseContext], bool] | None = None,
+    unconfined: bool = False,
     input_schema_override: dict[str, Any] | None = None,
     extras: dict[str, Any] | None = None,
 ) -> Tool[InputT]:
@@ -326,6 +329,7 @@ def build_tool(
         shell_command=shell_command,
         get_url=get_url,
         sandboxed=sandboxed,
+        unconfined=unconfined,
         input_schema_override=input_schema_override,
         extras=dict(extras or {}),
     )

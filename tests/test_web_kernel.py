@@ -117,6 +117,10 @@ def test_web_fetch_prompt_uses_the_configured_small_model(
     kernel: Kernel, server: MessagesServer, script: Script, page: str
 ) -> None:
     configured = kernel.run(
+        "import json, pathlib\n"  # the page is on the loopback: that takes an allow rule
+        "pathlib.Path('.toolhost').mkdir(exist_ok=True)\n"
+        "pathlib.Path('.toolhost/settings.local.json').write_text(json.dumps("
+        "{'permissions': {'allow': ['WebFetch(domain:127.0.0.1)']}}))\n"
         "get_ipython().config.ToolHost.small_model = 'claude-haiku-by-traitlet'\n"
         "%reload_ext jupyter_toolhost"
     )

@@ -90,6 +90,9 @@ def fetch_turns(*calls: dict[str, Any]) -> list[Turn]:
 
 
 def session_on(model: Any, cwd: Path, **options: Any) -> Session:
+    settings = cwd / ".toolhost" / "settings.local.json"  # the pages are on the loopback
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    settings.write_text('{"permissions": {"allow": ["WebFetch(domain:localhost)"]}}')
     return Session(
         model=model, model_id=MAIN, cwd=cwd, permission_mode="bypassPermissions", **options
     )

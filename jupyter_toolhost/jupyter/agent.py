@@ -84,7 +84,22 @@ def _configured(host: AgentHost, make: Callable[..., Session], **options: Any) -
         **options,
     )
     host.settings_problems = list(session.settings_problems)
+    hide_connection_file(session)
     return session
+
+
+def hide_connection_file(session: Session) -> None:
+    """Name this kernel's connection file (its signing key and ports) for the Bash sandbox
+    to hide, wherever it lies (the Jupyter runtime folder is hidden in any case)."""
+    from ..tools.bash.sandbox import HIDDEN_KEY
+
+    try:
+        from ipykernel.connect import get_connection_file
+
+        found = get_connection_file()
+    except Exception:  # not in a kernel (plain IPython)
+        return
+    session.context.options.extras[HIDDEN_KEY] = [found]
 
 
 def update_session(session: Session, host: AgentHost, *, tools: list[Tool[Any]]) -> None:

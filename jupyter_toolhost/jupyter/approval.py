@@ -6,11 +6,12 @@ future: anything printed inside a callback would be attributed to the click mess
 the cell, so the waiting coroutine (which runs in the cell's context) writes the record
 ("Allowed Bash: ls -la (once)") and disables the widgets.
 
-One click decides. Beside the buttons an optional reason box: what is typed there goes to
-the model with Deny, and Enter in the box denies with it. "Always allow" says which rules it
-adds for this session; a checkbox beside it also saves them to
-`.toolhost/settings.local.json`. A call asked for safety (a protected folder, a tree that
-holds a denied path...) gets no rule and no checkbox: "Always allow" allows it once.
+One click decides, from the client whose cell asked (`from_owner`). Beside the buttons an
+optional reason box: what is typed there goes to the model with Deny, and Enter in the box
+denies with it. "Always allow" says which rules it adds for this session; a checkbox beside
+it also saves them to `.toolhost/settings.local.json`. A call asked for safety (a protected
+folder, a tree that holds a denied path...) gets no rule and no checkbox: "Always allow"
+allows it once.
 
 With no front end that shows widgets (nbclient, papermill, nbconvert, jupyter console,
 plain IPython) nobody clicks: the prompt is denied at once with a message that says how to
@@ -275,8 +276,10 @@ class WidgetApprover:
 def _build_prompt(request: ApprovalRequest, answer: asyncio.Future[ApprovalDecision]) -> _Prompt:
     import ipywidgets as widgets  # pyright: ignore[reportMissingImports]
 
+    owner = message_session()  # the client whose cell asks (its execute_request)
+
     def resolve(decision: ApprovalDecision) -> None:
-        if not answer.done():
+        if not answer.done() and from_owner(owner):
             answer.set_result(decision)
 
     buttons = {
@@ -322,6 +325,39 @@ def _build_prompt(request: ApprovalRequest, answer: asyncio.Future[ApprovalDecis
         _view_count=0,  # a front end that renders the prompt reports it (see `frontend`)
     )
     return _Prompt(box, row)
+
+
+def message_session() -> str | None:
+    """The ``session`` of the message the kernel is handling now (its header names the
+    client that sent it), or None outside a kernel."""
+    try:
+        from IPython import get_ipython
+
+        kernel = getattr(get_ipython(), "kernel", None)
+        parent = kernel.get_parent() if kernel is not None else None
+    except Exception:
+        return None
+    header = parent.get("header") if isinstance(parent, dict) else None
+    session = header.get("session") if isinstance(header, dict) else None
+    return session if isinstance(session, str) and session else None
+
+
+def from_owner(owner: str | None) -> bool:
+    """Whether the click being handled came from the client whose cell asked.
+
+    What can be checked: every message is signed with the kernel's key (ipykernel drops a
+    message with a bad signature), and the ``session`` in its header names the client that
+    sent it; a front end sends a cell's execute_request and its widgets' clicks on one
+    connection, so they share it. What can't: anyone holding the connection file's key can
+    sign a message and copy a session id seen on the broadcast channel, so this stops a
+    second client (another connection, a script that connects on its own), not one that
+    imitates the front end. Keeping the key out of reach is the sandbox's job: the Jupyter
+    runtime folder is hidden there and the network is not shared. A page reloaded while a
+    prompt waits is a new client: answer such a prompt by interrupting the cell.
+    """
+    if owner is None:
+        return True
+    return message_session() == owner
 
 
 def _close(prompt: _Prompt) -> None:

@@ -69,7 +69,14 @@ their notebook cells: variables you define stay defined, and you can use theirs.
 what the code printed (stdout, stderr), rich display output as text, and the last
 expression's value; matplotlib figures and PNG images it made are shown to you as images
 (at most 4) and to the user in the notebook. IPython syntax (magics, !shell) works. Prefer
-ListVariables / InspectVariable to look at data without changing anything."""
+ListVariables / InspectVariable to look at data without changing anything.
+
+Your code runs in the kernel's own process, outside the shell's sandbox, and no path rule
+can see which files it opens. So while any Read or Edit deny rule is in force, every
+PythonExec call needs the user's approval in every permission mode (it is refused in
+dontAsk and plan mode), and in bypassPermissions and auto mode it always needs approval.
+To read or change files, use Read, Edit, Write, Glob, Grep and Bash: they are checked
+against the rules and need no approval where the rules allow them."""
 
 LIST_VARIABLES_DESCRIPTION = """List the variables in the user's Jupyter kernel: name, type,
 shape or length, and approximate memory. Read-only."""
@@ -106,6 +113,7 @@ def kernel_tools(shell: Any) -> list[Tool[Any]]:
             call=run_python,
             description=PYTHON_EXEC_DESCRIPTION,
             check_permissions=python_permissions,
+            unconfined=True,
             interrupt_behavior="cancel",
             render_tool_use=lambda i: " ".join(i.code.split())[:120],
             render_code=lambda i: ("python", i.code),

@@ -1,7 +1,8 @@
 """The permission decision for one call: a pure function of the call, the rules and the mode.
 
 Order (first match wins): a hook's deny → deny rules → the guards (`guards`: protected
-folders, trees that hold a denied path, commands that cannot be checked) → unverifiable input
+folders, trees that hold a denied path, commands that cannot be checked; here: a loopback or
+private host without an allow rule, code no path rule reaches) → unverifiable input
 asks → plan mode
 denies what is not read-only → ask rules → a hook's ask → bypassPermissions → allow rules
 (every sub-command, every path) → a hook's allow → acceptEdits → read-only calls inside the
@@ -29,6 +30,7 @@ from ..types import (
 from .facts import CallFacts, CommandFacts, PathRef, call_facts
 from .guards import Guard, guard
 from .hooks import HookOutput
+from .hosts import internal
 from .paths import PathResolver, glob_base, skeleton
 from .ruleset import BehaviorRules, CompiledRules, SourcedRule
 from .shell_safety import creates_or_moves_files
@@ -96,6 +98,13 @@ def decide(
     caught = guard(rules, facts, resolver=resolver, sandboxed=sandboxed)
     if caught is not None:
         return _guarded(name, mode, caught)
+    host = facts.host
+    if host is not None and internal(host) and not rules.allow.domain(host, subdomains=False):
+        return _guarded(name, mode, _internal_host(host))
+    if getattr(tool, "unconfined", False):
+        fenced = _unconfined(name, rules, mode)
+        if fenced is not None:
+            return fenced
     if facts.unverifiable:
         reason = DecisionReason("other", facts.unverifiable, name)
         return _ask(name, mode, f"{name} needs approval: {facts.unverifiable}", reason, ())
@@ -146,6 +155,52 @@ def _guarded(name: str, mode: PermissionMode, caught: Guard) -> PermissionResult
             caught.reason,
         )
     return PermissionAsk(f"{name} needs approval: {caught.message}", caught.reason, ())
+
+
+def _internal_host(host: str) -> Guard:
+    return Guard(
+        f"{host} is a loopback or private address (the kernel's own ports and the local "
+        f"network are there); it needs an explicit rule such as WebFetch(domain:{host})",
+        DecisionReason("safety", "a loopback or private address", host),
+        askable_in_bypass=True,
+    )
+
+
+def _unconfined(name: str, rules: CompiledRules, mode: PermissionMode) -> PermissionResult | None:
+    """A tool whose code runs in this process (PythonExec) carries no path a rule can check.
+
+    While a Read or Edit deny is in force it asks in every mode that asks, bypassPermissions
+    and auto included, and is denied in dontAsk and plan; no allow rule waives that. Without
+    such a deny, bypassPermissions and auto still ask, because the protected folders
+    (``.toolhost/``, ``.git/``; the session's own results live under ``.toolhost/``) are
+    always within its reach; the other modes decide as for any tool.
+    """
+    deny = rules.deny
+    reachable = bool(deny.read or deny.edit) or "read" in deny.classes or "edit" in deny.classes
+    if reachable:
+        why = (
+            "its code runs in the kernel's own process, where the Read and Edit deny rules "
+            "in force can't be checked or enforced"
+        )
+        if mode in ("dontAsk", "plan"):
+            return PermissionDeny(
+                f"{name} was not run: {why}. (The permission mode is {mode}, so it was denied "
+                "instead of asked.)",
+                DecisionReason("safety", "code that deny rules can't reach", name),
+            )
+        return PermissionAsk(
+            f"{name} needs approval: {why}",
+            DecisionReason("safety", "code that deny rules can't reach", name),
+            (),
+        )
+    if mode in ("bypassPermissions", "auto"):
+        return PermissionAsk(
+            f"{name} needs approval: its code runs in the kernel's own process and can change "
+            "the protected folders (.toolhost/, .git/), so a person must approve it",
+            DecisionReason("safety", "code that can reach the protected folders", name),
+            (),
+        )
+    return None
 
 
 # ── deny and ask: any part of the call matching is enough ────────────────────────────

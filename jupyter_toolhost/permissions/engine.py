@@ -101,7 +101,7 @@ class PermissionEngine:
         verdict = decide(
             tool=request.tool,
             input=request.input,
-            rules=self.compiled(permission, cwd),
+            rules=self.compiled(permission, os.fspath(context.rule_root)),
             mode=permission.mode,
             cwd=cwd,
             resolver=self.resolver,
@@ -136,7 +136,7 @@ class PermissionEngine:
             rules = result.suggested_rules or (request.tool.name,)
             add_session_rules(context, rules)
             if decision.save:
-                self._save(rules, cwd)
+                self._save(rules, os.fspath(context.rule_root))
         return answer
 
     async def _classify(self, request: PermissionRequest) -> PermissionResult | None:
@@ -167,7 +167,7 @@ class PermissionEngine:
     def tools_denied_whole(self, tools: Iterable[Tool[Any]], context: ToolUseContext) -> set[str]:
         """Names of tools a deny rule removes entirely (see `tools_denied_whole`)."""
         permission = context.get_app_state().tool_permission_context
-        compiled = self.compiled(permission, os.fspath(context.cwd))
+        compiled = self.compiled(permission, os.fspath(context.rule_root))
         return _denied_whole(tools, compiled)
 
 
@@ -252,16 +252,9 @@ def read_denied(context: ToolUseContext) -> Callable[[str], bool]:
     A search over a directory is allowed even when a Read deny protects something inside
     it; the tool must drop what this predicate flags from what it returns.
     """
-    permission = context.get_app_state().tool_permission_context
     cwd = os.fspath(context.cwd)
-    cached = _hidden_cache[0] if _hidden_cache else None
-    if cached is not None and cached[0] is permission.rules and cached[1] == cwd:
-        compiled = cached[2]
-    else:
-        compiled = compile_rules(permission.rules, cwd=cwd, home=os.path.expanduser("~"))
-        _hidden_cache[:] = [(permission.rules, cwd, compiled)]
     resolver = OsResolver()
-    deny = compiled.deny
+    deny = _read_rules(context).deny
     if "read" in deny.classes:
         return lambda path: True
     if not deny.read:
@@ -274,6 +267,43 @@ def read_denied(context: ToolUseContext) -> Callable[[str], bool]:
         return deny.read.match(found) is not None
 
     return hidden
+
+
+def edit_denied(context: ToolUseContext) -> Callable[[str], bool]:
+    """A predicate for tools that write: True for a path an Edit deny protects."""
+    cwd = os.fspath(context.cwd)
+    resolver = OsResolver()
+    deny = _read_rules(context).deny
+
+    def protected(path: str) -> bool:
+        found = candidates(path, cwd=cwd, resolver=resolver)
+        return deny.edit.match(found) is not None or "edit" in deny.classes
+
+    return protected
+
+
+def reads_withheld_under(context: ToolUseContext, root: str) -> bool:
+    """Whether a Read deny may protect something at or below the directory `root`: decided
+    from the rules alone, never from what the files hold, so a note built on it tells the
+    model nothing about a denied file's contents."""
+    deny = _read_rules(context).deny
+    if "read" in deny.classes:
+        return True
+    for path in candidates(root, cwd=os.fspath(context.cwd), resolver=OsResolver()):
+        if deny.read.match((path,)) is not None or deny.read.reaching_tree(path)[0] is not None:
+            return True
+    return False
+
+
+def _read_rules(context: ToolUseContext) -> CompiledRules:
+    permission = context.get_app_state().tool_permission_context
+    anchor = os.fspath(context.rule_root)
+    cached = _hidden_cache[0] if _hidden_cache else None
+    if cached is not None and cached[0] is permission.rules and cached[1] == anchor:
+        return cached[2]
+    compiled = compile_rules(permission.rules, cwd=anchor, home=os.path.expanduser("~"))
+    _hidden_cache[:] = [(permission.rules, anchor, compiled)]
+    return compiled
 
 
 def _denied_whole(tools: Iterable[Tool[Any]], compiled: CompiledRules) -> set[str]:

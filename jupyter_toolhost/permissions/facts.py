@@ -28,6 +28,7 @@ from functools import lru_cache
 from typing import Any
 from urllib.parse import urlsplit
 
+from .hosts import canonical_host
 from .paths import PathResolver, candidates, has_invisible, inside_any
 from .shell import Command, ShellAnalysis, analyze
 from .shell_lex import Redirect, Word
@@ -364,5 +365,4 @@ def _host(url: str) -> str | None:
         return None
     if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
         return None
-    host = parts.hostname.rstrip(".")
-    return host if host.isascii() else None
+    return canonical_host(parts.hostname)

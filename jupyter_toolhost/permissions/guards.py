@@ -1,7 +1,8 @@
 """Checks that no allow rule and no mode can waive, run after the deny rules.
 
-- **Protected paths.** A write into a ``.toolhost/`` or ``.git/`` folder (the settings, hooks
-  and repository configuration that decide what the agent may do) is asked in every mode,
+- **Protected paths.** A write into a ``.toolhost/``, ``.git/`` or ``.claude/`` folder (the
+  settings, hooks and repository configuration that decide what the agent may do) is asked in
+  every mode,
   bypassPermissions included, and denied in dontAsk. Reading them is not guarded.
 - **Trees that hold a denied path.** A command that reads a whole tree (``grep -r``, ``rg``,
   ``find``, ``tar c``, ``cp -r``, ``du``, ``git grep``...) over a directory in which a Read deny
@@ -30,8 +31,11 @@ from .facts import CallFacts, CommandFacts, PathRef
 from .paths import PathResolver, glob_base, glob_shape
 from .ruleset import CompiledRules, SourcedRule
 
-PROTECTED_DIRS = (".toolhost", ".git")
-"""Folders whose contents decide what the agent may do (settings, hooks, git config)."""
+PROTECTED_DIRS = (".toolhost", ".git", ".claude")
+"""Folders whose contents decide what the agent may do (settings, hooks, git config).
+``.claude/`` always: a session that imports Claude Code's settings later would run the hooks
+an agent planted there earlier. Compared case-folded (on a case-insensitive file system
+``.GIT`` is ``.git``) on the lexical and the resolved path."""
 WORKTREES = "/.toolhost/worktrees/"
 """Where EnterWorktree checks out git worktrees: ordinary working trees, not settings (their
 own ``.toolhost/`` and ``.git`` inside stay protected)."""
@@ -158,7 +162,7 @@ def _in_protected(ref: PathRef) -> bool:
 @lru_cache(maxsize=4096)
 def _protected_path(path: str) -> bool:
     # A pure function of the string, cached: every call's paths are checked.
-    path = path.replace(WORKTREES, "/") + "/"
+    path = path.casefold().replace(WORKTREES, "/") + "/"
     return any(f"/{d}/" in path for d in PROTECTED_DIRS)
 
 

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..types import DecisionReason, RuleBehavior
+from .hosts import canonical_host
 from .paths import MEMO_SIZE, CompiledPattern, PathRuleSet, compile_pattern
 from .rules import Rule, RuleError, parse_rule
 from .shell_rules import ShellPattern, ShellRuleSet, compile_shell_pattern
@@ -172,7 +173,7 @@ def compile_rules(
                 elif rule.kind == "shell":
                     shell.append((sourced, compile_shell_pattern(rule.specifier)))
                 elif rule.kind == "web":
-                    domains.append((rule.specifier, sourced))
+                    domains.append((_domain(rule.specifier), sourced))
                 else:
                     pattern = compile_pattern(
                         rule.specifier, cwd=cwd, home=home, settings_root=source.root
@@ -185,3 +186,10 @@ def compile_rules(
         target.empty = not (target.tools or target.servers or shell or read or edit or domains)
         built[behavior] = target
     return CompiledRules(built["deny"], built["ask"], built["allow"], tuple(problems), count)
+
+
+def _domain(spec: str) -> str:
+    """A rule's domain in the form hosts are compared in (``*.`` kept in front)."""
+    wild = spec.strip().startswith("*.")
+    host = canonical_host(spec.strip()[2:] if wild else spec)
+    return f"*.{host}" if wild else host

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import difflib
 import os
+import secrets
 import stat
 import tempfile
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ from typing import Literal, TypeAlias
 
 from ..context import ToolUseContext
 from ..types import ToolInputError
+from ._opened import checked_folder, open_checked
 
 Newline: TypeAlias = Literal["\n", "\r\n"]
 
@@ -56,9 +58,14 @@ def looks_binary(sample: bytes) -> bool:
     return b"\0" in sample[:SNIFF_BYTES]
 
 
-def read_text_file(path: Path) -> TextFile:
-    """Decode a whole text file; raises `ToolInputError` for a binary one."""
-    data = path.read_bytes()
+def read_text_file(path: Path, context: ToolUseContext | None = None) -> TextFile:
+    """Decode a whole text file; raises `ToolInputError` for a binary one. With `context`,
+    the file opened is checked against the Read denies (`_opened.open_checked`)."""
+    if context is None:
+        data = path.read_bytes()
+    else:
+        with open_checked(context, path) as fd, open(os.dup(fd), "rb") as handle:
+            data = handle.read()
     if looks_binary(data):
         raise ToolInputError(f"{path} is a binary file; it cannot be edited as text.")
     encoding = detect_encoding(data)
@@ -70,15 +77,25 @@ def read_text_file(path: Path) -> TextFile:
 
 
 def write_text_atomic(
-    path: Path, text: str, *, encoding: str = "utf-8", newline: Newline = "\n"
+    path: Path,
+    text: str,
+    *,
+    encoding: str = "utf-8",
+    newline: Newline = "\n",
+    context: ToolUseContext | None = None,
 ) -> None:
     """Replace `path` with `text` in one step, keeping the old file's permission bits."""
     data = (text.replace("\n", "\r\n") if newline == "\r\n" else text).encode(encoding)
-    write_bytes_atomic(path, data)
+    write_bytes_atomic(path, data, context=context)
 
 
-def write_bytes_atomic(path: Path, data: bytes) -> None:
-    """Write `data` to a temp file beside `path` and rename it over `path`."""
+def write_bytes_atomic(path: Path, data: bytes, *, context: ToolUseContext | None = None) -> None:
+    """Write `data` to a temp file beside `path` and rename it over `path`. With `context`,
+    both happen inside the folder as opened and checked against the Edit denies."""
+    if context is not None:
+        with checked_folder(context, path) as folder:
+            _write_in(folder, path.name, data)
+        return
     try:
         mode: int | None = stat.S_IMODE(path.stat().st_mode)
     except FileNotFoundError:
@@ -99,6 +116,32 @@ def write_bytes_atomic(path: Path, data: bytes) -> None:
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        raise
+
+
+def _write_in(folder: int, name: str, data: bytes) -> None:
+    """`write_bytes_atomic` relative to the descriptor of a folder."""
+    try:
+        mode: int | None = stat.S_IMODE(os.stat(name, dir_fd=folder).st_mode)
+    except FileNotFoundError:
+        mode = None
+    if mode is None:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    tmp = f".{name}.{secrets.token_hex(6)}.tmp"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(tmp, flags | getattr(os, "O_CLOEXEC", 0), 0o600, dir_fd=folder)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fchmod(handle.fileno(), mode)
+            os.fsync(handle.fileno())
+        os.replace(tmp, name, src_dir_fd=folder, dst_dir_fd=folder)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp, dir_fd=folder)
         raise
 
 

@@ -14,6 +14,8 @@ bubblewrap where it can start; paths a Read deny rule protects are not visible i
 an Edit deny protects and the settings files are read-only. ``JUPYTER_TOOLHOST_BASH_SANDBOX=0``
 (or ``options.extras["bash_sandbox"] = False``) turns it off, ``=1`` (or True) requires it.
 Where bwrap is missing the command runs unsandboxed, and the session's first result says so.
+The kernel's own secrets (``ANTHROPIC_*``, ``JPY_*``, hub and server tokens) are left out of
+every command's environment (`_env`).
 """
 
 from __future__ import annotations
@@ -86,8 +88,20 @@ def _shell() -> str:
     return shutil.which("bash") or "/bin/sh"
 
 
+_KERNEL_SECRETS = ("ANTHROPIC_", "JPY_", "JUPYTERHUB_", "CLAUDE_CODE_", "KERNEL_")
+"""Prefixes of variables that belong to the kernel and its front end (API keys, the
+session's identity, hub tokens), not to the commands the agent runs."""
+_KERNEL_NAMES = frozenset({"JUPYTER_TOKEN", "JUPYTER_CONFIG_DATA", "CLAUDE_API_KEY"})
+
+
 def _env() -> dict[str, str]:
-    env = dict(os.environ)
+    """The commands' environment: the kernel's, less the kernel's own secrets (also when the
+    sandbox is off; there the process could still read them from ``/proc``)."""
+    env = {
+        name: value
+        for name, value in os.environ.items()
+        if not name.startswith(_KERNEL_SECRETS) and name not in _KERNEL_NAMES
+    }
     env.update({"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"})
     return env
 

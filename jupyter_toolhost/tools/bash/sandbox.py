@@ -1,23 +1,39 @@
 """The Bash sandbox: bubblewrap (`bwrap`) under every command, on by default.
 
-The file system is the host's (``/`` bound read-write, fresh ``/dev`` and ``/proc``), the
-network is shared, and on top of that: every existing path a Read deny rule protects is
-covered (a directory by an empty read-only tmpfs, a file by an empty read-only file), every
-path an Edit deny protects is bound read-only, and the settings folders (``<cwd>/.toolhost``,
-``~/.toolhost``) are read-only except ``.toolhost/sessions``, ``.toolhost/worktrees`` and the
-session's own folder.
+The file system is the host's (``/`` bound read-write, fresh ``/dev`` and ``/proc``) and on
+top of that: every existing path a Read deny rule protects is covered (a directory by an
+empty read-only tmpfs, a file by an empty read-only file), every path an Edit deny protects
+is bound read-only, and the settings folders (``<project>/.toolhost``, ``~/.toolhost``) are
+read-only except ``.toolhost/sessions``, ``.toolhost/worktrees`` and the session's own
+folder. Claude Code's settings folders (``<project>/.claude``, ``~/.claude``; made first
+when the session imports Claude Code's settings, so none can be planted), the git
+configuration (``~/.gitconfig``, ``~/.config/git``, and the repository's ``.git/config``,
+``.git/hooks`` and ``.git/info``) are read-only too: ``.git`` itself stays writable so that
+``git add`` and ``git commit`` work, but nothing in it that makes git run a program can be
+changed. The Jupyter runtime folder (every kernel's connection file) and the paths the front
+end names in ``options.extras["sandbox.hidden"]`` (the kernel's own connection file) are
+hidden.
+Relative rules and the project's folders are anchored at the session's project root
+(`ToolUseContext.rule_root`), wherever EnterWorktree or ``cd`` moves the shell.
 Every directory above a covered path is bound onto itself, so it cannot be renamed away from
 under its rule. The command gets its own PID namespace (``/proc`` shows no host process, so
-``/proc/<pid>/root`` leads nowhere) and, as root, only capabilities that cannot undo a mount.
+``/proc/<pid>/root`` leads nowhere), its own network namespace (only a loopback of its own:
+neither the kernel's ports nor any other host is reachable) and, as root, only capabilities
+that cannot undo a mount.
 
-Setting: ``options.extras["bash_sandbox"]`` (True/False) or ``JUPYTER_TOOLHOST_BASH_SANDBOX``
-(``0`` off, ``1`` required; unset means on where bwrap can start). Whether bwrap can start
-is probed once per process. Where it cannot and the setting is the default, commands run
-unsandboxed and the first result of the session carries `NOTICE`.
+Settings, read once per session (the first command, or `freeze` at session start) so that
+nothing the agent runs later can change them: ``options.extras["bash_sandbox"]``
+(True/False) or ``JUPYTER_TOOLHOST_BASH_SANDBOX`` (``0`` off, ``1`` required; unset means on
+where bwrap can start); ``options.extras["bash_sandbox_network"]`` (True/False) or
+``JUPYTER_TOOLHOST_BASH_SANDBOX_NETWORK=1`` shares the host's network with sandboxed
+commands (there is no per-host allow-list). Whether bwrap can start is probed once per
+process. Where it cannot and the setting is the default, commands run unsandboxed and the
+first result of the session carries `NOTICE`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -28,12 +44,17 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal, TypeAlias
 
-from ...context import AppState, ToolUseContext, toolhost_home
+from ...context import AppState, ToolUseContext
 from ...permissions.ruleset import CompiledRules, compile_rules
 from ...permissions.sandbox_paths import SandboxPaths, sandbox_paths
 from ...types import ToolError
 
 SANDBOX_ENV = "JUPYTER_TOOLHOST_BASH_SANDBOX"
+NETWORK_ENV = "JUPYTER_TOOLHOST_BASH_SANDBOX_NETWORK"
+FROZEN_KEY = "bash.sandbox_settings"
+"""Where `freeze` keeps the settings it read (in `options.extras`, shared by every call)."""
+HIDDEN_KEY = "sandbox.hidden"
+"""`options.extras` key: more paths to hide (a front end puts its connection file here)."""
 NOTICE_KEY = "bash.sandbox_notice"
 MAX_MOUNTS = 2_000
 """More covered paths than this and the command is refused (narrow the deny patterns)."""
@@ -76,17 +97,37 @@ class Plan:
     paths: SandboxPaths | None = None
 
 
+def freeze(context: ToolUseContext) -> dict[str, str]:
+    """Read the sandbox's environment settings once for the session (later reads get the
+    same values, whatever a tool did to `os.environ` since)."""
+    extras = context.options.extras
+    frozen = extras.get(FROZEN_KEY)
+    if not isinstance(frozen, dict):
+        frozen = {name: os.environ.get(name, "") for name in (SANDBOX_ENV, NETWORK_ENV)}
+        extras[FROZEN_KEY] = frozen
+    return frozen
+
+
 def setting(context: ToolUseContext) -> Setting:
     """The sandbox setting: the option first, then the environment; unknown values require."""
     value = context.options.extras.get("bash_sandbox")
     if value is not None:
         return "required" if value else "off"
-    text = os.environ.get(SANDBOX_ENV, "").strip().lower()
+    text = freeze(context).get(SANDBOX_ENV, "").strip().lower()
     if text in ("", "auto", "default"):
         return "auto"
     if text in ("0", "false", "no", "off"):
         return "off"
     return "required"
+
+
+def network(context: ToolUseContext) -> bool:
+    """Whether sandboxed commands share the host's network (off unless a setting says so)."""
+    value = context.options.extras.get("bash_sandbox_network")
+    if value is not None:
+        return bool(value)
+    text = freeze(context).get(NETWORK_ENV, "").strip().lower()
+    return text in ("1", "true", "yes", "on")
 
 
 _probe_lock = threading.Lock()
@@ -126,9 +167,7 @@ def sandboxed(context: ToolUseContext) -> bool:
     path (no bare ``Read`` deny, no wildcard pattern reaching above the session's roots)."""
     if not will_sandbox(context):
         return False
-    found = sandbox_paths(
-        _compiled(context), cwd=os.fspath(context.cwd), roots=_roots(context), limit=0
-    )
+    found = sandbox_paths(_compiled(context), cwd=_anchor(context), roots=_roots(context), limit=0)
     return found.complete
 
 
@@ -145,7 +184,7 @@ def plan(context: ToolUseContext, cwd: Path) -> Plan:
                 "was not run. Install bubblewrap or turn the sandbox off."
             )
         return Plan(notice=_notice_once(context))
-    paths = sandbox_paths(_compiled(context), cwd=os.fspath(context.cwd), roots=_roots(context))
+    paths = sandbox_paths(_compiled(context), cwd=_anchor(context), roots=_roots(context))
     mounts = _mounts(context, paths)
     if len(mounts) > MAX_MOUNTS:
         raise ToolError(
@@ -154,6 +193,8 @@ def plan(context: ToolUseContext, cwd: Path) -> Plan:
             f"set {SANDBOX_ENV}=0."
         )
     argv = [bwrap, *_base_args()]
+    if not network(context):
+        argv.append("--unshare-net")
     for path, kind in mounts:
         argv += _mount_args(path, kind)
     argv += ["--chdir", os.fspath(cwd), "--"]
@@ -188,7 +229,7 @@ _compiled_cache: list[tuple[object, str, str, CompiledRules]] = []
 
 def _compiled(context: ToolUseContext) -> CompiledRules:
     rules = context.get_app_state().tool_permission_context.rules
-    cwd = os.fspath(context.cwd)
+    cwd = _anchor(context)
     home = os.path.expanduser("~")
     cached = _compiled_cache[0] if _compiled_cache else None
     if cached is not None and cached[0] is rules and cached[1] == cwd and cached[2] == home:
@@ -198,32 +239,46 @@ def _compiled(context: ToolUseContext) -> CompiledRules:
     return compiled
 
 
+def _anchor(context: ToolUseContext) -> str:
+    """Where relative rules are anchored: the session's project root, for the whole session."""
+    return os.fspath(context.rule_root)
+
+
 def _roots(context: ToolUseContext) -> tuple[str, ...]:
     extra = context.get_app_state().tool_permission_context.additional_working_directories
-    return (os.fspath(context.cwd), *extra)
+    roots = (_anchor(context), os.fspath(context.cwd), *extra)
+    return tuple(dict.fromkeys(roots))
 
 
 def _mounts(context: ToolUseContext, paths: SandboxPaths) -> list[tuple[str, MountKind]]:
     """Every mount in the order bwrap must apply them (parents before children)."""
     wanted: list[tuple[str, MountKind]] = []
     home = Path(os.path.expanduser("~"))
-    for folder in (context.cwd / ".toolhost", home / ".toolhost"):
+    projects = list(dict.fromkeys((context.rule_root, context.cwd)))
+    for folder in (*(p / ".toolhost" for p in projects), home / ".toolhost"):
         folder.mkdir(parents=True, exist_ok=True)
         wanted.append((os.fspath(folder), "ro"))
         for name in ("settings.json", "settings.local.json"):
             target = folder / name
             if target.exists():
                 wanted.append((os.path.realpath(target), "ro"))
-    sessions = context.cwd / ".toolhost" / "sessions"
+    if _imports_claude(context):  # a folder created later would escape the mount
+        for folder in (*(p / ".claude" for p in projects), home / ".claude"):
+            with contextlib.suppress(OSError):
+                folder.mkdir(exist_ok=True)
+    wanted += _of(_read_only_extras(projects, home), "ro")
+    wanted += _of(_hidden_extras(context), "hide")
+    sessions = context.rule_root / ".toolhost" / "sessions"
     session = context.session_dir()
     session.mkdir(parents=True, exist_ok=True)
     sessions.mkdir(parents=True, exist_ok=True)
     wanted.append((os.fspath(sessions), "rw"))
-    worktrees = context.cwd / ".toolhost" / "worktrees"  # EnterWorktree's checkouts
+    worktrees = context.rule_root / ".toolhost" / "worktrees"  # EnterWorktree's checkouts
     if worktrees.is_dir():
         wanted.append((os.fspath(worktrees), "rw"))
-    if toolhost_home(context.cwd) != context.cwd / ".toolhost":
-        wanted.append((os.fspath(toolhost_home(context.cwd)), "rw"))
+    state = session.parent.parent
+    if state != context.rule_root / ".toolhost":
+        wanted.append((os.fspath(state), "rw"))
     wanted.append((os.fspath(session), "session"))
     wanted += _of(paths.read_only, "ro")
     wanted += _of(paths.hidden, "hide")
@@ -246,6 +301,81 @@ def _mounts(context: ToolUseContext, paths: SandboxPaths) -> list[tuple[str, Mou
         accepted[path] = kind
         ordered.append((path, kind))
     return ordered
+
+
+def _imports_claude(context: ToolUseContext) -> bool:
+    """Whether the session reads Claude Code's settings files (their rules are a source)."""
+    from ...permissions.claude_settings import LOCAL_FILE, PROJECT_FILE, USER_FILE
+
+    sources = context.get_app_state().tool_permission_context.rules
+    return any(name in sources for name in (USER_FILE, PROJECT_FILE, LOCAL_FILE))
+
+
+def _read_only_extras(projects: list[Path], home: Path) -> list[str]:
+    """Claude Code's settings folders and git's configuration, which decide what runs."""
+    found: list[str] = [os.fspath(home / n) for n in (".claude", ".gitconfig", ".config/git")]
+    for project in projects:
+        found.append(os.fspath(project / ".claude"))
+        found += _git_controls(project)
+    return [p for p in found if os.path.lexists(p)]
+
+
+def _git_controls(project: Path) -> list[str]:
+    """The parts of the repository around `project` that make git run programs."""
+    here = project
+    while not os.path.lexists(here / ".git"):
+        if here.parent == here:
+            return []
+        here = here.parent
+    dot = here / ".git"
+    found = [os.fspath(dot)] if dot.is_file() else []  # a worktree's pointer to its gitdir
+    folders = [Path(os.path.realpath(dot))]
+    if dot.is_file():
+        folders = _gitdirs(dot)
+    for folder in folders:
+        if not folder.is_dir():
+            continue
+        with contextlib.suppress(OSError):
+            (folder / "hooks").mkdir(exist_ok=True)
+            (folder / "info").mkdir(exist_ok=True)
+        found += [os.fspath(folder / n) for n in ("config", "config.worktree", "hooks", "info")]
+        found += [os.fspath(folder / n) for n in ("commondir", "gitdir")]
+    return found
+
+
+def _gitdirs(pointer: Path) -> list[Path]:
+    """The git folder a ``.git`` file points to, and its common folder."""
+    try:
+        text = pointer.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return []
+    if not text.startswith("gitdir:"):
+        return []
+    gitdir = Path(os.path.realpath(pointer.parent / text.removeprefix("gitdir:").strip()))
+    found = [gitdir]
+    with contextlib.suppress(OSError, UnicodeDecodeError):
+        common = (gitdir / "commondir").read_text(encoding="utf-8").strip()
+        found.append(Path(os.path.realpath(gitdir / common)))
+    return found
+
+
+def _hidden_extras(context: ToolUseContext) -> list[str]:
+    """Every kernel's connection file: the Jupyter runtime folder, and what the front end
+    named (its own connection file may lie elsewhere)."""
+    found: list[str] = []
+    with contextlib.suppress(Exception):  # jupyter_core absent or broken: nothing to add
+        from jupyter_core.paths import jupyter_runtime_dir
+
+        found.append(jupyter_runtime_dir())
+    named = [os.fspath(p) for p in context.options.extras.get(HIDDEN_KEY) or ()]
+    found += named
+    roots = _roots(context)
+    for path in named:  # a Jupyter runtime folder holds the other kernels' files too
+        folder = os.path.dirname(os.path.abspath(path))
+        ours = any(root == folder or root.startswith(folder.rstrip("/") + "/") for root in roots)
+        if os.path.basename(folder) == "runtime" and not ours:
+            found.append(folder)
+    return [os.path.abspath(p) for p in found if os.path.lexists(p)]
 
 
 def _of(paths: Iterable[str], kind: MountKind) -> list[tuple[str, MountKind]]:

@@ -47,7 +47,7 @@ def edit_file(input: EditInput, context: ToolUseContext) -> str:
             f"{MAX_EDIT_BYTES // (1024 * 1024)} MB."
         )
     try:
-        original = read_text_file(path)
+        original = read_text_file(path, context)
     except PermissionError:
         raise ToolInputError(f"Permission denied: cannot read {path}") from None
     old = input.old_string.replace("\r\n", "\n")
@@ -70,7 +70,9 @@ def edit_file(input: EditInput, context: ToolUseContext) -> str:
     )
     require_writable_parent(path)
     try:
-        write_text_atomic(path, updated, encoding=original.encoding, newline=original.newline)
+        write_text_atomic(
+            path, updated, encoding=original.encoding, newline=original.newline, context=context
+        )
     except PermissionError:
         raise ToolInputError(f"Permission denied: cannot write {path}") from None
     context.read_file_state.record(path)
@@ -85,7 +87,7 @@ def _create(path: Path, content: str, context: ToolUseContext) -> str:
         require_writable_parent(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_text_atomic(path, content.replace("\r\n", "\n"))
+        write_text_atomic(path, content.replace("\r\n", "\n"), context=context)
     except PermissionError:
         raise ToolInputError(f"Permission denied: cannot write {path}") from None
     context.read_file_state.record(path)

@@ -9,7 +9,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from ...context import ToolUseContext
-from ...permissions.engine import read_denied
+from ...permissions.engine import read_denied, reads_withheld_under
 from ...process import run_capture
 from ...tool import Tool, build_tool
 from ...types import ToolInputError
@@ -95,7 +95,7 @@ async def glob_files(input: GlobInput, context: ToolUseContext) -> str:
         found = await asyncio.to_thread(python_glob, root, pattern)
     hidden = read_denied(context)
     kept = [p for p in found if not hidden(os.path.join(root, p))]
-    note = WITHHELD_NOTE.format(count=len(found) - len(kept)) if len(kept) < len(found) else ""
+    note = WITHHELD_NOTE if reads_withheld_under(context, os.fspath(root)) else ""
     if not kept:
         return "\n".join(filter(None, ("No files found", note)))
     ordered = newest_first(kept)
@@ -109,7 +109,8 @@ async def glob_files(input: GlobInput, context: ToolUseContext) -> str:
     return f"{text}\n{note}" if note else text
 
 
-WITHHELD_NOTE = "({count} matching path(s) that a Read deny rule protects were left out.)"
+WITHHELD_NOTE = "(Paths a Read deny rule protects are left out, whether they match or not.)"
+"""Decided by the rules alone, so it does not tell which denied names exist."""
 
 
 def _path_of(input: GlobInput) -> str:

@@ -1,5 +1,10 @@
 """Grep: ripgrep semantics, through the `rg` binary when there is one, else pure Python.
 
+A path that is a link is searched at its target, checked again when the search starts; hits
+in files a Read deny protects are dropped, and the note that says so depends on the rules
+alone (`WITHHELD_NOTE`). Left open: a file swapped for a link in the instant between
+ripgrep's directory listing and its open of that file.
+
 Input field names are Claude Code's, dashes included (`-i`, `-n`, `-A`, `-B`, `-C`); the
 pydantic model maps them to Python names with aliases.
 """
@@ -14,9 +19,9 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from ...context import ToolUseContext
-from ...permissions.engine import nothing_hidden, read_denied
+from ...permissions.engine import nothing_hidden, read_denied, reads_withheld_under
 from ...tool import Tool, build_tool
-from ...types import ToolInputError
+from ...types import ToolError, ToolInputError
 from .._search import rg_binary
 from .engine import (
     GrepQuery,
@@ -72,6 +77,16 @@ def query_of(input: GrepInput, context: ToolUseContext) -> GrepQuery:
     root = context.resolve_path(input.path) if input.path else context.cwd
     if not root.exists():
         raise ToolInputError(f"Path does not exist: {root}")
+    real = os.path.realpath(root)
+    if real != os.path.abspath(root):
+        # Search the target the check resolved, checked again now: a link swapped since
+        # the check must not lead the search somewhere else.
+        if read_denied(context)(real):
+            raise ToolError(
+                f"{root} was not searched: it now leads to {real}, which a Read deny rule "
+                "protects (its symlink resolution changed after permission was checked)"
+            )
+        root = Path(real)
     content = input.output_mode == "content"
     around = input.around or 0
     return GrepQuery(
@@ -96,6 +111,8 @@ async def grep(input: GrepInput, context: ToolUseContext) -> str:
     else:
         outcome = await asyncio.to_thread(python_search, query)
     withhold(outcome, query.root, read_denied(context))
+    if reads_withheld_under(context, os.fspath(query.root)):
+        outcome.notes.append(WITHHELD_NOTE)
     return format_hits(
         outcome,
         mode=query.mode,
@@ -106,19 +123,19 @@ async def grep(input: GrepInput, context: ToolUseContext) -> str:
 
 
 WITHHELD_NOTE = (
-    "({count} matching file(s) under paths a Read deny rule protects were left out of "
-    "these results.)"
+    "(Files a Read deny rule protects are not searched: they are left out of these results, "
+    "whether they match or not.)"
 )
+"""The same words whatever the denied files hold: a note that said whether one matched would
+tell their contents one guess at a time."""
 
 
 def withhold(outcome: SearchOutcome, root: Path, hidden: Callable[[str], bool]) -> None:
-    """Drop the hits in files a Read deny protects, and say that some were dropped."""
+    """Drop the hits in files a Read deny protects (the note is the caller's: it depends on
+    the rules alone)."""
     if hidden is nothing_hidden:
         return
-    kept = [h for h in outcome.hits if not hidden(os.path.join(root, h.path))]
-    if len(kept) < len(outcome.hits):
-        outcome.notes.append(WITHHELD_NOTE.format(count=len(outcome.hits) - len(kept)))
-        outcome.hits = kept
+    outcome.hits = [h for h in outcome.hits if not hidden(os.path.join(root, h.path))]
 
 
 def _path_of(input: GrepInput) -> str:

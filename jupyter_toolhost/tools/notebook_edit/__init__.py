@@ -17,8 +17,13 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ...context import ToolUseContext
 from ...tool import Tool, build_tool
-from ...types import ToolInputError
-from .._files import require_fresh_read, require_regular_file, write_bytes_atomic
+from ...types import ToolError, ToolInputError
+from .._files import (
+    read_text_file,
+    require_fresh_read,
+    require_regular_file,
+    write_bytes_atomic,
+)
 from .prompt import DESCRIPTION, FRONT_END_NOTE, NAME, OWN_NOTEBOOK_NOTE
 
 
@@ -66,9 +71,11 @@ def edit_notebook(input: NotebookEditInput, context: ToolUseContext) -> str:
     import nbformat  # slow to import (jsonschema): only when a notebook is edited
 
     try:
-        notebook = nbformat.read(str(path), as_version=4)
+        notebook = nbformat.reads(read_text_file(path, context).text, as_version=4)
     except PermissionError:
         raise ToolInputError(f"Permission denied: cannot read {path}") from None
+    except ToolError:
+        raise
     except Exception as exc:
         raise ToolInputError(f"{path} is not a valid notebook: {exc}") from None
     done = _apply(notebook, input)
@@ -78,7 +85,8 @@ def edit_notebook(input: NotebookEditInput, context: ToolUseContext) -> str:
         raise ToolInputError(f"The edit would make the notebook invalid: {exc.message}") from None
     text = nbformat.writes(notebook)
     try:
-        write_bytes_atomic(path, (text if text.endswith("\n") else text + "\n").encode("utf-8"))
+        data = (text if text.endswith("\n") else text + "\n").encode("utf-8")
+        write_bytes_atomic(path, data, context=context)
     except PermissionError:
         raise ToolInputError(f"Permission denied: cannot write {path}") from None
     context.read_file_state.record(path)

@@ -9,6 +9,7 @@ from the middle of a huge file costs no more memory than the page.
 from __future__ import annotations
 
 import itertools
+import os
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -17,6 +18,7 @@ from ...context import ToolUseContext
 from ...tool import Tool, build_tool
 from ...types import ContentBlock, ToolInputError
 from .._files import SNIFF_BYTES, detect_encoding, looks_binary, require_regular_file
+from .._opened import open_checked, reopened
 from .media import IMAGE_TYPES, image_blocks, render_notebook
 from .pdf import read_pdf
 from .prompt import DESCRIPTION, MAX_LINE_CHARS, MAX_LINES, MAX_OUTPUT_BYTES, NAME
@@ -50,35 +52,38 @@ def read_file(input: ReadInput, context: ToolUseContext) -> str | list[ContentBl
     path = context.resolve_path(input.file_path)
     require_regular_file(path)
     try:
-        return _read(path, input, context)
+        with open_checked(context, path) as fd:
+            return _read(path, fd, input, context)
     except PermissionError:
         raise ToolInputError(f"Permission denied: cannot read {path}") from None
 
 
-def _read(path: Path, input: ReadInput, context: ToolUseContext) -> str | list[ContentBlock]:
+def _read(
+    path: Path, fd: int, input: ReadInput, context: ToolUseContext
+) -> str | list[ContentBlock]:
+    """Read the file `fd` holds (opened and checked as `path`); `path` names it."""
     suffix = path.suffix.lower()
     if suffix in IMAGE_TYPES:
-        blocks = image_blocks(path)
+        blocks = image_blocks(path, source=reopened(fd))
         context.read_file_state.record(path)
         return blocks
     if suffix == ".ipynb":
-        text = render_notebook(path)
+        text = render_notebook(path, source=reopened(fd))
         context.read_file_state.record(path)
         return text
     if suffix == ".pdf":
-        text = read_pdf(path, input.pages)
+        text = read_pdf(reopened(fd), input.pages, name=path)
         context.read_file_state.record(path, partial=input.pages is not None)
         return text
     if input.pages is not None:
         raise ToolInputError("`pages` is for PDF files; use `offset` and `limit` for text")
-    with open(path, "rb") as handle:
-        sample = handle.read(64 * 1024)
+    sample = os.pread(fd, 64 * 1024, 0)
     if suffix in BINARY_SUFFIXES or looks_binary(sample[:SNIFF_BYTES]):
         raise ToolInputError(
             f"{path} is a binary file ({suffix or 'no extension'}); Read shows text files, "
             "images, notebooks and PDFs only."
         )
-    size = path.stat().st_size
+    size = os.fstat(fd).st_size
     paged = input.offset is not None or input.limit is not None
     if size > MAX_OUTPUT_BYTES and not paged:
         raise ToolInputError(
@@ -90,12 +95,12 @@ def _read(path: Path, input: ReadInput, context: ToolUseContext) -> str | list[C
         context.read_file_state.record(path)
         return "<system-reminder>The file exists but is empty.</system-reminder>"
     encoding = detect_encoding(sample, complete=len(sample) == size)
-    text, partial = _page(path, encoding, input)
+    text, partial = _page(fd, encoding, input)
     context.read_file_state.record(path, partial=partial or paged)
     return text
 
 
-def _page(path: Path, encoding: str, input: ReadInput) -> tuple[str, bool]:
+def _page(fd: int, encoding: str, input: ReadInput) -> tuple[str, bool]:
     """Lines `offset..offset+limit` in `cat -n` form; (text, whether the file goes on)."""
     start = max(input.offset or 1, 1)
     limit = min(input.limit or MAX_LINES, MAX_LINES)
@@ -103,7 +108,8 @@ def _page(path: Path, encoding: str, input: ReadInput) -> tuple[str, bool]:
     used = 0
     more = False
     last = start - 1
-    with open(path, encoding=encoding, errors="replace", newline=None) as handle:
+    os.lseek(fd, 0, os.SEEK_SET)
+    with open(os.dup(fd), encoding=encoding, errors="replace", newline=None) as handle:
         lines = itertools.islice(enumerate(handle, start=1), start - 1, None)
         for number, line in lines:
             if number >= start + limit:

@@ -21,17 +21,19 @@ MAX_CELL_OUTPUT_CHARS = 10_000
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 
-def image_blocks(path: Path) -> list[ContentBlock]:
+def image_blocks(path: Path, *, source: Path | None = None) -> list[ContentBlock]:
     """The image as one Messages API image block (base64), fitted for the API: its media
     type read from its bytes, scaled down to what the model sees (`images.fit_image`), with
-    a text block saying so when anything was changed."""
-    size = path.stat().st_size
+    a text block saying so when anything was changed. `source` is where its bytes are read
+    from (default `path`, which names it)."""
+    source = source or path
+    size = source.stat().st_size
     if size > MAX_IMAGE_FILE_BYTES:
         raise ToolInputError(
             f"{path} is an image of {size // (1024 * 1024)} MB; image files over "
             f"{MAX_IMAGE_FILE_BYTES // (1024 * 1024)} MB are not read."
         )
-    fitted = fit_image(path.read_bytes(), declared=IMAGE_TYPES[path.suffix.lower()], name=path.name)
+    fitted = fit_image(source.read_bytes(), declared=IMAGE_TYPES[path.suffix.lower()], name=path.name)
     if fitted.data is None:
         raise ToolInputError(fitted.note or f"{path} could not be read as an image.")
     blocks: list[ContentBlock] = [fitted.block()]
@@ -40,12 +42,13 @@ def image_blocks(path: Path) -> list[ContentBlock]:
     return blocks
 
 
-def render_notebook(path: Path) -> str:
-    """Every cell with its index, id, type, source and text outputs."""
+def render_notebook(path: Path, *, source: Path | None = None) -> str:
+    """Every cell with its index, id, type, source and text outputs (read from `source`,
+    default `path`)."""
     import nbformat
 
     try:
-        notebook = nbformat.read(str(path), as_version=4)
+        notebook = nbformat.read(str(source or path), as_version=4)
     except Exception as exc:
         raise ToolInputError(f"{path} is not a valid notebook: {exc}") from None
     parts: list[str] = []

@@ -36,8 +36,10 @@ def parse_pages(spec: str | None, count: int) -> range:
     return range(first - 1, min(last, count))
 
 
-def read_pdf(path: Path, pages: str | None) -> str:
-    """The text of the chosen pages, each under a `--- page N of M ---` header."""
+def read_pdf(source: Path, pages: str | None, *, name: Path | None = None) -> str:
+    """The text of the chosen pages, each under a `--- page N of M ---` header; read from
+    `source`, named `name` (default `source`) in messages."""
+    path = name or source
     try:
         from pypdf import PdfReader
         from pypdf.errors import PdfReadError
@@ -47,7 +49,7 @@ def read_pdf(path: Path, pages: str | None) -> str:
             "(pip install 'jupyter-toolhost[pdf]')."
         ) from None
     try:
-        reader = PdfReader(path)
+        reader = PdfReader(source)
         count = len(reader.pages)
         chosen = parse_pages(pages, count)
         parts = [

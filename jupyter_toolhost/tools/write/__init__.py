@@ -36,7 +36,7 @@ def write_file(input: WriteInput, context: ToolUseContext) -> str:
     if path.exists():
         require_fresh_read(context, path, verb="write")
         try:
-            existing = read_text_file(path)
+            existing = read_text_file(path, context)
         except PermissionError:
             raise ToolInputError(f"Permission denied: cannot read {path}") from None
     require_writable_parent(path)
@@ -44,9 +44,15 @@ def write_file(input: WriteInput, context: ToolUseContext) -> str:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         if existing is None:
-            write_text_atomic(path, content)
+            write_text_atomic(path, content, context=context)
         else:
-            write_text_atomic(path, content, encoding=existing.encoding, newline=existing.newline)
+            write_text_atomic(
+                path,
+                content,
+                encoding=existing.encoding,
+                newline=existing.newline,
+                context=context,
+            )
     except PermissionError:
         raise ToolInputError(f"Permission denied: cannot write {path}") from None
     context.read_file_state.record(path)
