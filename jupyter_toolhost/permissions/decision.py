@@ -98,7 +98,10 @@ def decide(
         return _guarded(name, mode, caught)
     if facts.unverifiable:
         reason = DecisionReason("other", facts.unverifiable, name)
-        return _ask(name, mode, f"{name} needs approval: {facts.unverifiable}", reason, ())
+        message = f"{name} needs approval: {facts.unverifiable}"
+        if mode == "plan":
+            return PermissionDeny(f"{message}. (Plan mode runs only what can be checked.)", reason)
+        return _ask(name, mode, message, reason, ())
     if mode == "plan" and not facts.read_only:
         return PermissionDeny(PLAN_MODE_MESSAGE.format(tool=name), DecisionReason("mode", "plan"))
 
@@ -139,7 +142,11 @@ def _ask(
 
 
 def _guarded(name: str, mode: PermissionMode, caught: Guard) -> PermissionResult:
-    if mode == "dontAsk" or (mode == "bypassPermissions" and not caught.askable_in_bypass):
+    if (
+        mode == "dontAsk"
+        or (mode == "bypassPermissions" and not caught.askable_in_bypass)
+        or (mode == "plan" and caught.unchecked)
+    ):
         return PermissionDeny(
             f"{name} was not run: {caught.message}. (The permission mode is {mode}, so it "
             "was denied instead of asked.)",

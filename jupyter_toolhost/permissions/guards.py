@@ -27,8 +27,12 @@ from functools import lru_cache
 
 from ..types import DecisionReason
 from .facts import CallFacts, CommandFacts, PathRef
-from .paths import PathResolver, glob_base, glob_shape
+from .paths import PathResolver, PathRuleSet, glob_base, glob_shape
 from .ruleset import CompiledRules, SourcedRule
+from .shell import normalize
+from .shell_globs import component_matches
+from .shell_safety import READ_ONLY_PROGRAMS
+from .shell_wrappers import program
 
 PROTECTED_DIRS = (".toolhost", ".git")
 """Folders whose contents decide what the agent may do (settings, hooks, git config)."""
@@ -51,6 +55,8 @@ class Guard:
     message: str
     reason: DecisionReason
     askable_in_bypass: bool = False
+    unchecked: bool = False
+    """The call can't be checked before it runs: plan mode denies it as dontAsk does."""
 
 
 def guard(
@@ -62,7 +68,7 @@ def guard(
 ) -> Guard | None:
     """The first guard this call trips, or None."""
     name = facts.tool_name
-    protected = _protected_write(rules, facts)
+    protected = _protected_write(rules, facts, resolver)
     if protected is not None:
         return Guard(
             f"{name} writes {protected.written}, inside a protected folder "
@@ -101,8 +107,11 @@ def guard(
                         "run it in the sandbox where denied paths are not visible",
                         DecisionReason("safety", "a recursive read over a denied path", hit),
                     )
+            recursive = item.traits is not None and item.traits.roots is not None
             for glob in item.globs:
-                hit = _glob_hit(rules, glob, resolver)
+                hit = _glob_hit(rules, glob, resolver) or _expanded_hit(
+                    rules.deny.read, glob, resolver, trees=recursive
+                )
                 if hit is not None:
                     return Guard(
                         f"the pattern {glob} may expand to a path the rule "
@@ -110,26 +119,31 @@ def guard(
                         DecisionReason("safety", "a glob that may reach a denied path", glob),
                     )
     for item in facts.commands:
-        for glob in item.globs:
-            hit = deny.edit.reaches_into(glob)
-            if hit is not None and item.writes:
+        for glob in item.globs if item.writes else ():
+            hit = deny.edit.reaches_into(glob) or _expanded_hit(
+                deny.edit, glob, resolver, trees=False
+            )
+            if hit is not None:
                 return Guard(
                     f"the pattern {glob} may expand to a path the rule {hit.rule.text} in "
                     f"{hit.label} protects from edits; name the files instead",
                     DecisionReason("safety", "a glob that may reach a protected path", glob),
                 )
     if deny.shell or deny.read or deny.edit or "shell" in deny.classes:
-        why = _unknowable(rules, facts)
+        why = _unknowable(rules, facts, sandboxed=sandboxed)
         if why is not None:
             return Guard(
                 f"{why}, and deny rules are in force, so it can't be allowed by a mode or a "
                 "prefix rule; rewrite it with the program and paths written out",
                 DecisionReason("safety", why),
+                unchecked=True,
             )
     return None
 
 
-def _protected_write(rules: CompiledRules, facts: CallFacts) -> PathRef | None:
+def _protected_write(
+    rules: CompiledRules, facts: CallFacts, resolver: PathResolver
+) -> PathRef | None:
     if facts.path is not None and facts.path.write and _in_protected(facts.path):
         return facts.path
     for item in facts.commands:
@@ -146,7 +160,7 @@ def _protected_write(rules: CompiledRules, facts: CallFacts) -> PathRef | None:
                 if _in_protected(ref):
                     return ref
             for glob in item.globs:
-                if any(f"/{d}" in glob for d in PROTECTED_DIRS):
+                if _glob_protected(glob, resolver):
                     return PathRef(glob, (glob,), True)
     return None
 
@@ -160,6 +174,38 @@ def _protected_path(path: str) -> bool:
     # A pure function of the string, cached: every call's paths are checked.
     path = path.replace(WORKTREES, "/") + "/"
     return any(f"/{d}/" in path for d in PROTECTED_DIRS)
+
+
+def _glob_protected(glob: str, resolver: PathResolver) -> bool:
+    """Whether a glob can name a protected folder or a path inside one (``.gi[t]/hooks/``,
+    ``.g?t``, ``.toolhos[t]``), by its spelling or by what it matches on disk now."""
+    parts = [p for p in glob.replace(WORKTREES, "/").split("/") if p]
+    if any("**" in p or any(component_matches(p, d) for d in PROTECTED_DIRS) for p in parts):
+        return True
+    found, _complete = resolver.expand_glob(glob)
+    return any(
+        _protected_path(p) or _protected_path(resolver.realpath(p)) for p in found
+    )
+
+
+def _expanded_hit(
+    denied: PathRuleSet[SourcedRule], glob: str, resolver: PathResolver, *, trees: bool
+) -> SourcedRule | None:
+    """A deny rule that a path the glob matches on disk now falls under (through links too);
+    with `trees`, also one protecting something inside a matched folder."""
+    if not denied:
+        return None
+    found, _complete = resolver.expand_glob(glob)
+    for path in found:
+        forms = (path, resolver.realpath(path))
+        hit = denied.match(forms)
+        if hit is not None:
+            return hit
+        for form in forms if trees else ():
+            item, certain = denied.reaching_tree(form)
+            if item is not None and certain:
+                return item
+    return None
 
 
 def _glob_hit(rules: CompiledRules, glob: str, resolver: PathResolver) -> SourcedRule | None:
@@ -210,16 +256,20 @@ def _tree_hit(rules: CompiledRules, tree: PathRef, resolver: PathResolver) -> st
     return None
 
 
-def _unknowable(rules: CompiledRules, facts: CallFacts) -> str | None:
+def _unknowable(rules: CompiledRules, facts: CallFacts, *, sandboxed: bool) -> str | None:
     if facts.is_shell and facts.unverifiable:
         return f"The command can't be checked before it runs ({facts.unverifiable})"
     for item in facts.commands:
         command = item.command
-        why = None
+        why = _hidden_program(rules, item) if rules.deny.shell else None
+        if why is not None:
+            return why  # (no exact rule waives a denied program)
         if command.risky:
             why = _risk(item)
         elif item.traits is not None and item.traits.inline_code is not None:
             why = item.traits.inline_code
+        elif item.unresolved or (item.after_links and not sandboxed):
+            why = item.unresolved or item.after_links
         elif item.dynamic_target or (item.dynamic and command.name not in _NOT_FILES):
             why = (
                 f"`{command.source_text}` names a file that is only known when it runs"
@@ -227,6 +277,32 @@ def _unknowable(rules: CompiledRules, facts: CallFacts) -> str | None:
             )
         if why is not None and not rules.allow.shell.match((command.source_text,), exact_only=True):
             return why  # (a rule that names this exact command allows it)
+    return None
+
+
+_NEVER_RUN_OPERANDS = frozenset(
+    {"git", "mkdir", "touch", "cp", "mv", "ln", "chmod", "chown", "chgrp", "rmdir", "cd",
+     "pushd", "popd", "tee", "export", "unset", "local", "declare", "readonly", "typeset",
+     "man", "info", "apropos", "whatis"}
+)  # fmt: skip
+"""Programs that never run an operand as a program (besides the read-only list's)."""
+
+
+def _hidden_program(rules: CompiledRules, item: CommandFacts) -> str | None:
+    """A denied command line that the operands of a program not known to leave them alone
+    spell out (``prlimit --nofile=9 rm x``, ``somewrapper -q rm x``): the wrapper may run it."""
+    command = item.command
+    parts = command.parts
+    if len(parts) < 2 or command.name in _NEVER_RUN_OPERANDS or command.name in READ_ONLY_PROGRAMS:
+        return None
+    for k in range(1, len(parts)):
+        words = [program(parts[k]).value, *(w.value for w in parts[k + 1 :])]
+        hit = rules.deny.shell.match((normalize(words),))
+        if hit is not None:
+            return (
+                f"`{command.name}` may run `{normalize(words)}`, which the rule "
+                f"{hit.rule.text} denies: the program it runs can't be named for sure"
+            )
     return None
 
 

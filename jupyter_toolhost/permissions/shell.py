@@ -21,6 +21,7 @@ from functools import lru_cache
 
 from .shell_lex import Redirect, ShellSyntaxError, Word
 from .shell_parse import parse
+from .shell_subset import Unchecked, command_reason
 from .shell_wrappers import Stripped, program, strip_wrappers
 
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?\+?=")
@@ -151,6 +152,8 @@ def analyze(command: str) -> ShellAnalysis:
     """Split a command line into the commands it runs; an unparseable line has an `error`."""
     try:
         return ShellAnalysis(tuple(_commands(command, nested=False, depth=0)))
+    except Unchecked as exc:
+        return ShellAnalysis((), str(exc))
     except ShellSyntaxError as exc:
         return ShellAnalysis((), f"could not parse the command: {exc}")
     except RecursionError:
@@ -202,6 +205,9 @@ def _command(
     parts = strip_wrappers(words[i:], stripped)
     hazards.extend(stripped.hazards)
     name = parts[0] if parts else None
+    outside = command_reason([w.value for w in parts])
+    if outside is not None:
+        raise Unchecked(outside)
     suspicious = hidden
     if name is not None and (name.braced or (first is not None and first.braced)):
         suspicious = True
@@ -216,6 +222,12 @@ def _command(
     if stripped.opaque:
         opaque = True
         reasons.append(stripped.opaque)
+    if name is not None and "/" in name.value and not (name.dynamic or name.glob):
+        opaque = True
+        reasons.append(
+            f"The program `{name.value}` is a file outside the system folders, so which "
+            "program it is can't be known for sure before it runs"
+        )
     inner: list[Command] = []
     runs_code = False
     if stripped.split_string is not None:
