@@ -27,7 +27,13 @@ from jupyter_toolhost.types import PermissionAllow, PermissionDeny, PermissionMo
 BASH = shutil.which("bash")
 SECRET = "SECRET-fc-5d1e"
 DENY = ["Bash(rm:*)", "Read(./secrets/**)", "Edit(./protected/**)"]
-MODES: tuple[PermissionMode, ...] = ("default", "acceptEdits", "plan", "dontAsk", "bypassPermissions")
+MODES: tuple[PermissionMode, ...] = (
+    "default",
+    "acceptEdits",
+    "plan",
+    "dontAsk",
+    "bypassPermissions",
+)
 LOADER = next(
     (p for p in ("/lib64/ld-linux-x86-64.so.2", "/lib/ld-linux-aarch64.so.1") if Path(p).exists()),
     "/lib64/ld-linux-x86-64.so.2",

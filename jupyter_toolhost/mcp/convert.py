@@ -6,8 +6,8 @@ for real). It is deferred unless its server says `alwaysLoad`. Annotations map t
 ``read_only_hint`` → read-only and concurrency-safe, ``destructive_hint`` → destructive;
 no annotation means neither (fail closed). The permission engine trusts ``read_only_hint``
 only for a server configured with ``trustAnnotations`` (the tool's `ANNOTATIONS_TRUSTED`
-extra): otherwise an MCP call asks unless a rule allows it. Results: text stays text, images become image
-blocks, embedded resources become text (or an image, or a note for other binary data),
+extra): otherwise an MCP call asks unless a rule allows it. Results: text stays text, images
+become image blocks, embedded resources become text (or an image, or a note for other binary data),
 resource links a line of text; ``isError`` raises `ToolError` so the pipeline reports it.
 A server's ``notifications/progress`` for a call become the call's `Progress`.
 """

@@ -156,6 +156,30 @@ def _inside(paths: tuple[str, ...], roots: tuple[str, ...]) -> bool:
     return inside_any(paths, roots)
 
 
+NOT_FILES = frozenset(
+    {"echo", "printf", "sleep", "seq", "expr", "true", "false", "test", "[", "basename",
+     "dirname", "date", "export", "read", "shift", "exit", "return", "set", "unset", "local"}
+)  # fmt: skip
+"""Commands whose operands are never file names: a variable among them reads no file."""
+_SETS_VARIABLES = re.compile(
+    r"=|\b(?:for|select|read|mapfile|readarray|set|getopts|declare|typeset|local|export"
+    r"|readonly|printf|shift|cd|pushd|popd)\b"
+)
+
+
+def operands_from_environment(text: str, item: CommandFacts) -> bool:
+    """``echo $HOME``: a command that names no files (``echo``, ``printf``...) whose unknown
+    operands are variables the line itself never sets, so they hold the user's environment
+    (each Bash call is a fresh shell), not text the agent chose. Not for operands fed by
+    xargs, nor when any word is a command substitution."""
+    command = item.command
+    if command.name not in NOT_FILES or (item.traits is not None and item.traits.fed_by_xargs):
+        return False
+    if any(w.substituted for w in command.parts) or item.dynamic_target:
+        return False
+    return _SETS_VARIABLES.search(text) is None
+
+
 def mcp_server(tool_name: str) -> str | None:
     """The MCP server of a ``mcp__<server>__<tool>`` name (rules name servers this way), else
     None: ``mcp__forge__create_issue`` → ``forge``."""
@@ -267,7 +291,8 @@ def _resolve_shell(
     read_only = (
         bool(built)
         and all(not c.command.parts or (c.traits and c.traits.read_only) for c in built)
-        and not any(c.write_targets or c.dynamic or c.dynamic_target for c in built)
+        and not any(c.write_targets or c.dynamic_target for c in built)
+        and all(not c.dynamic or operands_from_environment(text, c) for c in built)
     )
     return _ShellFacts(analysis, shell_dirs, tuple(built), bool(read_only))
 

@@ -22,12 +22,14 @@ promised never to ask, denied — except a protected-path write, which a person 
 
 from __future__ import annotations
 
+import fnmatch
+import posixpath
 from dataclasses import dataclass
 from functools import lru_cache
 
 from ..types import DecisionReason
-from .facts import CallFacts, CommandFacts, PathRef
-from .paths import PathResolver, PathRuleSet, glob_base, glob_shape
+from .facts import NOT_FILES, CallFacts, CommandFacts, PathRef
+from .paths import PathResolver, PathRuleSet, glob_base, glob_shape, is_inside
 from .ruleset import CompiledRules, SourcedRule
 from .shell import normalize
 from .shell_globs import component_matches
@@ -40,11 +42,6 @@ WORKTREES = "/.toolhost/worktrees/"
 """Where EnterWorktree checks out git worktrees: ordinary working trees, not settings (their
 own ``.toolhost/`` and ``.git`` inside stay protected)."""
 
-_NOT_FILES = frozenset(
-    {"echo", "printf", "sleep", "seq", "expr", "true", "false", "test", "[", "basename",
-     "dirname", "date", "export", "read", "shift", "exit", "return", "set", "unset", "local"}
-)  # fmt: skip
-"""Commands whose operands are never file names: a variable among them reads no file."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,7 +96,7 @@ def guard(
             if sandboxed and not (item.traits and item.traits.copies):
                 continue  # denied paths are not visible to a reader in the sandbox
             for tree in item.trees:
-                hit = _tree_hit(rules, tree, resolver)
+                hit = _tree_hit(rules, tree, resolver, _printed_names(item))
                 if hit is not None:
                     return Guard(
                         f"`{item.command.text}` reads the whole tree {tree.written}, which "
@@ -217,8 +214,8 @@ def _glob_hit(rules: CompiledRules, glob: str, resolver: PathResolver) -> Source
         return None
     base = glob_base(glob)
     _item, certain = read.reaching_tree(base)
-    if certain:
-        return hit
+    if certain or read.match((base,)) is not None:
+        return hit  # (a denied folder lies where the glob looks, or the glob looks inside one)
     shape = glob_shape(glob)
 
     def reached(path: str) -> bool:
@@ -233,7 +230,11 @@ def _git_hit(rules: CompiledRules, facts: CallFacts, resolver: PathResolver) -> 
     read = rules.deny.read
     found: list[str] = []
 
+    limits = _git_pathspecs(facts)
+
     def denied(path: str) -> bool:
+        if limits is not None and not any(is_inside(path, limit) for limit in limits):
+            return False  # outside the pathspecs: git prints nothing of it
         hit = read.match((path,))
         if hit is not None:
             found.append(f"{hit.rule.text} in {hit.label}")
@@ -245,15 +246,94 @@ def _git_hit(rules: CompiledRules, facts: CallFacts, resolver: PathResolver) -> 
     return None
 
 
-def _tree_hit(rules: CompiledRules, tree: PathRef, resolver: PathResolver) -> str | None:
+def _git_pathspecs(facts: CallFacts) -> tuple[str, ...] | None:
+    """The paths after ``--`` of every git command that prints contents (``git log -p --
+    analysis.py``), made absolute against the shell's folders; None when one of them has no
+    ``--`` or a pathspec that is not a plain path (globs, ``:(magic)``, variables)."""
+    limits: list[str] = []
+    for item in facts.commands:
+        if item.traits is None or not item.traits.git_contents:
+            continue
+        words = item.command.parts[1:]
+        ends = [i for i, w in enumerate(words) if w.value == "--"]
+        if not ends:
+            return None
+        specs = words[ends[0] + 1 :]
+        if not specs or any(
+            w.dynamic or w.glob or w.value.startswith(":") or set(w.value) & set("*?[\\")
+            for w in specs
+        ):
+            return None
+        for word in specs:
+            for directory in facts.shell_dirs:
+                limits.append(posixpath.normpath(posixpath.join(directory, word.value)))
+    return tuple(limits)
+
+
+def _tree_hit(
+    rules: CompiledRules,
+    tree: PathRef,
+    resolver: PathResolver,
+    names: tuple[str, ...] | None = None,
+) -> str | None:
+    """The deny rule a tree read reaches. With `names` (a reader that prints only the names
+    matching these patterns), only a denied path on disk now whose name matches counts: the
+    reader prints no contents, and a file made later is one the agent named itself."""
     read = rules.deny.read
     for root in tree.candidates:
         item, certain = read.reaching_tree(root)
         if item is None:
             continue
+        if names is not None:
+
+            def shown(path: str) -> bool:
+                name = posixpath.basename(path)
+                return read.match((path,)) is not None and any(
+                    component_matches(n, name) or fnmatch.fnmatch(name, n) for n in names
+                )
+
+            if resolver.tree_holds(root, shown):
+                return f"{item.rule.text} in {item.label}"
+            continue
         if certain or resolver.tree_holds(root, lambda p: read.match((p,)) is not None):
             return f"{item.rule.text} in {item.label}"
     return None
+
+
+_FIND_NAME_TESTS = frozenset({"-name", "-iname"})
+_FIND_HARMLESS = frozenset({"-type", "-maxdepth", "-mindepth"})
+
+
+def _printed_names(item: CommandFacts) -> tuple[str, ...] | None:
+    """The name patterns a names-only tree reader prints (``()``: none at all), or None when
+    it may print any name or any contents: ``du -s`` prints one total, ``find ROOT -name P``
+    (with only ``-type``, ``-maxdepth``, ``-mindepth``, ``-print`` beside) prints names
+    matching P."""
+    command = item.command
+    args = [w.value for w in command.parts[1:]]
+    if command.name == "du":
+        summary = any(
+            a in ("--summarize", "--max-depth=0", "-d0") or (a[:1] == "-" and "s" in a[1:])
+            for a in args if not a.startswith("--") or a in ("--summarize", "--max-depth=0")
+        )  # fmt: skip
+        every = any(a in ("--all",) or (a[:1] == "-" and a[1:2] != "-" and "a" in a) for a in args)
+        return () if summary and not every else None
+    if command.name != "find":
+        return None
+    names: list[str] = []
+    i = next((k for k, a in enumerate(args) if a.startswith("-")), len(args))
+    while i < len(args):
+        arg = args[i]
+        if arg in _FIND_NAME_TESTS and i + 1 < len(args):
+            names.append(args[i + 1])
+            i += 2
+        elif arg in _FIND_HARMLESS and i + 1 < len(args):
+            i += 2
+        elif arg == "-print":
+            i += 1
+        else:
+            return None
+    return tuple(names) if len(names) == 1 else None
 
 
 def _unknowable(rules: CompiledRules, facts: CallFacts, *, sandboxed: bool) -> str | None:
@@ -264,13 +344,13 @@ def _unknowable(rules: CompiledRules, facts: CallFacts, *, sandboxed: bool) -> s
         why = _hidden_program(rules, item) if rules.deny.shell else None
         if why is not None:
             return why  # (no exact rule waives a denied program)
-        if command.risky:
+        if command.risky and not (command.inline_only and sandboxed and not rules.deny.shell):
             why = _risk(item)
         elif item.traits is not None and item.traits.inline_code is not None:
             why = item.traits.inline_code
         elif item.unresolved or (item.after_links and not sandboxed):
             why = item.unresolved or item.after_links
-        elif item.dynamic_target or (item.dynamic and command.name not in _NOT_FILES):
+        elif item.dynamic_target or (item.dynamic and command.name not in NOT_FILES):
             why = (
                 f"`{command.source_text}` names a file that is only known when it runs"
                 " (a variable, a substitution, input from xargs, or a cd to an unknown place)"

@@ -56,6 +56,7 @@ ANSI_C_NAME = "ANSI-C quoting in the command name"
 HIDDEN = "The command holds invisible or control characters"
 EVAL = "eval runs code that can't be checked"
 QUOTED_SYNTAX = "Quoted text that looks like shell syntax"
+INLINE = "runs inline code"
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +83,10 @@ class Command:
     """The command as written, normalised (what exact rules for risky commands match)."""
     risk_reason: str = ""
     """Why it is risky, in a few words ("Brace expansion"); empty when it is not."""
+    inline_only: bool = False
+    """Its only risk is an interpreter's inline program (``python3 -c``, ``node -e``): code as
+    unknown as a script file's, which a prefix rule for the interpreter may allow where the
+    sandbox holds and no command is denied."""
 
     @property
     def words(self) -> tuple[str, ...]:
@@ -256,6 +261,9 @@ def _command(
         text=normalize(w.value for w in parts),
         source_text=normalize(w.value for w in source),
         risk_reason=reasons[0] if reasons else "",
+        inline_only=len(reasons) == 1
+        and reasons[0].endswith(INLINE)
+        and program(parts[0]).value.rsplit("/", 1)[-1] not in _SHELLS,
     )
     return [command, *inner]
 
@@ -294,7 +302,7 @@ def _runs_code(parts: list[Word], *, depth: int) -> tuple[str, list[Command]]:
     for w in args if flags else ():
         if w.value in flags or w.value[:2] in flags:  # type: ignore[operator]
             flag = w.value if w.value in flags else w.value[:2]  # type: ignore[operator]
-            return f"`{name} {flag}` runs inline code", []
+            return f"`{name} {flag}` {INLINE}", []
     if name == "find":
         return _find(args, depth=depth)
     return "", []
