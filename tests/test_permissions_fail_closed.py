@@ -213,6 +213,7 @@ def test_a_line_outside_the_subset_is_named_like_claude_code_names_it(
         '[[ -f data.csv && "$x" == *.csv ]]',
         "cat <<'EOF'\n$(( x )) ${!y}\nEOF",
         "echo 1 \\ 2 \\ 3",
+        'echo "usage: diff <(a) <(b)"',
     ],
 )
 def test_everyday_bash_stays_inside_the_subset(command: str) -> None:
@@ -363,6 +364,10 @@ def test_the_engine_remembers_what_allowed_calls_may_write(tmp_path: Path) -> No
         "echo ${x:-`rm -f victim.txt`}",
         "x=1; echo ${x#$(rm -f victim.txt)}",
         "x=1; echo ${x/`rm -f victim.txt`/y}",
+        "x=1; echo ${x:+`rm -f victim.txt`}",
+        "echo ${x:=`rm -f victim.txt`}",
+        'echo "${x:?`rm -f victim.txt`}"',
+        "echo ${x%%$(rm -f victim.txt)}",
         "res[$(echo pwned > protected/f.txt)]+=' x'",
         "a=(); read 'a[$(rm -f victim.txt)]' <<< x",
         "echo pwned > ~+/protected/f.txt",
@@ -409,3 +414,43 @@ def test_a_shell_folder_that_is_gone_stops_the_call_and_is_reset(tmp_path: Path)
     result = asyncio.run(engine(request))
     assert isinstance(result, PermissionDeny) and "no longer exists" in result.message
     assert SHELL_CWD_KEY not in context.get_app_state().extras
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["cp settings.json .gi[t]/hooks/", "mv f .g?t/hooks/", "cp settings.json .toolhos[t]/"],
+)
+def test_glob_spellings_of_the_protected_folders_ask_in_every_mode(
+    command: str, tmp_path: Path
+) -> None:
+    project = _project(tmp_path)
+    (project / ".git" / "hooks").mkdir(parents=True)
+    (project / ".toolhost").mkdir()
+    for mode in MODES:
+        result = _decide(project, command, mode)
+        assert not isinstance(result, PermissionAllow), (mode, result)
+        assert "protected folder" in getattr(result, "message", ""), (mode, result)
+
+
+def test_each_check_takes_under_50_ms_of_cpu(tmp_path: Path) -> None:
+    """CPU time (not wall time, which other processes share), best of three, caches cleared:
+    every example above, a 1.6 kB function and a 20-command pipeline list."""
+    from jupyter_toolhost.permissions import facts
+
+    project = _project(tmp_path)
+    body = "\n".join(
+        f'  case "$c{i}" in --*) R=( $(compgen -W "--a --b" -- "$c{i}") );; esac' for i in range(20)
+    )
+    chain = " && ".join(f"grep -n 'p{i}' src/f{i}.py | sort | uniq -c | head -5" for i in range(20))
+    slow = []
+    for command in [*(e.command for e in EXAMPLES), f"f() {{\n{body}\n}}", chain]:
+        best = float("inf")
+        for _ in range(3):
+            analyze.cache_clear()
+            facts.traits_of.cache_clear()
+            started = time.process_time()
+            _decide(project, command, "default")
+            best = min(best, time.process_time() - started)
+        if best >= 0.05:
+            slow.append((command, best))
+    assert slow == []

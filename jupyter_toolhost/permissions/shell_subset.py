@@ -120,7 +120,9 @@ _LEAVES_WITHOUT_CODE = frozenset(
 )  # fmt: skip
 """Nodes that hold plain text: a ``$(`` or backtick in one is a substitution the grammar did
 not read as one (``${x:-`cmd`}``, ``${x#$(cmd)}``)."""
-_HIDDEN_SUBSTITUTION = re.compile(r"(?<!\\)(?:\\\\)*(?:`|\$\()")
+_HIDDEN_SUBSTITUTION = re.compile(r"(?<!\\)(?:\\\\)*(?:`|\$\(|[<>]\()")
+_HIDDEN_IN_QUOTES = re.compile(r"(?<!\\)(?:\\\\)*(?:`|\$\()")
+"""(Inside double quotes ``<(`` is plain text.)"""
 
 
 def check_tree(root: Node, data: bytes) -> None:
@@ -138,7 +140,8 @@ def check_tree(root: Node, data: bytes) -> None:
         tilde = kind == "word" and data.find(b"~", node.start_byte, node.end_byte) >= 0
         if tilde and tilde_variant(_text(node, data)):
             raise Unchecked(TILDE)
-        if kind in _LEAVES_WITHOUT_CODE and _HIDDEN_SUBSTITUTION.search(_text(node, data)):
+        hidden = _HIDDEN_IN_QUOTES if kind == "string_content" else _HIDDEN_SUBSTITUTION
+        if kind in _LEAVES_WITHOUT_CODE and hidden.search(_text(node, data)):
             raise Unchecked(NESTED)  # (a substitution the grammar left inside a word)
         children = node.children
         if kind == "subscript":
