@@ -475,7 +475,8 @@ def _repository(tmp_path: Path) -> Path:
         "GIT_COMMITTER_NAME": "t",
         "GIT_COMMITTER_EMAIL": "t@example.invalid",
     }
-    for argv in (["git", "init", "-q"], ["git", "add", "analysis.py"], ["git", "commit", "-qm", "x"]):
+    steps = (["git", "init", "-q"], ["git", "add", "analysis.py"], ["git", "commit", "-qm", "x"])
+    for argv in steps:
         subprocess.run(argv, cwd=project, env=env, check=True, capture_output=True)
     return project
 
@@ -534,4 +535,5 @@ def test_inline_python_counts_as_a_script_only_in_the_sandbox_without_bash_denie
 
     assert isinstance(run(["Read(./secrets/**)"], sandboxed=True), PermissionAllow)
     assert not isinstance(run(["Read(./secrets/**)"], sandboxed=False), PermissionAllow)
-    assert not isinstance(run(["Read(./secrets/**)", "Bash(rm:*)"], sandboxed=True), PermissionAllow)
+    with_bash_deny = run(["Read(./secrets/**)", "Bash(rm:*)"], sandboxed=True)
+    assert not isinstance(with_bash_deny, PermissionAllow)
