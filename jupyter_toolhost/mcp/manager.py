@@ -171,6 +171,7 @@ class McpManager:
                         call,
                         always_load=connection.config.always_load,
                         name=name,
+                        trust_annotations=connection.config.trust_annotations,
                     )
                 )
             except UnmappableSchema as exc:

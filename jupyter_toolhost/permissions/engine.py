@@ -26,10 +26,11 @@ from ..types import (
 )
 from .api import Approver, PermissionRequest, ask_approver, tool_check
 from .decision import PLAN_MODE_MESSAGE, decide
-from .facts import mcp_server
+from .facts import call_facts, mcp_server
 from .paths import OsResolver, PathResolver, candidates
 from .ruleset import SESSION, CompiledRules, RuleSource, compile_rules
 from .settings import SettingsError, save_rule
+from .written import WRITTEN_KEY, written_by
 
 if TYPE_CHECKING:
     from ..context import ToolUseContext
@@ -98,6 +99,8 @@ class PermissionEngine:
         cwd = os.fspath(context.cwd)
         tool = request.tool
         shell_cwd = state.extras.get(SHELL_CWD_KEY) if tool.shell_command is not None else None
+        if isinstance(shell_cwd, str) and not os.path.isdir(shell_cwd):  # noqa: ASYNC240 (one stat)
+            return _shell_folder_gone(context, shell_cwd, cwd)
         verdict = decide(
             tool=request.tool,
             input=request.input,
@@ -109,9 +112,25 @@ class PermissionEngine:
             hook=request.hook,
             shell_cwd=shell_cwd if isinstance(shell_cwd, str) else None,
             sandboxed=tool.runs_sandboxed(context),
+            written=_written(state),
         )
         if isinstance(verdict, PermissionDeny) and not _mode_only(verdict):
             return verdict
+        answer = await self._decided(request, verdict, permission, cwd)
+        if isinstance(answer, PermissionAllow) and not _read_only(tool, request):
+            self._record_writes(request, cwd, shell_cwd)
+        return answer
+
+    async def _decided(
+        self,
+        request: PermissionRequest,
+        verdict: PermissionResult,
+        permission: ToolPermissionContext,
+        cwd: str,
+    ) -> PermissionResult:
+        """The tool's own check, dontAsk, auto's classifier and the approver, after
+        `decide()`."""
+        context = request.context
         checked = await tool_check(request)
         if _mode_only(verdict) and _vouched(checked):
             return checked
@@ -138,6 +157,30 @@ class PermissionEngine:
             if decision.save:
                 self._save(rules, os.fspath(context.rule_root))
         return answer
+
+    def _record_writes(self, request: PermissionRequest, cwd: str, shell_cwd: object) -> None:
+        """Remember what the allowed call may write (see `written`)."""
+        context = request.context
+        state = context.get_app_state()
+        permission = state.tool_permission_context
+        facts = call_facts(
+            request.tool,
+            request.input,
+            cwd=cwd,
+            resolver=self.resolver,
+            working_dirs=(cwd, *permission.additional_working_directories),
+            shell_cwd=shell_cwd if isinstance(shell_cwd, str) else None,
+        )
+        paths = written_by(facts)
+        if not paths:
+            return
+
+        def update(state: AppState) -> AppState:
+            before = _written(state)
+            added = tuple(p for p in dict.fromkeys(paths) if p not in before)
+            return replace(state, extras={**state.extras, WRITTEN_KEY: (*before, *added)})
+
+        context.set_app_state(update)
 
     async def _classify(self, request: PermissionRequest) -> PermissionResult | None:
         try:
@@ -169,6 +212,34 @@ class PermissionEngine:
         permission = context.get_app_state().tool_permission_context
         compiled = self.compiled(permission, os.fspath(context.rule_root))
         return _denied_whole(tools, compiled)
+
+
+def _written(state: AppState) -> tuple[str, ...]:
+    found = state.extras.get(WRITTEN_KEY, ())
+    return tuple(found) if isinstance(found, tuple | list) else ()
+
+
+def _read_only(tool: Tool[Any], request: PermissionRequest) -> bool:
+    return tool.flag(tool.is_read_only, request.input)
+
+
+def _shell_folder_gone(context: ToolUseContext, gone: str, cwd: str) -> PermissionResult:
+    """The shell's remembered folder no longer exists: its relative paths can't be resolved
+    as bash would, and silently starting elsewhere would run the command somewhere the
+    check did not look. Nothing runs; the shell is put back in the session's folder, which
+    the next call is checked against."""
+
+    def reset(state: AppState) -> AppState:
+        extras = {k: v for k, v in state.extras.items() if k != SHELL_CWD_KEY}
+        return replace(state, extras=extras)
+
+    context.set_app_state(reset)
+    message = (
+        f"The shell's folder {gone} no longer exists, so this command can't be checked before "
+        f"it runs and was not run. The shell is back in {cwd}; run the command again from "
+        "there (with paths from that folder)."
+    )
+    return PermissionDeny(message, DecisionReason("safety", "the shell's folder is gone", gone))
 
 
 def _mode_only(verdict: PermissionResult) -> bool:
