@@ -40,13 +40,20 @@ def everyday_section(run: Run) -> list[str]:
         ],
         *([f"`{c}`", *(cell(k, c) for k in keys)] for c in differ),
     ]
+    alike = [c for c in commands if c not in differ]
+    stopped = [f"`{c}`" for c in alike if cell(keys[0], c) != "allowed"]
+    rest = (
+        f"allowed by all, except {', '.join(stopped)}: asked by all"
+        if stopped
+        else "allowed by all"
+    )
     rules = payload.get("rules", {})
     version = payload.get("versions", {}).get("claude-code", "?")
     lines = [
         f"Everyday data-science commands (`bench_{NAME}`), permission mode "
         f"{payload.get('mode', 'default')}, deny {', '.join(rules.get('deny', []))}, allow "
         f"{', '.join(rules.get('allow', []))}; Claude Code {version}. The commands on which the "
-        f"columns differ; the other {len(commands) - len(differ)} are allowed by all.",
+        f"columns differ; the other {len(alike)} are decided alike ({rest}).",
         "",
         *table(["command", *(heads[k] for k in keys)], rows),
     ]
