@@ -97,6 +97,11 @@ def default_map_result(output: Any) -> ToolResultContent:
     return str(output)
 
 
+ANNOTATIONS_TRUSTED = "annotations_trusted"
+"""The `Tool.extras` key an MCP tool sets to True when its server's annotations are trusted
+(``trustAnnotations``): only then does its ``readOnlyHint`` count for permissions."""
+
+
 @dataclass(eq=False)
 class Tool(Generic[InputT]):
     """A tool the model can call. Build one with `build_tool()` or `@tool`."""

@@ -156,7 +156,7 @@ CASES = [
         "unparseable",
         "Bash",
         "echo 'unterminated",
-        {"default": "ask", "plan": "ask", "bypassPermissions": "ask", "dontAsk": "deny"},
+        {"default": "ask", "plan": "deny", "bypassPermissions": "ask", "dontAsk": "deny"},
     ),
     Case(
         "ask-rule",

@@ -47,6 +47,10 @@ class McpServerConfig:
     tool_timeout: float = DEFAULT_TOOL_TIMEOUT
     source: str | None = None
     """The settings file the entry came from (None when added at run time)."""
+    trust_annotations: bool = False
+    """``"trustAnnotations": true``: the server's ``readOnlyHint`` may let a read-only call
+    run without asking, as a read-only built-in tool does. Off by default: the MCP
+    specification says clients must treat annotations as untrusted unless the server is."""
 
     @classmethod
     def stdio(cls, name: str, command: str, *args: str, **options: Any) -> McpServerConfig:
@@ -153,7 +157,16 @@ def parse_server_config(name: str, raw: Any, *, source: str | None = None) -> Mc
             raw.get("toolTimeout"), f"mcpServers.{name}.toolTimeout", DEFAULT_TOOL_TIMEOUT
         ),
         source=source,
+        trust_annotations=_flag(raw.get("trustAnnotations"), f"mcpServers.{name}.trustAnnotations"),
     )
+
+
+def _flag(raw: Any, what: str) -> bool:
+    if raw is None:
+        return False
+    if not isinstance(raw, bool):
+        raise McpConfigError(f"{what} must be true or false")
+    return raw
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,8 +4,10 @@ An MCP tool becomes ``mcp__<server>__<tool>``: its JSON schema goes to the API u
 (`input_schema_override`) and input is checked by a permissive model (the server validates
 for real). It is deferred unless its server says `alwaysLoad`. Annotations map to flags:
 ``read_only_hint`` → read-only and concurrency-safe, ``destructive_hint`` → destructive;
-no annotation means neither (fail closed). Results: text stays text, images become image
-blocks, embedded resources become text (or an image, or a note for other binary data),
+no annotation means neither (fail closed). The permission engine trusts ``read_only_hint``
+only for a server configured with ``trustAnnotations`` (the tool's `ANNOTATIONS_TRUSTED`
+extra): otherwise an MCP call asks unless a rule allows it. Results: text stays text, images
+become image blocks, embedded resources become text (or an image, or a note for other binary data),
 resource links a line of text; ``isError`` raises `ToolError` so the pipeline reports it.
 A server's ``notifications/progress`` for a call become the call's `Progress`.
 """
@@ -23,7 +25,7 @@ from mcp.shared.dispatcher import ProgressFnT
 from pydantic import BaseModel, ConfigDict
 
 from ..context import Progress, ToolUseContext
-from ..tool import Tool, build_tool
+from ..tool import ANNOTATIONS_TRUSTED, Tool, build_tool
 from ..types import ContentBlock, ToolError
 
 MAX_NAME = 128
@@ -87,9 +89,15 @@ def progress_reporter(context: ToolUseContext) -> ProgressFn | None:
 
 
 def build_mcp_tool(
-    server: str, tool: mcp_types.Tool, call: CallFn, *, always_load: bool = False
+    server: str,
+    tool: mcp_types.Tool,
+    call: CallFn,
+    *,
+    always_load: bool = False,
+    trust_annotations: bool = False,
 ) -> Tool[McpToolInput]:
-    """A `Tool` that forwards calls to the server's tool through `call`."""
+    """A `Tool` that forwards calls to the server's tool through `call`. Its ``readOnlyHint``
+    makes it concurrency-safe; it counts for permissions only with `trust_annotations`."""
     read_only = _annotation(tool, "read_only_hint")
     remote_name = tool.name
 
@@ -113,7 +121,11 @@ def build_mcp_tool(
         user_facing_name=f"{server} - {title or remote_name} (MCP)",
         is_mcp=True,
         input_schema_override=api_schema(tool.input_schema),
-        extras={"mcp_server": server, "mcp_tool": remote_name},
+        extras={
+            "mcp_server": server,
+            "mcp_tool": remote_name,
+            ANNOTATIONS_TRUSTED: trust_annotations,
+        },
     )
 
 

@@ -149,6 +149,12 @@ class McpManager:
                 raise ToolError(str(exc)) from None
 
         return [
-            build_mcp_tool(connection.name, tool, call, always_load=connection.config.always_load)
+            build_mcp_tool(
+                connection.name,
+                tool,
+                call,
+                always_load=connection.config.always_load,
+                trust_annotations=connection.config.trust_annotations,
+            )
             for tool in connection.tools
         ]

@@ -26,7 +26,7 @@ from ..types import (
     PermissionMode,
     PermissionResult,
 )
-from .facts import CallFacts, CommandFacts, PathRef, call_facts
+from .facts import CallFacts, CommandFacts, PathRef, call_facts, operands_from_environment
 from .guards import Guard, guard
 from .hooks import HookOutput
 from .paths import PathResolver, glob_base, skeleton
@@ -98,7 +98,10 @@ def decide(
         return _guarded(name, mode, caught)
     if facts.unverifiable:
         reason = DecisionReason("other", facts.unverifiable, name)
-        return _ask(name, mode, f"{name} needs approval: {facts.unverifiable}", reason, ())
+        message = f"{name} needs approval: {facts.unverifiable}"
+        if mode == "plan":
+            return PermissionDeny(f"{message}. (Plan mode runs only what can be checked.)", reason)
+        return _ask(name, mode, message, reason, ())
     if mode == "plan" and not facts.read_only:
         return PermissionDeny(PLAN_MODE_MESSAGE.format(tool=name), DecisionReason("mode", "plan"))
 
@@ -111,7 +114,8 @@ def decide(
     if mode == "bypassPermissions":
         return PermissionAllow(reason=DecisionReason("mode", "bypassPermissions"))
 
-    reason, suggestions = _allowed(rules.allow, facts, mode)
+    code_ok = sandboxed and not rules.deny.shell
+    reason, suggestions = _allowed(rules.allow, facts, mode, code_ok=code_ok)
     if reason is not None:
         return PermissionAllow(reason=reason)
     if hook and decision == "allow":
@@ -139,7 +143,11 @@ def _ask(
 
 
 def _guarded(name: str, mode: PermissionMode, caught: Guard) -> PermissionResult:
-    if mode == "dontAsk" or (mode == "bypassPermissions" and not caught.askable_in_bypass):
+    if (
+        mode == "dontAsk"
+        or (mode == "bypassPermissions" and not caught.askable_in_bypass)
+        or (mode == "plan" and caught.unchecked)
+    ):
         return PermissionDeny(
             f"{name} was not run: {caught.message}. (The permission mode is {mode}, so it "
             "was denied instead of asked.)",
@@ -251,13 +259,13 @@ def _refs(facts: CallFacts) -> list[PathRef]:
 
 
 def _allowed(
-    rules: BehaviorRules, facts: CallFacts, mode: PermissionMode
+    rules: BehaviorRules, facts: CallFacts, mode: PermissionMode, *, code_ok: bool
 ) -> tuple[DecisionReason | None, tuple[str, ...]]:
     whole = _whole(rules, facts)
     if whole:
         return whole.reason(), ()
     if facts.is_shell:
-        return _shell_allowed(rules, facts, mode)
+        return _shell_allowed(rules, facts, mode, code_ok=code_ok)
     if facts.path is not None:
         ref = facts.path
         hit = _all_match(rules, ref, read=not ref.write)
@@ -293,13 +301,13 @@ def _all_match(rules: BehaviorRules, ref: PathRef, *, read: bool) -> SourcedRule
 
 
 def _shell_allowed(
-    rules: BehaviorRules, facts: CallFacts, mode: PermissionMode
+    rules: BehaviorRules, facts: CallFacts, mode: PermissionMode, *, code_ok: bool
 ) -> tuple[DecisionReason | None, tuple[str, ...]]:
     suggestions: list[str] = []
     reasons: list[DecisionReason] = []
     for item in facts.commands:
         command = item.command
-        reason = _command_allowed(rules, facts, item, mode)
+        reason = _command_allowed(rules, facts, item, mode, code_ok=code_ok)
         if reason is None:
             text = command.source_text if command.risky else command.text
             suggestions.append(f"Bash({text})")
@@ -334,17 +342,24 @@ def _command_allowed(
     facts: CallFacts,
     item: CommandFacts,
     mode: PermissionMode,
+    *,
+    code_ok: bool = False,
 ) -> DecisionReason | None:
+    """Why one sub-command is allowed, or None. `code_ok`: an interpreter's inline program
+    (``python3 -c``) counts as its script would, for a prefix rule (the sandbox holds and
+    no Bash deny rule exists)."""
     command = item.command
     if not command.parts:
         return _NO_COMMAND
-    if command.risky:
+    if command.risky and not (code_ok and command.inline_only):
         hit = rules.shell.match((command.source_text,), exact_only=True)
     else:
         hit = rules.shell.match((command.text, command.source_text))
     if hit:
         return hit.reason()
-    if item.dynamic or not all(_inside_dir(facts, _glob_dir(g)) for g in item.globs):
+    if item.dynamic and not operands_from_environment(facts.shell_text or "=", item):
+        return None
+    if not all(_inside_dir(facts, _glob_dir(g)) for g in item.globs):
         return None
     if not all(facts.inside(ref) for ref in (*item.paths, *item.trees)):
         return None

@@ -97,6 +97,8 @@ class PermissionEngine:
         cwd = os.fspath(context.cwd)
         tool = request.tool
         shell_cwd = state.extras.get(SHELL_CWD_KEY) if tool.shell_command is not None else None
+        if isinstance(shell_cwd, str) and not os.path.isdir(shell_cwd):  # noqa: ASYNC240 (one stat)
+            return _shell_folder_gone(context, shell_cwd, cwd)
         verdict = decide(
             tool=request.tool,
             input=request.input,
@@ -168,6 +170,25 @@ class PermissionEngine:
         permission = context.get_app_state().tool_permission_context
         compiled = self.compiled(permission, os.fspath(context.cwd))
         return _denied_whole(tools, compiled)
+
+
+def _shell_folder_gone(context: ToolUseContext, gone: str, cwd: str) -> PermissionResult:
+    """The shell's remembered folder no longer exists: its relative paths can't be resolved
+    as bash would, and silently starting elsewhere would run the command somewhere the
+    check did not look. Nothing runs; the shell is put back in the session's folder, which
+    the next call is checked against."""
+
+    def reset(state: AppState) -> AppState:
+        extras = {k: v for k, v in state.extras.items() if k != SHELL_CWD_KEY}
+        return replace(state, extras=extras)
+
+    context.set_app_state(reset)
+    message = (
+        f"The shell's folder {gone} no longer exists, so this command can't be checked before "
+        f"it runs and was not run. The shell is back in {cwd}; run the command again from "
+        "there (with paths from that folder)."
+    )
+    return PermissionDeny(message, DecisionReason("safety", "the shell's folder is gone", gone))
 
 
 def _mode_only(verdict: PermissionResult) -> bool:

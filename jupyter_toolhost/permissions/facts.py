@@ -22,12 +22,14 @@ remembered.
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 from urllib.parse import urlsplit
 
+from ..tool import ANNOTATIONS_TRUSTED
 from .paths import PathResolver, candidates, has_invisible, inside_any
 from .shell import Command, ShellAnalysis, analyze
 from .shell_lex import Redirect, Word
@@ -109,6 +111,11 @@ class CommandFacts:
     writes: bool = False
     """Not a known reader: its operands may be written."""
     traits: Traits | None = None
+    unresolved: str = ""
+    """Why a path it names can't be resolved exactly as bash will (empty when each can)."""
+    after_links: str = ""
+    """Why its paths may point elsewhere by the time it runs: an earlier command of the line
+    may make or move links (empty otherwise). The sandbox makes this harmless."""
 
 
 @dataclass(slots=True)
@@ -149,6 +156,30 @@ def _inside(paths: tuple[str, ...], roots: tuple[str, ...]) -> bool:
     return inside_any(paths, roots)
 
 
+NOT_FILES = frozenset(
+    {"echo", "printf", "sleep", "seq", "expr", "true", "false", "test", "[", "basename",
+     "dirname", "date", "export", "read", "shift", "exit", "return", "set", "unset", "local"}
+)  # fmt: skip
+"""Commands whose operands are never file names: a variable among them reads no file."""
+_SETS_VARIABLES = re.compile(
+    r"=|\b(?:for|select|read|mapfile|readarray|set|getopts|declare|typeset|local|export"
+    r"|readonly|printf|shift|cd|pushd|popd)\b"
+)
+
+
+def operands_from_environment(text: str, item: CommandFacts) -> bool:
+    """``echo $HOME``: a command that names no files (``echo``, ``printf``...) whose unknown
+    operands are variables the line itself never sets, so they hold the user's environment
+    (each Bash call is a fresh shell), not text the agent chose. Not for operands fed by
+    xargs, nor when any word is a command substitution."""
+    command = item.command
+    if command.name not in NOT_FILES or (item.traits is not None and item.traits.fed_by_xargs):
+        return False
+    if any(w.substituted for w in command.parts) or item.dynamic_target:
+        return False
+    return _SETS_VARIABLES.search(text) is None
+
+
 def mcp_server(tool_name: str) -> str | None:
     """The MCP server of a ``mcp__<server>__<tool>`` name (rules name servers this way), else
     None: ``mcp__forge__create_issue`` → ``forge``."""
@@ -172,7 +203,7 @@ def call_facts(
     facts = CallFacts(tool_name=name)
     facts.server = mcp_server(name)
     facts.working_dirs = _roots(tuple(working_dirs), cwd, resolver)
-    facts.read_only = tool.flag(tool.is_read_only, input)
+    facts.read_only = tool.flag(tool.is_read_only, input) and _trusted_flags(tool)
     try:
         path = tool.get_path(input) if tool.get_path is not None else None
         shell = tool.shell_command(input) if getattr(tool, "shell_command", None) else None
@@ -193,6 +224,12 @@ def call_facts(
         facts.url = str(url)
         facts.host = _host(facts.url)
     return facts
+
+
+def _trusted_flags(tool: Any) -> bool:
+    """Whether the tool's read-only flag may count for permissions: an MCP tool's comes from
+    its server's annotations, untrusted unless the server is configured as trusted."""
+    return not getattr(tool, "is_mcp", False) or tool.extras.get(ANNOTATIONS_TRUSTED) is True
 
 
 def _roots(
@@ -244,15 +281,18 @@ def _resolve_shell(
         return _ShellFacts(analysis, shell_dirs)
     dirs: tuple[str, ...] | None = (cwd,)
     built: list[CommandFacts] = []
+    linked = False
     for command, traits in zip(analysis.commands, traits_of(text), strict=True):
-        item = _command_facts(command, traits, dirs, resolver)
+        item = _command_facts(command, traits, dirs, resolver, linked=linked)
         built.append(item)
+        linked = linked or (command.name in _LINK_MAKERS and not traits.read_only)
         if command.changes_directory:
             dirs = _after_cd(command, dirs, resolver)
     read_only = (
         bool(built)
         and all(not c.command.parts or (c.traits and c.traits.read_only) for c in built)
-        and not any(c.write_targets or c.dynamic or c.dynamic_target for c in built)
+        and not any(c.write_targets or c.dynamic_target for c in built)
+        and all(not c.dynamic or operands_from_environment(text, c) for c in built)
     )
     return _ShellFacts(analysis, shell_dirs, tuple(built), bool(read_only))
 
@@ -275,9 +315,14 @@ def _after_cd(
 
 
 def _command_facts(
-    command: Command, traits: Traits, dirs: tuple[str, ...] | None, resolver: PathResolver
+    command: Command,
+    traits: Traits,
+    dirs: tuple[str, ...] | None,
+    resolver: PathResolver,
+    *,
+    linked: bool = False,
 ) -> CommandFacts:
-    refs: list[PathRef] = []
+    refs: list[PathRef] = _link_targets(command, dirs or ("/",), resolver)
     globs: list[str] = []
     dynamic = traits.fed_by_xargs
     for word in traits.path_words:
@@ -305,6 +350,10 @@ def _command_facts(
     )
     if roots and dirs is None and len(trees) < len(roots):
         dynamic = True
+    words = [w.value for w in traits.path_words if not w.dynamic]
+    words += [r.target.value for r in traits.redirects if not r.target.dynamic]
+    unresolved = _unresolved(words, dirs or ("/",))
+    after_links = _after_links(words) if linked else ""
     return CommandFacts(
         command,
         tuple(refs),
@@ -316,7 +365,68 @@ def _command_facts(
         trees,
         bool(command.parts) and not traits.read_only,
         traits,
+        unresolved,
+        after_links,
     )
+
+
+_LINK_MAKERS = frozenset(
+    {"ln", "link", "cp", "mv", "rsync", "tar", "bsdtar", "unzip", "cpio", "pax", "install",
+     "git", "7z", "ar"}
+)  # fmt: skip
+"""Programs that may create, copy or move symbolic links: a path named after one of them in
+the same line may point elsewhere by the time it is used."""
+_PROCESS_LINK = re.compile(
+    r"^/(?:proc/[^/]+/(?:task/[^/]+/)?(?:cwd|root|fd|fdinfo|exe|map_files)|dev/fd)(?:/|$)"
+)
+
+
+def _unresolved(words: Sequence[str], dirs: Sequence[str]) -> str:
+    """Why one of the path `words` can't be resolved exactly as bash will (empty if each can):
+    a ``/proc/<pid>/cwd``-style link is the running process's own, not the check's."""
+    for value in words:
+        spelled = [value] if value.startswith("/") else [f"{d.rstrip('/')}/{value}" for d in dirs]
+        if value and any(_PROCESS_LINK.match(p) for p in spelled):
+            return (
+                f"`{value}` goes through a /proc link of the process that runs it, which "
+                "can't be resolved before it runs"
+            )
+    return ""
+
+
+def _after_links(words: Sequence[str]) -> str:
+    """Why a path named after a command that may make or move links can't be resolved."""
+    named = next((w for w in words if w), None)
+    if named is None:
+        return ""
+    return (
+        f"`{named}` is named after a command that may create or move links in the same line, "
+        "so where it points can't be known before it runs"
+    )
+
+
+def _link_targets(
+    command: Command, dirs: Sequence[str], resolver: PathResolver
+) -> list[PathRef]:
+    """``ln -s TARGET LINK``: a relative TARGET as the link will resolve it, against the
+    link's own folder (and, when LINK is a folder, inside it)."""
+    if command.name != "ln":
+        return []
+    args = [w for w in command.parts[1:]]
+    if not any((a.value.startswith("-") and not a.value.startswith("--") and "s" in a.value)
+               or a.value == "--symbolic" for a in args):  # fmt: skip
+        return []
+    operands = [a.value for a in args if not a.value.startswith("-")]
+    if len(operands) < 2 or any(a.dynamic for a in args):
+        return []
+    link = operands[-1]
+    found: list[PathRef] = []
+    for target in operands[:-1]:
+        if target.startswith("/"):
+            continue
+        bases = [f"{d.rstrip('/')}/{b}" for d in dirs for b in (posixpath.dirname(link), link)]
+        found.append(_ref(target, tuple(bases), resolver, write=False))
+    return found
 
 
 def _path_words(command: Command) -> list[Word]:

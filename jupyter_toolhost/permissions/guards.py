@@ -22,13 +22,19 @@ promised never to ask, denied — except a protected-path write, which a person 
 
 from __future__ import annotations
 
+import fnmatch
+import posixpath
 from dataclasses import dataclass
 from functools import lru_cache
 
 from ..types import DecisionReason
-from .facts import CallFacts, CommandFacts, PathRef
-from .paths import PathResolver, glob_base, glob_shape
+from .facts import NOT_FILES, CallFacts, CommandFacts, PathRef
+from .paths import PathResolver, PathRuleSet, glob_base, glob_shape, is_inside
 from .ruleset import CompiledRules, SourcedRule
+from .shell import normalize
+from .shell_globs import component_matches
+from .shell_safety import READ_ONLY_PROGRAMS
+from .shell_wrappers import program
 
 PROTECTED_DIRS = (".toolhost", ".git")
 """Folders whose contents decide what the agent may do (settings, hooks, git config)."""
@@ -36,11 +42,6 @@ WORKTREES = "/.toolhost/worktrees/"
 """Where EnterWorktree checks out git worktrees: ordinary working trees, not settings (their
 own ``.toolhost/`` and ``.git`` inside stay protected)."""
 
-_NOT_FILES = frozenset(
-    {"echo", "printf", "sleep", "seq", "expr", "true", "false", "test", "[", "basename",
-     "dirname", "date", "export", "read", "shift", "exit", "return", "set", "unset", "local"}
-)  # fmt: skip
-"""Commands whose operands are never file names: a variable among them reads no file."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +52,8 @@ class Guard:
     message: str
     reason: DecisionReason
     askable_in_bypass: bool = False
+    unchecked: bool = False
+    """The call can't be checked before it runs: plan mode denies it as dontAsk does."""
 
 
 def guard(
@@ -62,7 +65,7 @@ def guard(
 ) -> Guard | None:
     """The first guard this call trips, or None."""
     name = facts.tool_name
-    protected = _protected_write(rules, facts)
+    protected = _protected_write(rules, facts, resolver)
     if protected is not None:
         return Guard(
             f"{name} writes {protected.written}, inside a protected folder "
@@ -93,7 +96,7 @@ def guard(
             if sandboxed and not (item.traits and item.traits.copies):
                 continue  # denied paths are not visible to a reader in the sandbox
             for tree in item.trees:
-                hit = _tree_hit(rules, tree, resolver)
+                hit = _tree_hit(rules, tree, resolver, _printed_names(item))
                 if hit is not None:
                     return Guard(
                         f"`{item.command.text}` reads the whole tree {tree.written}, which "
@@ -101,8 +104,11 @@ def guard(
                         "run it in the sandbox where denied paths are not visible",
                         DecisionReason("safety", "a recursive read over a denied path", hit),
                     )
+            recursive = item.traits is not None and item.traits.roots is not None
             for glob in item.globs:
-                hit = _glob_hit(rules, glob, resolver)
+                hit = _glob_hit(rules, glob, resolver) or _expanded_hit(
+                    rules.deny.read, glob, resolver, trees=recursive
+                )
                 if hit is not None:
                     return Guard(
                         f"the pattern {glob} may expand to a path the rule "
@@ -110,26 +116,31 @@ def guard(
                         DecisionReason("safety", "a glob that may reach a denied path", glob),
                     )
     for item in facts.commands:
-        for glob in item.globs:
-            hit = deny.edit.reaches_into(glob)
-            if hit is not None and item.writes:
+        for glob in item.globs if item.writes else ():
+            hit = deny.edit.reaches_into(glob) or _expanded_hit(
+                deny.edit, glob, resolver, trees=False
+            )
+            if hit is not None:
                 return Guard(
                     f"the pattern {glob} may expand to a path the rule {hit.rule.text} in "
                     f"{hit.label} protects from edits; name the files instead",
                     DecisionReason("safety", "a glob that may reach a protected path", glob),
                 )
     if deny.shell or deny.read or deny.edit or "shell" in deny.classes:
-        why = _unknowable(rules, facts)
+        why = _unknowable(rules, facts, sandboxed=sandboxed)
         if why is not None:
             return Guard(
                 f"{why}, and deny rules are in force, so it can't be allowed by a mode or a "
                 "prefix rule; rewrite it with the program and paths written out",
                 DecisionReason("safety", why),
+                unchecked=True,
             )
     return None
 
 
-def _protected_write(rules: CompiledRules, facts: CallFacts) -> PathRef | None:
+def _protected_write(
+    rules: CompiledRules, facts: CallFacts, resolver: PathResolver
+) -> PathRef | None:
     if facts.path is not None and facts.path.write and _in_protected(facts.path):
         return facts.path
     for item in facts.commands:
@@ -146,7 +157,7 @@ def _protected_write(rules: CompiledRules, facts: CallFacts) -> PathRef | None:
                 if _in_protected(ref):
                     return ref
             for glob in item.globs:
-                if any(f"/{d}" in glob for d in PROTECTED_DIRS):
+                if _glob_protected(glob, resolver):
                     return PathRef(glob, (glob,), True)
     return None
 
@@ -162,6 +173,38 @@ def _protected_path(path: str) -> bool:
     return any(f"/{d}/" in path for d in PROTECTED_DIRS)
 
 
+def _glob_protected(glob: str, resolver: PathResolver) -> bool:
+    """Whether a glob can name a protected folder or a path inside one (``.gi[t]/hooks/``,
+    ``.g?t``, ``.toolhos[t]``), by its spelling or by what it matches on disk now."""
+    parts = [p for p in glob.replace(WORKTREES, "/").split("/") if p]
+    if any("**" in p or any(component_matches(p, d) for d in PROTECTED_DIRS) for p in parts):
+        return True
+    found, _complete = resolver.expand_glob(glob)
+    return any(
+        _protected_path(p) or _protected_path(resolver.realpath(p)) for p in found
+    )
+
+
+def _expanded_hit(
+    denied: PathRuleSet[SourcedRule], glob: str, resolver: PathResolver, *, trees: bool
+) -> SourcedRule | None:
+    """A deny rule that a path the glob matches on disk now falls under (through links too);
+    with `trees`, also one protecting something inside a matched folder."""
+    if not denied:
+        return None
+    found, _complete = resolver.expand_glob(glob)
+    for path in found:
+        forms = (path, resolver.realpath(path))
+        hit = denied.match(forms)
+        if hit is not None:
+            return hit
+        for form in forms if trees else ():
+            item, certain = denied.reaching_tree(form)
+            if item is not None and certain:
+                return item
+    return None
+
+
 def _glob_hit(rules: CompiledRules, glob: str, resolver: PathResolver) -> SourcedRule | None:
     """A Read deny a glob may expand into: certainly (a denied folder lies where the glob
     looks), or as the files on disk show (a wildcard deny such as ``**/.env``)."""
@@ -171,8 +214,8 @@ def _glob_hit(rules: CompiledRules, glob: str, resolver: PathResolver) -> Source
         return None
     base = glob_base(glob)
     _item, certain = read.reaching_tree(base)
-    if certain:
-        return hit
+    if certain or read.match((base,)) is not None:
+        return hit  # (a denied folder lies where the glob looks, or the glob looks inside one)
     shape = glob_shape(glob)
 
     def reached(path: str) -> bool:
@@ -187,7 +230,11 @@ def _git_hit(rules: CompiledRules, facts: CallFacts, resolver: PathResolver) -> 
     read = rules.deny.read
     found: list[str] = []
 
+    limits = _git_pathspecs(facts)
+
     def denied(path: str) -> bool:
+        if limits is not None and not any(is_inside(path, limit) for limit in limits):
+            return False  # outside the pathspecs: git prints nothing of it
         hit = read.match((path,))
         if hit is not None:
             found.append(f"{hit.rule.text} in {hit.label}")
@@ -199,34 +246,143 @@ def _git_hit(rules: CompiledRules, facts: CallFacts, resolver: PathResolver) -> 
     return None
 
 
-def _tree_hit(rules: CompiledRules, tree: PathRef, resolver: PathResolver) -> str | None:
+def _git_pathspecs(facts: CallFacts) -> tuple[str, ...] | None:
+    """The paths after ``--`` of every git command that prints contents (``git log -p --
+    analysis.py``), made absolute against the shell's folders; None when one of them has no
+    ``--`` or a pathspec that is not a plain path (globs, ``:(magic)``, variables)."""
+    limits: list[str] = []
+    for item in facts.commands:
+        if item.traits is None or not item.traits.git_contents:
+            continue
+        words = item.command.parts[1:]
+        ends = [i for i, w in enumerate(words) if w.value == "--"]
+        if not ends:
+            return None
+        specs = words[ends[0] + 1 :]
+        if not specs or any(
+            w.dynamic or w.glob or w.value.startswith(":") or set(w.value) & set("*?[\\")
+            for w in specs
+        ):
+            return None
+        for word in specs:
+            for directory in facts.shell_dirs:
+                limits.append(posixpath.normpath(posixpath.join(directory, word.value)))
+    return tuple(limits)
+
+
+def _tree_hit(
+    rules: CompiledRules,
+    tree: PathRef,
+    resolver: PathResolver,
+    names: tuple[str, ...] | None = None,
+) -> str | None:
+    """The deny rule a tree read reaches. With `names` (a reader that prints only the names
+    matching these patterns), only a denied path on disk now whose name matches counts: the
+    reader prints no contents, and a file made later is one the agent named itself."""
     read = rules.deny.read
     for root in tree.candidates:
         item, certain = read.reaching_tree(root)
         if item is None:
+            continue
+        if names is not None:
+
+            def shown(path: str) -> bool:
+                name = posixpath.basename(path)
+                return read.match((path,)) is not None and any(
+                    component_matches(n, name) or fnmatch.fnmatch(name, n) for n in names
+                )
+
+            if resolver.tree_holds(root, shown):
+                return f"{item.rule.text} in {item.label}"
             continue
         if certain or resolver.tree_holds(root, lambda p: read.match((p,)) is not None):
             return f"{item.rule.text} in {item.label}"
     return None
 
 
-def _unknowable(rules: CompiledRules, facts: CallFacts) -> str | None:
+_FIND_NAME_TESTS = frozenset({"-name", "-iname"})
+_FIND_HARMLESS = frozenset({"-type", "-maxdepth", "-mindepth"})
+
+
+def _printed_names(item: CommandFacts) -> tuple[str, ...] | None:
+    """The name patterns a names-only tree reader prints (``()``: none at all), or None when
+    it may print any name or any contents: ``du -s`` prints one total, ``find ROOT -name P``
+    (with only ``-type``, ``-maxdepth``, ``-mindepth``, ``-print`` beside) prints names
+    matching P."""
+    command = item.command
+    args = [w.value for w in command.parts[1:]]
+    if command.name == "du":
+        summary = any(
+            a in ("--summarize", "--max-depth=0", "-d0") or (a[:1] == "-" and "s" in a[1:])
+            for a in args if not a.startswith("--") or a in ("--summarize", "--max-depth=0")
+        )  # fmt: skip
+        every = any(a in ("--all",) or (a[:1] == "-" and a[1:2] != "-" and "a" in a) for a in args)
+        return () if summary and not every else None
+    if command.name != "find":
+        return None
+    names: list[str] = []
+    i = next((k for k, a in enumerate(args) if a.startswith("-")), len(args))
+    while i < len(args):
+        arg = args[i]
+        if arg in _FIND_NAME_TESTS and i + 1 < len(args):
+            names.append(args[i + 1])
+            i += 2
+        elif arg in _FIND_HARMLESS and i + 1 < len(args):
+            i += 2
+        elif arg == "-print":
+            i += 1
+        else:
+            return None
+    return tuple(names) if len(names) == 1 else None
+
+
+def _unknowable(rules: CompiledRules, facts: CallFacts, *, sandboxed: bool) -> str | None:
     if facts.is_shell and facts.unverifiable:
         return f"The command can't be checked before it runs ({facts.unverifiable})"
     for item in facts.commands:
         command = item.command
-        why = None
-        if command.risky:
+        why = _hidden_program(rules, item) if rules.deny.shell else None
+        if why is not None:
+            return why  # (no exact rule waives a denied program)
+        if command.risky and not (command.inline_only and sandboxed and not rules.deny.shell):
             why = _risk(item)
         elif item.traits is not None and item.traits.inline_code is not None:
             why = item.traits.inline_code
-        elif item.dynamic_target or (item.dynamic and command.name not in _NOT_FILES):
+        elif item.unresolved or (item.after_links and not sandboxed):
+            why = item.unresolved or item.after_links
+        elif item.dynamic_target or (item.dynamic and command.name not in NOT_FILES):
             why = (
                 f"`{command.source_text}` names a file that is only known when it runs"
                 " (a variable, a substitution, input from xargs, or a cd to an unknown place)"
             )
         if why is not None and not rules.allow.shell.match((command.source_text,), exact_only=True):
             return why  # (a rule that names this exact command allows it)
+    return None
+
+
+_NEVER_RUN_OPERANDS = frozenset(
+    {"git", "mkdir", "touch", "cp", "mv", "ln", "chmod", "chown", "chgrp", "rmdir", "cd",
+     "pushd", "popd", "tee", "export", "unset", "local", "declare", "readonly", "typeset",
+     "man", "info", "apropos", "whatis"}
+)  # fmt: skip
+"""Programs that never run an operand as a program (besides the read-only list's)."""
+
+
+def _hidden_program(rules: CompiledRules, item: CommandFacts) -> str | None:
+    """A denied command line that the operands of a program not known to leave them alone
+    spell out (``prlimit --nofile=9 rm x``, ``somewrapper -q rm x``): the wrapper may run it."""
+    command = item.command
+    parts = command.parts
+    if len(parts) < 2 or command.name in _NEVER_RUN_OPERANDS or command.name in READ_ONLY_PROGRAMS:
+        return None
+    for k in range(1, len(parts)):
+        words = [program(parts[k]).value, *(w.value for w in parts[k + 1 :])]
+        hit = rules.deny.shell.match((normalize(words),))
+        if hit is not None:
+            return (
+                f"`{command.name}` may run `{normalize(words)}`, which the rule "
+                f"{hit.rule.text} denies: the program it runs can't be named for sure"
+            )
     return None
 
 

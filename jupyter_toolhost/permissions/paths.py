@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Generic, Protocol, TypeVar
 
+from .shell_globs import bracket, can_reach, expand
+
 T = TypeVar("T")
 
 _WILDCARDS = frozenset("*?[")
@@ -51,6 +53,11 @@ class PathResolver(Protocol):
     def git_holds(self, directory: str, match: Callable[[str], bool]) -> bool:
         """Whether the git repository around `directory` tracks, stages or ever committed a
         path that satisfies `match` (True when it cannot tell; False outside a repository)."""
+        ...
+
+    def expand_glob(self, glob: str) -> tuple[list[str], bool]:
+        """The existing paths an absolute shell glob matches, and whether that list is
+        complete (see `shell_globs.expand`)."""
         ...
 
 
@@ -93,6 +100,9 @@ class OsResolver:
         paths = git_paths(directory)
         return True if paths is None else any(match(p) for p in paths)
 
+    def expand_glob(self, glob: str) -> tuple[list[str], bool]:
+        return expand(glob)
+
 
 class PureResolver:
     """A resolver that touches nothing: paths are taken as they are (no symlinks)."""
@@ -111,6 +121,9 @@ class PureResolver:
 
     def git_holds(self, directory: str, match: Callable[[str], bool]) -> bool:
         return True
+
+    def expand_glob(self, glob: str) -> tuple[list[str], bool]:
+        return [], False  # nothing is read, so the glob may match anything
 
 
 _GIT_CACHE: dict[str, tuple[tuple[object, ...], frozenset[str]]] = {}
@@ -314,12 +327,9 @@ def _translate(glob: str) -> str:
         elif c == "?":
             out.append(r"[^/]")
             i += 1
-        elif c == "[" and (close := glob.find("]", i + 2)) > 0:
-            body = glob[i + 1 : close]
-            negate = body[:1] in ("!", "^")
-            body = body[1:] if negate else body
-            out.append("[" + ("^/" if negate else "") + body.replace("\\", "\\\\") + "]")
-            i = close + 1
+        elif c == "[" and (found := bracket(glob, i)) is not None:
+            out.append(found[0])
+            i = found[1]
         elif c == "\\" and i + 1 < n:
             out.append(re.escape(glob[i + 1]))
             i += 2
@@ -420,15 +430,14 @@ class PathRuleSet(Generic[T]):
     def reaches_into(self, glob: str) -> T | None:
         """An item whose pattern could match a path the absolute `glob` expands to.
 
-        True when the glob expands inside what a pattern protects, or when the glob could
-        name the protected directory (or a parent of it) itself.
+        True when the glob expands inside what a pattern protects, or when it can match the
+        protected directory, something inside it, or a parent of it (`can_reach`).
         """
         base = glob_base(glob)
-        shape = glob_shape(glob)
         for item, prefix in self._entries:
             if is_inside(base, prefix):
                 return item
-            if is_inside(prefix, base) and shape.fullmatch(prefix):
+            if is_inside(prefix, base) and can_reach(glob, prefix):
                 return item
         return None
 

@@ -21,6 +21,7 @@ from functools import lru_cache
 
 from .shell_lex import Redirect, ShellSyntaxError, Word
 from .shell_parse import parse
+from .shell_subset import Unchecked, command_reason
 from .shell_wrappers import Stripped, program, strip_wrappers
 
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?\+?=")
@@ -55,6 +56,7 @@ ANSI_C_NAME = "ANSI-C quoting in the command name"
 HIDDEN = "The command holds invisible or control characters"
 EVAL = "eval runs code that can't be checked"
 QUOTED_SYNTAX = "Quoted text that looks like shell syntax"
+INLINE = "runs inline code"
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +83,10 @@ class Command:
     """The command as written, normalised (what exact rules for risky commands match)."""
     risk_reason: str = ""
     """Why it is risky, in a few words ("Brace expansion"); empty when it is not."""
+    inline_only: bool = False
+    """Its only risk is an interpreter's inline program (``python3 -c``, ``node -e``): code as
+    unknown as a script file's, which a prefix rule for the interpreter may allow where the
+    sandbox holds and no command is denied."""
 
     @property
     def words(self) -> tuple[str, ...]:
@@ -151,6 +157,8 @@ def analyze(command: str) -> ShellAnalysis:
     """Split a command line into the commands it runs; an unparseable line has an `error`."""
     try:
         return ShellAnalysis(tuple(_commands(command, nested=False, depth=0)))
+    except Unchecked as exc:
+        return ShellAnalysis((), str(exc))
     except ShellSyntaxError as exc:
         return ShellAnalysis((), f"could not parse the command: {exc}")
     except RecursionError:
@@ -202,6 +210,9 @@ def _command(
     parts = strip_wrappers(words[i:], stripped)
     hazards.extend(stripped.hazards)
     name = parts[0] if parts else None
+    outside = command_reason([w.value for w in parts])
+    if outside is not None:
+        raise Unchecked(outside)
     suspicious = hidden
     if name is not None and (name.braced or (first is not None and first.braced)):
         suspicious = True
@@ -216,6 +227,12 @@ def _command(
     if stripped.opaque:
         opaque = True
         reasons.append(stripped.opaque)
+    if name is not None and "/" in name.value and not (name.dynamic or name.glob):
+        opaque = True
+        reasons.append(
+            f"The program `{name.value}` is a file outside the system folders, so which "
+            "program it is can't be known for sure before it runs"
+        )
     inner: list[Command] = []
     runs_code = False
     if stripped.split_string is not None:
@@ -244,6 +261,9 @@ def _command(
         text=normalize(w.value for w in parts),
         source_text=normalize(w.value for w in source),
         risk_reason=reasons[0] if reasons else "",
+        inline_only=len(reasons) == 1
+        and reasons[0].endswith(INLINE)
+        and program(parts[0]).value.rsplit("/", 1)[-1] not in _SHELLS,
     )
     return [command, *inner]
 
@@ -282,7 +302,7 @@ def _runs_code(parts: list[Word], *, depth: int) -> tuple[str, list[Command]]:
     for w in args if flags else ():
         if w.value in flags or w.value[:2] in flags:  # type: ignore[operator]
             flag = w.value if w.value in flags else w.value[:2]  # type: ignore[operator]
-            return f"`{name} {flag}` runs inline code", []
+            return f"`{name} {flag}` {INLINE}", []
     if name == "find":
         return _find(args, depth=depth)
     return "", []

@@ -20,6 +20,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from .shell_lex import Redirect, ShellSyntaxError, Word
+from .shell_subset import check_tree
 from .shell_words import (
     Piece,
     TooManyWords,
@@ -100,20 +101,29 @@ def parse(source: str, *, level: int = 0) -> list[Simple]:
                 if not openers:
                     break
     root = tree.root_node
+    for _ in range(8):
+        # tree-sitter-bash drops the backslash of `\ ` before a number (`echo 1 \ 2`):
+        # the escape is written as the quoted character it stands for, and read again.
+        quoted = _quote_skipped_escapes(root, data)
+        if quoted is None:
+            break
+        data = quoted
+        tree = _parse(data)
+        root = tree.root_node
     if root.has_error:
         raise ShellSyntaxError(_describe_error(root, data))
     skipped = _skipped_text(root, data)
     if skipped is not None:
         raise ShellSyntaxError(f"the grammar skipped {skipped!r}, so the line can't be followed")
+    check_tree(root, data)
     return _Builder(data, sentinel, level).build(root)
 
 
 _WHOLE = frozenset({"heredoc_body", "comment", "raw_string", "ansi_c_string"})
 
 
-def _skipped_text(root: Node, data: bytes) -> str | None:
-    """Text no leaf of the tree covers (tree-sitter-bash drops a ``-`` before ``<<``, for
-    one): a part of the line the analysis would not see. None when everything is covered."""
+def _covered(root: Node, data: bytes) -> bytearray:
+    """One byte per byte of `data`: non-zero where a leaf of the tree covers it."""
     covered = bytearray(len(data))
     stack = [root]
     while stack:
@@ -122,6 +132,13 @@ def _skipped_text(root: Node, data: bytes) -> str | None:
             covered[node.start_byte : node.end_byte] = b"\x01" * (node.end_byte - node.start_byte)
         else:
             stack.extend(node.children)
+    return covered
+
+
+def _skipped_text(root: Node, data: bytes) -> str | None:
+    """Text no leaf of the tree covers (tree-sitter-bash drops a ``-`` before ``<<``, for
+    one): a part of the line the analysis would not see. None when everything is covered."""
+    covered = _covered(root, data)
     for at, byte in enumerate(data):
         if not covered[at] and byte not in b" \t\n\r":
             end = at
@@ -129,6 +146,38 @@ def _skipped_text(root: Node, data: bytes) -> str | None:
                 end += 1
             return data[at:end].decode("utf-8", "replace")
     return None
+
+
+def _quote_skipped_escapes(root: Node, data: bytes) -> bytes | None:
+    """`data` with each backslash escape no leaf covers written as ``'X'`` instead (the same
+    word for bash); None when there is none."""
+    covered = _covered(root, data)
+    edits: list[int] = []
+    for at, byte in enumerate(data):
+        if (
+            byte == 0x5C
+            and not covered[at]
+            and at + 1 < len(data)
+            and data[at + 1] not in b"'\n"
+            and data[at + 1] < 0x80
+            and not _inside_quotes(root, at)
+        ):
+            edits.append(at)
+    if not edits:
+        return None
+    out = bytearray(data)
+    for at in reversed(edits):
+        out[at : at + 2] = b"'" + data[at + 1 : at + 2] + b"'"
+    return bytes(out)
+
+
+def _inside_quotes(root: Node, at: int) -> bool:
+    node: Node | None = root.descendant_for_byte_range(at, at + 1)
+    while node is not None:
+        if node.type in ("string", "translated_string", "heredoc_body", "ERROR"):
+            return True
+        node = node.parent
+    return False
 
 
 def _parse(data: bytes) -> Any:

@@ -36,6 +36,8 @@ _READ_ONLY = frozenset(
         "free", "locale", "getconf", "hostname", "tty", "type", "ps", "look",
     }
 )  # fmt: skip
+READ_ONLY_PROGRAMS = _READ_ONLY
+"""Programs on the read-only list (with the right options they neither write nor run code)."""
 _FORBIDDEN_OPTIONS: dict[str, tuple[str, ...]] = {
     "rg": ("--pre", "--search-zip", "-z"),
     "file": ("-C", "--compile"),

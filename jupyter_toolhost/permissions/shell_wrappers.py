@@ -88,6 +88,19 @@ WRAPPERS: dict[str, _Wrapper] = {
 }
 
 
+OPAQUE_RUNNERS = frozenset(
+    {"setarch", "linux32", "linux64", "i386", "x86_64", "uname26", "unshare", "prlimit",
+     "nsenter", "firejail", "bwrap", "runuser", "sg", "newgrp", "systemd-run", "cgexec",
+     "numactl", "chpst", "softlimit", "setpriv", "capsh", "catchsegv", "valgrind", "strace",
+     "ltrace", "gdb", "torsocks", "proxychains", "proxychains4", "faketime", "fakeroot",
+     "fakechroot", "eatmydata", "parallel", "xvfb-run", "dbus-run-session", "dbus-launch",
+     "pkexec", "ssh-agent", "rlwrap", "entr", "schroot", "systemd-nspawn", "sem", "chronic",
+     "ifne", "vipe", "with-lock-ex", "lckdo", "run-one", "daemonize", "start-stop-daemon"}
+)  # fmt: skip
+"""Programs known to run another program given in their arguments, with options this module
+does not model: the program they run can't be named for sure, so the command is opaque."""
+
+
 @dataclass(slots=True)
 class Stripped:
     """What stripping wrappers found besides the command itself."""
@@ -119,6 +132,11 @@ def strip_wrappers(words: list[Word], stripped: Stripped) -> list[Word]:
         words[0] = program(words[0])
         name = words[0].value
         spec = WRAPPERS.get(name)
+        if name in OPAQUE_RUNNERS and not words[0].dynamic:
+            stripped.opaque = stripped.opaque or (
+                f"`{name}` runs another program, which can't be named for sure before it runs"
+            )
+            break
         if spec is None or words[0].dynamic:
             break
         i = _options(name, spec, words, stripped)

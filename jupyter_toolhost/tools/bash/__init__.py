@@ -68,11 +68,21 @@ class BashInput(BaseModel):
 
 
 def shell_cwd(context: ToolUseContext) -> Path:
-    """Where the next command runs: the last command's final directory, or the session's."""
+    """Where the next command runs: the last command's final directory, or the session's.
+
+    A remembered folder that no longer exists is an error, never a silent move to the
+    session's folder (the permission check looked at the old one): the shell is put back in
+    the session's folder and the command does not run."""
     saved = context.get_app_state().extras.get(CWD_KEY)
-    if saved and Path(saved).is_dir():
-        return Path(saved)
-    return context.cwd
+    if not saved:
+        return context.cwd
+    if not Path(saved).is_dir():
+        _remember_cwd(context, str(context.cwd))
+        raise ToolError(
+            f"The shell's folder {saved} no longer exists; the command was not run. The shell "
+            f"is back in {context.cwd}: run it again from there."
+        )
+    return Path(saved)
 
 
 def _remember_cwd(context: ToolUseContext, cwd: str) -> None:
