@@ -237,6 +237,29 @@ def test_nothing_crashes_and_every_check_is_fast(outcome: Outcome, project: Proj
     assert cost < MAX_CHECK_S, f"{worst.command!r}: {cost * 1e3:.1f} ms CPU per check"
 
 
+FOUND = (
+    'res[$(echo pwned > protected/f.txt)]+=" $i"',
+    "syscalls[$(cat secrets/key.txt)]=1",
+    "words_[$(cat secrets/key.txt)]=${words_[j]}${COMP_WORDS[i]}",
+    "cat secrets/key.txt[Ap]",
+    "coproc { rm -f victim; }; wait",
+    "a=(); read 'a[$(rm -f victim)]' <<< x",
+    "echo ${x:-`rm -f victim`}",
+    'echo "${x:?`cat secrets/key.txt`}"',
+    "echo ${x#$(rm -f victim)}",
+    "x=1; echo ${x%%$(echo pwned > protected/f.txt)}",
+    "x=1; echo ${x/`rm -f victim`/y}",
+    "echo pwned > ~+/protected/f.txt",
+)
+"""What the corpus and the generator found allowed, each kept as a case of its own."""
+
+
+@pytest.mark.parametrize("command", FOUND)
+def test_what_was_found_stays_refused(project: Project, command: str) -> None:
+    decision = project.decide(command)
+    assert decision.error is None and decision.allowed_in == [], decision
+
+
 # ── the oracle itself ───────────────────────────────────────────────────────────────────
 
 
