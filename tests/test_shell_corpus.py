@@ -105,8 +105,11 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Project]:
         made.decide("true")  # the grammar and the rules load once, outside the figures
         gc.collect()
         gc.freeze()  # the corpus' objects: a full collection pass is no check's own cost
-        yield made
-        made.close()
+        try:
+            yield made
+        finally:
+            made.close()
+            gc.unfreeze()
 
 
 def selection(corpus: tuple[Unit, ...]) -> tuple[list[Unit], list[Mutant]]:
