@@ -124,7 +124,14 @@ class Mutant:
     context: str
     """The innermost context of the action (a value of `CONTEXTS`, or ``top level``)."""
     site: str
-    """``command`` (a command replaced) or ``expansion`` (an expansion replaced)."""
+    """``command``, ``expansion``, ``redirect`` or ``operand`` (see `mutants`)."""
+
+    @property
+    def strict(self) -> bool:
+        """Whether an allow is unsafe as soon as bash accepts the mutant: its action runs
+        wherever the original ran something. An operand that became the secret's path may
+        only be named (``echo secrets/key.txt``): there the real run decides."""
+        return self.site != "operand"
 
 
 # ── the corpus ──────────────────────────────────────────────────────────────────────────
@@ -251,32 +258,75 @@ def _quoted_heredoc(node: Node) -> bool:
     return False
 
 
-def mutants(unit: Unit, *, per_unit: int = 3, start: int = 0) -> list[Mutant]:
-    """Up to `per_unit` mutants of `unit`, one per distinct (context, site) it offers; the
-    kinds of action take turns (from `start`), so every kind meets every context."""
+def _site(node: Node) -> tuple[str, str | None] | None:
+    """(site, fixed kind) when a mutant may replace `node`, else None."""
+    if node.type == "command" and node.child_by_field_name("name") is not None:
+        return "command", None
+    if node.type in ("simple_expansion", "expansion") and not _quoted_heredoc(node):
+        return "expansion", None
+    parent = node.parent
+    if node.type == "file_redirect":
+        target = node.child_by_field_name("destination")
+        operator = node.children[0].type if node.children else ""
+        if (
+            target is None
+            or (target.text or b"").strip(b"-").isdigit()
+            or b"&" in (target.text or b"-")
+        ):
+            return None
+        if operator in (">", ">>", ">|", "&>", "&>>"):
+            return "redirect", "write"
+        if operator == "<":
+            return "redirect", "read"
+        return None
+    if parent is not None and parent.type == "command" and node.type in _OPERANDS:
+        text = node.text or b""
+        if text and not text.startswith(b"-") and parent.child_by_field_name("name") != node:
+            return "operand", "read"
+    return None
+
+
+_OPERANDS = frozenset({"word", "string", "raw_string", "simple_expansion", "concatenation"})
+_TARGETS = {"read": "secrets/key.txt", "write": "protected/f.txt"}
+
+
+def mutants(unit: Unit, *, per_unit: int = 4, start: int = 0) -> list[Mutant]:
+    """Up to `per_unit` mutants of `unit`, one per distinct (context, site) it offers.
+
+    Sites: a command (replaced by a denied action), a parameter expansion (replaced by
+    ``$(action)``), a redirection (its target becomes the protected file, or the secret for
+    ``<``) and an operand of a command (it becomes the secret's path: the original program
+    then reads it, or only names it). The kinds of action take turns (from `start`) at the
+    first two sites, so every kind meets every context."""
     data = unit.text.encode("utf-8")
     tree = parser().parse(data)
     root = tree.root_node
-    found: dict[tuple[str, str], tuple[int, int, str]] = {}
+    found: dict[tuple[str, str], tuple[int, int, str | None]] = {}
     for node in _descendants(root):
-        if node.type == "command" and node.child_by_field_name("name") is not None:
-            site = "command"
-        elif node.type in ("simple_expansion", "expansion") and not _quoted_heredoc(node):
-            site = "expansion"
-        else:
+        site = _site(node)
+        if site is None:
             continue
-        key = (_context(node, root), site)
-        found.setdefault(key, (node.start_byte, node.end_byte, site))
+        key = (_context(node, root), site[0])
+        found.setdefault(key, (node.start_byte, node.end_byte, site[1]))
     kinds = list(PAYLOADS)
     out = []
-    for number, ((context, site), (begin, end, _site)) in enumerate(sorted(found.items())):
+    for number, ((context, site), (begin, end, fixed)) in enumerate(sorted(found.items())):
         if len(out) >= per_unit:
             break
-        kind = kinds[(start + number) % len(kinds)]
+        kind = fixed or kinds[(start + number) % len(kinds)]
         action = PAYLOADS[kind]
-        # A command is replaced with spaces around it, so it never glues to its neighbours
-        # (`!cmd` must not become the word `!rm`).
-        replacement = f" {action} " if site == "command" else f"$({action})"
+        if site == "command":
+            # With spaces around it, so it never glues to its neighbours (`!cmd` must not
+            # become the word `!rm`).
+            replacement = f" {action} "
+        elif site == "expansion":
+            replacement = f"$({action})"
+        elif site == "redirect":
+            node_text = data[begin:end]
+            operator = node_text[: len(node_text) - len(node_text.lstrip(b"&<>|"))]
+            replacement = f"{operator.decode()} {_TARGETS[kind]}"
+        else:
+            replacement = _TARGETS[kind]
         text = (data[:begin] + replacement.encode() + data[end:]).decode("utf-8", "replace")
         out.append(Mutant(unit, text, kind, context, site))
     return out

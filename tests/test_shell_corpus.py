@@ -146,7 +146,8 @@ class Outcome:
             if not decision.allowed_in:
                 continue
             harm = self.harms.get(mutant.text)
-            if (harm is not None and harm) or self.bash_accepts.get(mutant.text):
+            accepted = mutant.strict and self.bash_accepts.get(mutant.text)
+            if (harm is not None and harm) or accepted:
                 did = ", ".join(harm.did) if harm else "no harm in this run; bash accepts it"
                 lines.append(
                     f"{mutant.text!r} ({mutant.kind} in {mutant.context}, {mutant.site} site; "
