@@ -254,6 +254,9 @@ FOUND = (
     "x=1; echo ${x%%$(echo pwned > protected/f.txt)}",
     "x=1; echo ${x/`rm -f victim`/y}",
     "echo pwned > ~+/protected/f.txt",
+    '! for i in 1; do sh -c "rm -f victim"; done',
+    "coproc { find . -maxdepth 1 -name victim -delete; }; wait",
+    'coproc { bash <<< "rm -f victim"; }',
 )
 """What the corpus and the generator found allowed, each kept as a case of its own."""
 
