@@ -37,16 +37,14 @@ from shell_corpus import (
     MODES,
     CorpusMissing,
     Decision,
-    Harm,
     Mutant,
     Project,
     Unit,
-    bwrap_available,
     load_corpus,
     mutants,
-    real_run,
     sample,
 )
+from shell_oracle import Harm, bwrap_available, real_run
 
 pytestmark = pytest.mark.timeout(900)  # a few thousand checks and real runs; slow under load
 CI = os.environ.get("CI") == "true"

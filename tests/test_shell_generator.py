@@ -25,8 +25,9 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from shell_corpus import PAYLOADS, Project, bwrap_available, real_run
+from shell_corpus import PAYLOADS, Project
 from shell_grammar import LAYERS, SPELLINGS, STYLES, Layer, nest
+from shell_oracle import bwrap_available, real_run
 
 CI = os.environ.get("CI") == "true"
 EXAMPLES = 300
