@@ -255,6 +255,8 @@ FOUND = (
     '! for i in 1; do sh -c "rm -f victim"; done',
     "coproc { find . -maxdepth 1 -name victim -delete; }; wait",
     'coproc { bash <<< "rm -f victim"; }',
+    "! while trap 'cat s*/key.txt' EXIT; do break; done",
+    "case x in x) coproc { PS4='`cat secrets/key.txt`'; set -x; :; }; wait ;; esac",
 )
 """What the corpus and the generator found allowed, each kept as a case of its own."""
 
