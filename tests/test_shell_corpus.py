@@ -303,5 +303,6 @@ def test_the_real_run_passes_harmless_commands_and_protects_the_machine(
     outside.write_text("x", encoding="utf-8")
     real_run(f"rm -f {outside}; echo y > /etc/corpus-probe", project.template, tmp_path / "r")
     assert outside.exists() and not Path("/etc/corpus-probe").exists()
-    slow = real_run("sleep 30", project.template, tmp_path / "run")
+    # A detached child holding the output open does not keep the run going past its limit.
+    slow = real_run("setsid sleep 30 & sleep 30", project.template, tmp_path / "run")
     assert slow.timed_out and not slow
