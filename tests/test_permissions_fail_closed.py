@@ -189,6 +189,7 @@ def test_the_example_does_harm_in_bash_and_is_never_allowed(
         ("set -k", "`set -k` changes how later commands run"),
         ("/lib64/ld-linux-x86-64.so.2 /bin/ls", "The ELF loader runs a program"),
         ("ld.so /bin/ls", "The ELF loader runs a program"),
+        ("coproc rm x", "coproc runs a command the check does not follow"),
     ],
 )
 def test_a_line_outside_the_subset_is_named_like_claude_code_names_it(
@@ -212,6 +213,7 @@ def test_a_line_outside_the_subset_is_named_like_claude_code_names_it(
         '[[ -f data.csv && "$x" == *.csv ]]',
         "cat <<'EOF'\n$(( x )) ${!y}\nEOF",
         "echo 1 \\ 2 \\ 3",
+        'echo "usage: diff <(a) <(b)"',
     ],
 )
 def test_everyday_bash_stays_inside_the_subset(command: str) -> None:
@@ -235,3 +237,220 @@ def test_posix_classes_in_globs_translate_without_a_nested_set() -> None:
         assert glob_shape("/p/[!a]x").fullmatch("/p/bx")
         assert not glob_shape("/p/[!a]x").fullmatch("/p/ax")
         assert glob_shape("/p/[]a]x").fullmatch("/p/]x")
+
+
+# ── code this session wrote ─────────────────────────────────────────────────────────────
+
+
+def _decide_written(
+    project: Path,
+    command: str,
+    written: tuple[str, ...],
+    *,
+    sandboxed: bool,
+    deny: tuple[str, ...] = ("Read(./secrets/**)", "Bash(rm:*)"),
+) -> object:
+    resolver = OsResolver(home=str(project.parent))
+    rules = {
+        "project": {
+            "deny": list(deny),
+            "allow": ["Bash(python3:*)", "Bash(make:*)", "Bash(npm run test:*)"],
+        }
+    }
+    return decide(
+        tool=BASH_TOOL,
+        input=BASH_TOOL.input_model.model_validate({"command": command}),
+        rules=compile_rules(rules, cwd=str(project), home=resolver.home()),
+        mode="bypassPermissions",
+        cwd=str(project),
+        resolver=resolver,
+        sandboxed=sandboxed,
+        written=tuple(str(project / w) for w in written),
+    )
+
+
+@pytest.mark.parametrize(
+    ("command", "written"),
+    [
+        ("python3 src/report.py", ("src/report.py",)),
+        ("python3 src/report.py", ("src/json.py",)),  # a module beside the script
+        ("python3 -m src.report", ("src/report.py",)),
+        ("make", ("Makefile",)),
+        ("make report", ("src/report.py",)),  # a recipe may run it
+        ("npm run test:unit", ("package.json",)),
+        ("echo 'import os' > src/gen.py && python3 src/gen.py", ()),  # a redirection counts
+    ],
+)
+def test_running_code_the_session_wrote_cant_be_checked(
+    command: str, written: tuple[str, ...], tmp_path: Path
+) -> None:
+    project = _project(tmp_path)
+    (project / "src" / "report.py").write_text("print('report')\n")
+    for sandboxed in (False, True):  # (with a Bash deny rule, the sandbox does not waive it)
+        result = _decide_written(project, command, written, sandboxed=sandboxed)
+        assert isinstance(result, PermissionDeny), (sandboxed, result)
+        assert "this session wrote" in result.message
+    if written:
+        # Without a Bash deny rule, the sandbox holds what the code can reach.
+        sandboxed = _decide_written(
+            project, command, written, sandboxed=True, deny=("Read(./secrets/**)",)
+        )
+        assert isinstance(sandboxed, PermissionAllow), sandboxed
+    untouched = _decide_written(project, command, ("notes/todo.md",), sandboxed=False)
+    if written:
+        assert isinstance(untouched, PermissionAllow), untouched
+
+
+def test_the_engine_remembers_what_allowed_calls_may_write(tmp_path: Path) -> None:
+    import asyncio
+
+    from jupyter_toolhost.context import AppState, AppStateStore, ToolUseContext, ToolUseOptions
+    from jupyter_toolhost.permissions import (
+        ApprovalDecision,
+        ApprovalRequest,
+        PermissionEngine,
+        PermissionRequest,
+    )
+    from jupyter_toolhost.permissions.hooks import HookOutput
+    from jupyter_toolhost.permissions.written import WRITTEN_KEY
+    from jupyter_toolhost.tools import builtin_tools
+    from jupyter_toolhost.types import ToolPermissionContext
+
+    project = _project(tmp_path)
+    tools = {t.name: t for t in builtin_tools(cwd=project)}
+    rules = {"project": {"deny": ["Bash(rm:*)"], "allow": ["Bash(python3:*)"]}}
+    permission = ToolPermissionContext(mode="acceptEdits", rules=rules)
+    context = ToolUseContext(
+        options=ToolUseOptions(tools=list(tools.values())),
+        cwd=project,
+        app_state=AppStateStore(AppState(tool_permission_context=permission)),
+    )
+    asked: list[str] = []
+
+    class Refuses:
+        async def ask(self, request: ApprovalRequest) -> ApprovalDecision:
+            asked.append(request.message)
+            return ApprovalDecision("deny", "no")
+
+    engine = PermissionEngine(resolver=OsResolver(home=str(tmp_path)), approver=Refuses())
+
+    async def ask(tool: str, raw: dict[str, object]) -> object:
+        found = tools[tool]
+        parsed = found.input_model.model_validate(raw)
+        request = PermissionRequest(found, parsed, raw, context, "toolu_1", HookOutput())
+        return await engine(request)
+
+    async def scenario() -> None:
+        report = str(project / "src" / "report.py")
+        wrote = await ask("Write", {"file_path": report, "content": "print(1)\n"})
+        assert isinstance(wrote, PermissionAllow)
+        assert report in context.get_app_state().extras[WRITTEN_KEY]
+        ran = await ask("Bash", {"command": "python3 src/report.py"})
+        assert not isinstance(ran, PermissionAllow)
+        assert "this session wrote" in asked[-1]
+        await ask("Bash", {"command": "echo x > work/out.txt"})
+        assert str(project / "work" / "out.txt") in context.get_app_state().extras[WRITTEN_KEY]
+
+    asyncio.run(scenario())
+
+
+# ── the findings of the third-party corpus and the generator ─────────────────────────────
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "coproc { rm -f victim.txt; }; wait",
+        "echo ${x:-`rm -f victim.txt`}",
+        "x=1; echo ${x#$(rm -f victim.txt)}",
+        "x=1; echo ${x/`rm -f victim.txt`/y}",
+        "x=1; echo ${x:+`rm -f victim.txt`}",
+        "echo ${x:=`rm -f victim.txt`}",
+        'echo "${x:?`rm -f victim.txt`}"',
+        "echo ${x%%$(rm -f victim.txt)}",
+        "res[$(echo pwned > protected/f.txt)]+=' x'",
+        "a=(); read 'a[$(rm -f victim.txt)]' <<< x",
+        "echo pwned > ~+/protected/f.txt",
+        "cat secrets/key.txt[Ap]",
+        "cat secret?/key.txt",
+    ],
+)
+def test_what_the_corpus_and_the_generator_found_is_never_allowed(
+    command: str, tmp_path: Path
+) -> None:
+    project = _project(tmp_path)
+    for mode in MODES:
+        result = _decide(project, command, mode)
+        assert not isinstance(result, PermissionAllow), (mode, result)
+
+
+def test_a_shell_folder_that_is_gone_stops_the_call_and_is_reset(tmp_path: Path) -> None:
+    import asyncio
+
+    from jupyter_toolhost.context import (
+        SHELL_CWD_KEY,
+        AppState,
+        AppStateStore,
+        ToolUseContext,
+        ToolUseOptions,
+    )
+    from jupyter_toolhost.permissions import PermissionEngine, PermissionRequest
+    from jupyter_toolhost.permissions.hooks import HookOutput
+    from jupyter_toolhost.types import ToolPermissionContext
+
+    project = _project(tmp_path)
+    gone = project / "tmpd"
+    gone.mkdir()
+    permission = ToolPermissionContext(mode="bypassPermissions", rules={})
+    state = AppState(tool_permission_context=permission, extras={SHELL_CWD_KEY: str(gone)})
+    context = ToolUseContext(
+        options=ToolUseOptions(tools=[BASH_TOOL]), cwd=project, app_state=AppStateStore(state)
+    )
+    gone.rename(project / "moved")
+    engine = PermissionEngine(resolver=OsResolver(home=str(tmp_path)))
+    raw = {"command": "cat secrets/key.txt"}
+    parsed = BASH_TOOL.input_model.model_validate(raw)
+    request = PermissionRequest(BASH_TOOL, parsed, raw, context, "toolu_1", HookOutput())
+    result = asyncio.run(engine(request))
+    assert isinstance(result, PermissionDeny) and "no longer exists" in result.message
+    assert SHELL_CWD_KEY not in context.get_app_state().extras
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["cp settings.json .gi[t]/hooks/", "mv f .g?t/hooks/", "cp settings.json .toolhos[t]/"],
+)
+def test_glob_spellings_of_the_protected_folders_ask_in_every_mode(
+    command: str, tmp_path: Path
+) -> None:
+    project = _project(tmp_path)
+    (project / ".git" / "hooks").mkdir(parents=True)
+    (project / ".toolhost").mkdir()
+    for mode in MODES:
+        result = _decide(project, command, mode)
+        assert not isinstance(result, PermissionAllow), (mode, result)
+        assert "protected folder" in getattr(result, "message", ""), (mode, result)
+
+
+def test_each_check_takes_under_50_ms_of_cpu(tmp_path: Path) -> None:
+    """CPU time (not wall time, which other processes share), best of three, caches cleared:
+    every example above, a 1.6 kB function and a 20-command pipeline list."""
+    from jupyter_toolhost.permissions import facts
+
+    project = _project(tmp_path)
+    body = "\n".join(
+        f'  case "$c{i}" in --*) R=( $(compgen -W "--a --b" -- "$c{i}") );; esac' for i in range(20)
+    )
+    chain = " && ".join(f"grep -n 'p{i}' src/f{i}.py | sort | uniq -c | head -5" for i in range(20))
+    slow = []
+    for command in [*(e.command for e in EXAMPLES), f"f() {{\n{body}\n}}", chain]:
+        best = float("inf")
+        for _ in range(3):
+            analyze.cache_clear()
+            facts.traits_of.cache_clear()
+            started = time.process_time()
+            _decide(project, command, "default")
+            best = min(best, time.process_time() - started)
+        if best >= 0.05:
+            slow.append((command, best))
+    assert slow == []

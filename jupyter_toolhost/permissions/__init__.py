@@ -5,10 +5,14 @@ What each module owns:
 - ``api``: the seams — `PermissionRequest`, `CanUseTool`, `Approver`, `BasicCanUseTool`.
 - ``hooks``: Python hooks and their combination; ``shell_hooks``: hooks as shell commands.
 - ``rules``: rule strings parsed; ``ruleset``: rules of every source compiled to matchers.
-- ``shell_parse`` (tree-sitter-bash), ``shell_words`` (ANSI-C quotes, brace expansion),
+- ``shell_subset``: the bash the check understands, in one place (the rest can't be
+  checked); ``shell_parse`` (tree-sitter-bash) and ``shell_source`` (where the grammar reads
+  a line differently from bash), ``shell_words`` (ANSI-C quotes, brace expansion),
   ``shell_wrappers`` (``env``, ``sudo``, ``/bin/`` prefixes...), ``shell_lex`` (words),
   ``shell``: shell command lines as rules see them; ``shell_rules``: Bash rule matching;
-  ``shell_safety``: which commands only read, read whole trees, or hide code in options.
+  ``shell_safety``: which commands only read, read whole trees, or hide code in options;
+  ``shell_globs``: globs checked by what they can match.
+- ``written``: what the session's allowed calls may have written, and commands that run it.
 - ``paths``: gitignore-style path patterns, resolution through an injected resolver.
 - ``facts``: what one call touches; ``guards``: what no rule or mode waives (protected
   folders, trees holding denied paths, commands that can't be checked); ``decision``: the

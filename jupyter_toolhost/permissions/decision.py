@@ -14,7 +14,7 @@ No I/O happens here except through the resolver handed in (symlink resolution).
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -65,6 +65,7 @@ def decide(
     hook: HookOutput | None = None,
     shell_cwd: str | None = None,
     sandboxed: bool = False,
+    written: Collection[str] = (),
 ) -> PermissionResult:
     """Decide one call from its tool's flags, the rules and the mode; the reason says why.
 
@@ -93,7 +94,7 @@ def decide(
             f"{denied.rule.rule.text} in {denied.rule.label}.",
             denied.rule.reason(),
         )
-    caught = guard(rules, facts, resolver=resolver, sandboxed=sandboxed)
+    caught = guard(rules, facts, resolver=resolver, sandboxed=sandboxed, written=written)
     if caught is not None:
         return _guarded(name, mode, caught)
     if facts.unverifiable:

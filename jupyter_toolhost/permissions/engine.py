@@ -26,10 +26,11 @@ from ..types import (
 )
 from .api import Approver, PermissionRequest, ask_approver, tool_check
 from .decision import PLAN_MODE_MESSAGE, decide
-from .facts import mcp_server
+from .facts import call_facts, mcp_server
 from .paths import OsResolver, PathResolver, candidates
 from .ruleset import SESSION, CompiledRules, RuleSource, compile_rules
 from .settings import SettingsError, save_rule
+from .written import WRITTEN_KEY, written_by
 
 if TYPE_CHECKING:
     from ..context import ToolUseContext
@@ -110,9 +111,25 @@ class PermissionEngine:
             hook=request.hook,
             shell_cwd=shell_cwd if isinstance(shell_cwd, str) else None,
             sandboxed=tool.runs_sandboxed(context),
+            written=_written(state),
         )
         if isinstance(verdict, PermissionDeny) and not _mode_only(verdict):
             return verdict
+        answer = await self._decided(request, verdict, permission, cwd)
+        if isinstance(answer, PermissionAllow) and not _read_only(tool, request):
+            self._record_writes(request, cwd, shell_cwd)
+        return answer
+
+    async def _decided(
+        self,
+        request: PermissionRequest,
+        verdict: PermissionResult,
+        permission: ToolPermissionContext,
+        cwd: str,
+    ) -> PermissionResult:
+        """The tool's own check, dontAsk, auto's classifier and the approver, after
+        `decide()`."""
+        context = request.context
         checked = await tool_check(request)
         if _mode_only(verdict) and _vouched(checked):
             return checked
@@ -139,6 +156,30 @@ class PermissionEngine:
             if decision.save:
                 self._save(rules, cwd)
         return answer
+
+    def _record_writes(self, request: PermissionRequest, cwd: str, shell_cwd: object) -> None:
+        """Remember what the allowed call may write (see `written`)."""
+        context = request.context
+        state = context.get_app_state()
+        permission = state.tool_permission_context
+        facts = call_facts(
+            request.tool,
+            request.input,
+            cwd=cwd,
+            resolver=self.resolver,
+            working_dirs=(cwd, *permission.additional_working_directories),
+            shell_cwd=shell_cwd if isinstance(shell_cwd, str) else None,
+        )
+        paths = written_by(facts)
+        if not paths:
+            return
+
+        def update(state: AppState) -> AppState:
+            before = _written(state)
+            added = tuple(p for p in dict.fromkeys(paths) if p not in before)
+            return replace(state, extras={**state.extras, WRITTEN_KEY: (*before, *added)})
+
+        context.set_app_state(update)
 
     async def _classify(self, request: PermissionRequest) -> PermissionResult | None:
         try:
@@ -170,6 +211,15 @@ class PermissionEngine:
         permission = context.get_app_state().tool_permission_context
         compiled = self.compiled(permission, os.fspath(context.cwd))
         return _denied_whole(tools, compiled)
+
+
+def _written(state: AppState) -> tuple[str, ...]:
+    found = state.extras.get(WRITTEN_KEY, ())
+    return tuple(found) if isinstance(found, tuple | list) else ()
+
+
+def _read_only(tool: Tool[Any], request: PermissionRequest) -> bool:
+    return tool.flag(tool.is_read_only, request.input)
 
 
 def _shell_folder_gone(context: ToolUseContext, gone: str, cwd: str) -> PermissionResult:

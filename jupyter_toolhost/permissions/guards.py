@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import fnmatch
 import posixpath
+from collections.abc import Collection
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -35,6 +36,7 @@ from .shell import normalize
 from .shell_globs import component_matches
 from .shell_safety import READ_ONLY_PROGRAMS
 from .shell_wrappers import program
+from .written import runs_written, written_by
 
 PROTECTED_DIRS = (".toolhost", ".git")
 """Folders whose contents decide what the agent may do (settings, hooks, git config)."""
@@ -62,8 +64,10 @@ def guard(
     *,
     resolver: PathResolver,
     sandboxed: bool,
+    written: Collection[str] = (),
 ) -> Guard | None:
-    """The first guard this call trips, or None."""
+    """The first guard this call trips, or None. `written`: the paths this session's calls
+    may have written (see `written`)."""
     name = facts.tool_name
     protected = _protected_write(rules, facts, resolver)
     if protected is not None:
@@ -127,7 +131,7 @@ def guard(
                     DecisionReason("safety", "a glob that may reach a protected path", glob),
                 )
     if deny.shell or deny.read or deny.edit or "shell" in deny.classes:
-        why = _unknowable(rules, facts, sandboxed=sandboxed)
+        why = _unknowable(rules, facts, sandboxed=sandboxed, written=written)
         if why is not None:
             return Guard(
                 f"{why}, and deny rules are in force, so it can't be allowed by a mode or a "
@@ -256,9 +260,11 @@ def _git_pathspecs(facts: CallFacts) -> tuple[str, ...] | None:
             continue
         words = item.command.parts[1:]
         ends = [i for i, w in enumerate(words) if w.value == "--"]
-        if not ends:
+        blames = words[:1] and words[0].value in ("blame", "annotate") and len(words) > 1
+        if not ends and not blames:
             return None
-        specs = words[ends[0] + 1 :]
+        # `git blame [REV] [--] FILE`: the file is its last word
+        specs = words[ends[0] + 1 :] if ends else words[-1:]
         if not specs or any(
             w.dynamic or w.glob or w.value.startswith(":") or set(w.value) & set("*?[\\")
             for w in specs
@@ -336,14 +342,19 @@ def _printed_names(item: CommandFacts) -> tuple[str, ...] | None:
     return tuple(names) if len(names) == 1 else None
 
 
-def _unknowable(rules: CompiledRules, facts: CallFacts, *, sandboxed: bool) -> str | None:
+def _unknowable(
+    rules: CompiledRules, facts: CallFacts, *, sandboxed: bool, written: Collection[str]
+) -> str | None:
     if facts.is_shell and facts.unverifiable:
         return f"The command can't be checked before it runs ({facts.unverifiable})"
+    line_writes = written_by(facts)  # (a line may write a script, then run it)
     for item in facts.commands:
         command = item.command
         why = _hidden_program(rules, item) if rules.deny.shell else None
+        if why is None and (written or line_writes) and (not sandboxed or rules.deny.shell):
+            why = runs_written(item, facts.shell_dirs, (*written, *line_writes)) or None
         if why is not None:
-            return why  # (no exact rule waives a denied program)
+            return why  # (no rule waives a denied program, or code this session wrote)
         if command.risky and not (command.inline_only and sandboxed and not rules.deny.shell):
             why = _risk(item)
         elif item.traits is not None and item.traits.inline_code is not None:

@@ -20,6 +20,15 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from .shell_lex import Redirect, ShellSyntaxError, Word
+from .shell_source import (
+    describe_error,
+    heredoc_expands,
+    join_lines,
+    odd_backslashes_at_end,
+    quote_skipped_escapes,
+    skipped_text,
+    word_braces,
+)
 from .shell_subset import check_tree
 from .shell_words import (
     Piece,
@@ -44,8 +53,6 @@ _LITERAL_LEAVES = frozenset({"word", "number", "extglob_pattern", "regex", "test
 _NESTING = frozenset({"subshell", "compound_statement", "function_definition", "do_group"})
 _HEREDOC_PARTS = frozenset({"heredoc_start", "heredoc_body", "heredoc_end", "file_descriptor"})
 _SKIPPED = frozenset({"comment", "raw_string", "ansi_c_string", "heredoc_start", "heredoc_end"})
-_LITERAL_CONTEXTS = frozenset({"raw_string", "ansi_c_string", "comment"})
-_METACHARACTERS = frozenset(b" \t\n|&;()<>")
 _BACKTICK_ESCAPE = re.compile(r"\\([`\\$])")
 _HEREDOC_SUBSTITUTION = re.compile(rb"(?<!\\)(?:\\\\)*(\$\(|`)")
 _SENTINELS = [chr(c) for c in range(1, 32) if chr(c) not in "\t\n\r"]
@@ -80,13 +87,13 @@ def parse(source: str, *, level: int = 0) -> list[Simple]:
     data = source.encode("utf-8", "surrogatepass")
     tree = _parse(data)
     if b"\\\n" in data:
-        data = _join_lines(tree.root_node, data)
+        data = join_lines(tree.root_node, data)
         tree = _parse(data)
-    if _odd_backslashes_at_end(data):
+    if odd_backslashes_at_end(data):
         raise ShellSyntaxError("a backslash ends the command")
     sentinel: str | None = None
     if b"{" in data:
-        openers = _word_braces(tree.root_node, data)
+        openers = word_braces(tree.root_node, data)
         if openers:
             sentinel = next((s for s in _SENTINELS if s not in source), None)
             if sentinel is None:
@@ -97,174 +104,32 @@ def parse(source: str, *, level: int = 0) -> list[Simple]:
                     edited[at] = ord(sentinel)
                 data = bytes(edited)
                 tree = _parse(data)
-                openers = _word_braces(tree.root_node, data)
+                openers = word_braces(tree.root_node, data)
                 if not openers:
                     break
     root = tree.root_node
     for _ in range(8):
         # tree-sitter-bash drops the backslash of `\ ` before a number (`echo 1 \ 2`):
         # the escape is written as the quoted character it stands for, and read again.
-        quoted = _quote_skipped_escapes(root, data)
+        quoted = quote_skipped_escapes(root, data)
         if quoted is None:
             break
         data = quoted
         tree = _parse(data)
         root = tree.root_node
     if root.has_error:
-        raise ShellSyntaxError(_describe_error(root, data))
-    skipped = _skipped_text(root, data)
+        raise ShellSyntaxError(describe_error(root, data))
+    skipped = skipped_text(root, data)
     if skipped is not None:
         raise ShellSyntaxError(f"the grammar skipped {skipped!r}, so the line can't be followed")
     check_tree(root, data)
     return _Builder(data, sentinel, level).build(root)
 
 
-_WHOLE = frozenset({"heredoc_body", "comment", "raw_string", "ansi_c_string"})
-
-
-def _covered(root: Node, data: bytes) -> bytearray:
-    """One byte per byte of `data`: non-zero where a leaf of the tree covers it."""
-    covered = bytearray(len(data))
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if node.child_count == 0 or node.type in _WHOLE:
-            covered[node.start_byte : node.end_byte] = b"\x01" * (node.end_byte - node.start_byte)
-        else:
-            stack.extend(node.children)
-    return covered
-
-
-def _skipped_text(root: Node, data: bytes) -> str | None:
-    """Text no leaf of the tree covers (tree-sitter-bash drops a ``-`` before ``<<``, for
-    one): a part of the line the analysis would not see. None when everything is covered."""
-    covered = _covered(root, data)
-    for at, byte in enumerate(data):
-        if not covered[at] and byte not in b" \t\n\r":
-            end = at
-            while end < len(data) and not covered[end] and data[end] not in b" \t\n":
-                end += 1
-            return data[at:end].decode("utf-8", "replace")
-    return None
-
-
-def _quote_skipped_escapes(root: Node, data: bytes) -> bytes | None:
-    """`data` with each backslash escape no leaf covers written as ``'X'`` instead (the same
-    word for bash); None when there is none."""
-    covered = _covered(root, data)
-    edits: list[int] = []
-    for at, byte in enumerate(data):
-        if (
-            byte == 0x5C
-            and not covered[at]
-            and at + 1 < len(data)
-            and data[at + 1] not in b"'\n"
-            and data[at + 1] < 0x80
-            and not _inside_quotes(root, at)
-        ):
-            edits.append(at)
-    if not edits:
-        return None
-    out = bytearray(data)
-    for at in reversed(edits):
-        out[at : at + 2] = b"'" + data[at + 1 : at + 2] + b"'"
-    return bytes(out)
-
-
-def _inside_quotes(root: Node, at: int) -> bool:
-    node: Node | None = root.descendant_for_byte_range(at, at + 1)
-    while node is not None:
-        if node.type in ("string", "translated_string", "heredoc_body", "ERROR"):
-            return True
-        node = node.parent
-    return False
-
-
 def _parse(data: bytes) -> Any:
     # The trailing newline matters: without it, tree-sitter-bash takes ~10x longer on
     # pipelines of three or more commands.
     return _parser().parse(data + b"\n")
-
-
-def _odd_backslashes_at_end(data: bytes) -> bool:
-    stripped = data.rstrip(b"\\")
-    return (len(data) - len(stripped)) % 2 == 1
-
-
-def _join_lines(root: Node, data: bytes) -> bytes:
-    """Remove each backslash-newline bash would remove (not in single quotes, comments or
-    quoted here-documents)."""
-    keep: list[bytes] = []
-    start = 0
-    at = data.find(b"\\\n")
-    while at >= 0:
-        run = at
-        while run > 0 and data[run - 1] == 0x5C:
-            run -= 1
-        if (at - run) % 2 == 0 and not _literal_at(root, data, at):
-            keep.append(data[start:at])
-            start = at + 2
-        at = data.find(b"\\\n", at + 2)
-    keep.append(data[start:])
-    return b"".join(keep)
-
-
-def _literal_at(root: Node, data: bytes, at: int) -> bool:
-    node: Node | None = root.descendant_for_byte_range(at, at + 1)
-    while node is not None:
-        if node.type in _LITERAL_CONTEXTS:
-            return True
-        if node.type == "heredoc_body":
-            return not _heredoc_expands(node, data)
-        node = node.parent
-    return False
-
-
-def _heredoc_expands(body: Node, data: bytes) -> bool:
-    parent = body.parent
-    for child in parent.children if parent is not None else ():
-        if child.type == "heredoc_start":
-            return not any(c in b"'\"\\" for c in data[child.start_byte : child.end_byte])
-    return True
-
-
-def _word_braces(root: Node, data: bytes) -> list[int]:
-    """Offsets of ``{`` that tree-sitter took for a group but that start a word in bash."""
-    found: list[int] = []
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        children = node.children
-        if node.type in ("compound_statement", "ERROR"):
-            for i, child in enumerate(children[:-1]):
-                if (
-                    child.type == "{"
-                    and children[i + 1].start_byte == child.end_byte
-                    and child.end_byte < len(data)
-                    and data[child.end_byte] not in _METACHARACTERS
-                ):
-                    found.append(child.start_byte)
-        stack.extend(children)
-    return found
-
-
-def _describe_error(root: Node, data: bytes) -> str:
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if node.is_missing:
-            return f"missing {node.type!r} at {_where(node)}"
-        if node.is_error:
-            text = data[node.start_byte : node.end_byte].decode("utf-8", "replace").strip()
-            shown = repr(text[:30]) if text else "the end of the command"
-            return f"unexpected {shown} at {_where(node)}"
-        stack.extend(reversed(node.children))
-    return "syntax error"
-
-
-def _where(node: Node) -> str:
-    row, column = node.start_point
-    return f"line {row + 1}, column {column + 1}"
 
 
 _Task = tuple["Node", bool, int] | Simple
@@ -332,7 +197,7 @@ class _Builder:
             words = (Word("[[", "[["), Word(body, body, dynamic=True))
             return [*self.children(node, nested, depth), Simple(words, nested=nested)]
         if kind == "heredoc_body":
-            if not _heredoc_expands(node, self.data):
+            if not heredoc_expands(node, self.data):
                 return []
             self.check_heredoc(node)
             return self.children(node, nested, depth)

@@ -114,6 +114,15 @@ _EXPANSION_OPS = frozenset(
 _SUBSCRIPT_INDEX = re.compile(r"\d+|@|\*")
 
 _NORMAL, _ARITH, _TEST = 0, 1, 2
+_LEAVES_WITHOUT_CODE = frozenset(
+    {"word", "regex", "extglob_pattern", "number", "string_content", "variable_name",
+     "special_variable_name", "test_operator"}
+)  # fmt: skip
+"""Nodes that hold plain text: a ``$(`` or backtick in one is a substitution the grammar did
+not read as one (``${x:-`cmd`}``, ``${x#$(cmd)}``)."""
+_HIDDEN_SUBSTITUTION = re.compile(r"(?<!\\)(?:\\\\)*(?:`|\$\(|[<>]\()")
+_HIDDEN_IN_QUOTES = re.compile(r"(?<!\\)(?:\\\\)*(?:`|\$\()")
+"""(Inside double quotes ``<(`` is plain text.)"""
 
 
 def check_tree(root: Node, data: bytes) -> None:
@@ -131,6 +140,9 @@ def check_tree(root: Node, data: bytes) -> None:
         tilde = kind == "word" and data.find(b"~", node.start_byte, node.end_byte) >= 0
         if tilde and tilde_variant(_text(node, data)):
             raise Unchecked(TILDE)
+        hidden = _HIDDEN_IN_QUOTES if kind == "string_content" else _HIDDEN_SUBSTITUTION
+        if kind in _LEAVES_WITHOUT_CODE and hidden.search(_text(node, data)):
+            raise Unchecked(NESTED)  # (a substitution the grammar left inside a word)
         children = node.children
         if kind == "subscript":
             _subscript(node, data)
@@ -227,6 +239,7 @@ _CHANGES_MEANING = {
     "complete": "complete can run a command line",
     "compgen": "compgen can run a command line",
     "coproc": "coproc runs a command the check does not follow",
+    "{": "A group the grammar did not read as one",
 }
 _NAME_ARGS = frozenset({"read", "mapfile", "readarray", "wait", "getopts"})
 _SET_LETTERS = frozenset("aeuxvfnC")

@@ -84,7 +84,6 @@ WRAPPERS: dict[str, _Wrapper] = {
     ),
     "chroot": _w("--userspec --groups", "--skip-chdir", positionals=1),
     "busybox": _w(),
-    "coproc": _w(),
 }
 
 
