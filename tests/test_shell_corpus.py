@@ -14,12 +14,14 @@ allowed mutant, and a deterministic sample of the allowed originals, runs for re
 under bubblewrap in a fresh copy of the project, and the victim, the protected file, the
 output and every file left behind are looked at. An allowed mutant counts as unsafe when it
 does harm in that run, or when bash accepts its syntax at all (a condition the run did not
-meet may be met elsewhere); a mutant bash rejects runs nothing of its action.
+meet may be met elsewhere); a mutant bash rejects runs nothing of its action. A mutant that
+only gave an original program the secret's path as an operand is judged by its run alone
+(``echo secrets/key.txt`` names the file, it does not read it).
 
 Bounded for CI: `ORIGINALS` statements spread over the corpus (all of them with
 ``JUPYTER_TOOLHOST_SHELL_CORPUS=all``), up to `PER_GROUP` mutants per (context, site,
-action), at most `REAL_RUNS` real runs of originals. 0 crashes, and every check (one command in one
-mode) under `MAX_CHECK_S` of CPU time.
+action), at most `REAL_RUNS` real runs of originals. 0 crashes, and every check (one command
+in one mode) under `MAX_CHECK_S` of CPU time.
 """
 
 from __future__ import annotations
