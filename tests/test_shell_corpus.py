@@ -259,6 +259,7 @@ FOUND = (
     'coproc { bash <<< "rm -f victim"; }',
     "! while trap 'cat s*/key.txt' EXIT; do break; done",
     "case x in x) coproc { PS4='`cat secrets/key.txt`'; set -x; :; }; wait ;; esac",
+    "time PS4='$(rm -f victim)'; set -x; :",
 )
 """What the corpus and the generator found allowed, each kept as a case of its own."""
 
