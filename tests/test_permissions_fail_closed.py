@@ -79,6 +79,8 @@ EXAMPLES = [
     Example("cd src && cat ~-/secrets/key.txt", "leaks"),
     Example("cat /proc/self/cwd/../secrets/key.txt", "leaks", cwd="src"),
     Example("ln -s ../secrets/key.txt work/k && cat work/k", "leaks"),
+    Example("CDPATH=.. cd secrets && cat key.txt", "leaks", cwd="src"),
+    Example("HOME=secrets; cat ~/key.txt", "leaks"),
     Example("cat s*/key.txt", "leaks"),
     Example("cat [s]ecrets/key.txt", "leaks"),
     Example("head ?ecrets/*.txt", "leaks"),

@@ -40,7 +40,8 @@ _FIND_RUNS = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 _FIND_WRITES = frozenset({"-delete", "-fprint", "-fprint0", "-fprintf", "-fls"})
 _HAZARDOUS_ENV = re.compile(
     r"(PATH|LD_\w*|DYLD_\w*|BASH_ENV|ENV|IFS|PS4|PROMPT_COMMAND|SHELLOPTS|BASHOPTS|GIT_\w*"
-    r"|\w*PAGER|EDITOR|VISUAL|PYTHON\w*|NODE_OPTIONS|PERL5\w*|RUBYOPT|GCONV_PATH)\+?="
+    r"|\w*PAGER|EDITOR|VISUAL|PYTHON\w*|NODE_OPTIONS|PERL5\w*|RUBYOPT|GCONV_PATH"
+    r"|CDPATH|GLOBIGNORE|HOME|OLDPWD)\+?="
 )
 _CD = frozenset({"cd", "pushd", "popd"})
 _QUOTE_NEEDED = re.compile(r"[\s'\"\\;&|()<>`$]|^$")
