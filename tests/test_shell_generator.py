@@ -125,6 +125,24 @@ def test_no_layer_hides_an_action(
         assert_not_allowed(project, scratch, layer.wrap(PAYLOADS[kind], style))
 
 
+PAIR_OUTER = ("negation", "time", "coprocess", "background", "subshell", "function")
+"""Layers that take a whole compound: each is put around every other layer, in turn."""
+
+
+def test_no_pair_of_layers_hides_an_action(project: Project, runnable: None, scratch: Path) -> None:
+    by_name = {layer.name: layer for layer in LAYERS}
+    allowed = []
+    for outer in PAIR_OUTER:
+        for inner in LAYERS:
+            command = nest(PAYLOADS["delete"], [inner, by_name[outer]], ["dollar"])
+            decision = project.decide(command)
+            assert decision.error is None, f"{command!r} crashed the check: {decision.error}"
+            if decision.allowed_in:
+                did = ", ".join(real_run(command, project.template, scratch).did) or "nothing"
+                allowed.append(f"{command!r} in {', '.join(decision.allowed_in)}; run: {did}")
+    assert not allowed, "\n".join(allowed)
+
+
 _SPELLING = st.sampled_from([s for spellings in SPELLINGS.values() for s in spellings])
 
 
