@@ -7,13 +7,14 @@ command in every compound the grammar has, or as a substitution in every kind of
 expansion. First each layer and each spelling is run for real, to prove it does what it
 says (a layer around ``rm -f victim`` deletes the victim). Then:
 
-- every layer around every kind of action, and every spelling alone, is checked (each one,
-  every run);
+- every layer around every kind of action, every spelling alone, and every layer inside each
+  of the layers that take a whole compound (`PAIR_OUTER`) is checked, on every run;
 - hypothesis nests random spellings in random stacks of up to four layers.
 
 The property, in every mode with the Bash sandbox off: no such command is allowed. An allowed
 one is also run for real (under bubblewrap, in a fresh copy of the project) and what it did
-is part of the failure. The project, the engine and the oracle are `shell_corpus.py`'s.
+is part of the failure. The project and the engine are `shell_corpus.py`'s, the oracle is
+`shell_oracle.py`'s.
 """
 
 from __future__ import annotations
