@@ -375,6 +375,10 @@ def test_the_engine_remembers_what_allowed_calls_may_write(tmp_path: Path) -> No
         "echo pwned > ~+/protected/f.txt",
         "cat secrets/key.txt[Ap]",
         "cat secret?/key.txt",
+        '! for i in 1; do sh -c "rm -f victim.txt"; done',
+        "! while trap 'cat s*/key.txt' EXIT; do break; done",
+        "coproc { find . -maxdepth 1 -name victim.txt -delete; }; wait",
+        'coproc { bash <<< "rm -f victim.txt"; }',
     ],
 )
 def test_what_the_corpus_and_the_generator_found_is_never_allowed(
@@ -456,3 +460,80 @@ def test_each_check_takes_under_50_ms_of_cpu(tmp_path: Path) -> None:
         if best >= 0.05:
             slow.append((command, best))
     assert slow == []
+
+
+# ── everyday commands stay unasked where that is safe ──────────────────────────────────
+
+
+def _repository(tmp_path: Path) -> Path:
+    project = _project(tmp_path)
+    (project / "analysis.py").write_text("import json\nprint(json.dumps({'rows': 3}))\n")
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.invalid",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.invalid",
+    }
+    steps = (["git", "init", "-q"], ["git", "add", "analysis.py"], ["git", "commit", "-qm", "x"])
+    for argv in steps:
+        subprocess.run(argv, cwd=project, env=env, check=True, capture_output=True)
+    return project
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "echo $HOME",
+        'printf "%s\\n" "$PATH"',
+        "du -sh .",
+        "find . -name '*.py'",
+        "grep -rn import --include='*.py' .",
+        "git log -p -1 -- analysis.py",
+        "git blame analysis.py",
+    ],
+)
+def test_everyday_commands_run_with_the_sandbox_off(command: str, tmp_path: Path) -> None:
+    project = _repository(tmp_path)
+    result = _decide(project, command, "default")
+    assert isinstance(result, PermissionAllow), result
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "X=secrets; echo $X/*",  # the line sets the variable: not the user's environment
+        "find . -name 'key*'",  # a denied file on disk matches
+        "grep -rn token --include='*.txt' .",
+        "du -a .",
+        "ls -R",
+        "git log -p -1",  # secrets/key.txt is untracked, but the whole history is printed
+        "git log -p -- 'secrets/*'",
+    ],
+)
+def test_their_neighbours_that_can_print_a_denied_path_still_ask(
+    command: str, tmp_path: Path
+) -> None:
+    project = _repository(tmp_path)
+    assert not isinstance(_decide(project, command, "default"), PermissionAllow)
+
+
+def test_inline_python_counts_as_a_script_only_in_the_sandbox_without_bash_denies() -> None:
+    from jupyter_toolhost.permissions import PureResolver
+
+    def run(deny: list[str], sandboxed: bool) -> object:
+        rules = {"project": {"allow": ["Bash(python3:*)"], "deny": deny}}
+        return decide(
+            tool=BASH_TOOL,
+            input=BASH_TOOL.input_model.model_validate({"command": "python3 -c 'print(1)'"}),
+            rules=compile_rules(rules, cwd="/p", home="/h"),
+            mode="default",
+            cwd="/p",
+            resolver=PureResolver(home="/h"),
+            sandboxed=sandboxed,
+        )
+
+    assert isinstance(run(["Read(./secrets/**)"], sandboxed=True), PermissionAllow)
+    assert not isinstance(run(["Read(./secrets/**)"], sandboxed=False), PermissionAllow)
+    with_bash_deny = run(["Read(./secrets/**)", "Bash(rm:*)"], sandboxed=True)
+    assert not isinstance(with_bash_deny, PermissionAllow)

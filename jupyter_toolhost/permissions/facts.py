@@ -163,7 +163,7 @@ NOT_FILES = frozenset(
 """Commands whose operands are never file names: a variable among them reads no file."""
 _SETS_VARIABLES = re.compile(
     r"=|\b(?:for|select|read|mapfile|readarray|set|getopts|declare|typeset|local|export"
-    r"|readonly|printf|shift|cd|pushd|popd)\b"
+    r"|readonly|shift|cd|pushd|popd)\b|\bprintf\b[^;&|\n]*\s-v\b"
 )
 
 

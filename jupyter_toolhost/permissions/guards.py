@@ -276,6 +276,18 @@ def _git_pathspecs(facts: CallFacts) -> tuple[str, ...] | None:
     return tuple(limits)
 
 
+def _grep_includes(args: list[str]) -> tuple[str, ...] | None:
+    """``grep -r --include=GLOB``: it reads only files whose names match, so only those
+    patterns count (None without ``--include``)."""
+    found: list[str] = []
+    for i, arg in enumerate(args):
+        if arg.startswith("--include="):
+            found.append(arg.partition("=")[2])
+        elif arg == "--include" and i + 1 < len(args):
+            found.append(args[i + 1])
+    return tuple(found) or None
+
+
 def _tree_hit(
     rules: CompiledRules,
     tree: PathRef,
@@ -311,10 +323,10 @@ _FIND_HARMLESS = frozenset({"-type", "-maxdepth", "-mindepth"})
 
 
 def _printed_names(item: CommandFacts) -> tuple[str, ...] | None:
-    """The name patterns a names-only tree reader prints (``()``: none at all), or None when
-    it may print any name or any contents: ``du -s`` prints one total, ``find ROOT -name P``
-    (with only ``-type``, ``-maxdepth``, ``-mindepth``, ``-print`` beside) prints names
-    matching P."""
+    """The name patterns that limit what a tree reader prints (``()``: none at all), or None
+    when it may print any name or any contents: ``du -s`` prints one total, ``find ROOT -name
+    P`` (with only ``-type``, ``-maxdepth``, ``-mindepth``, ``-print`` beside) prints names
+    matching P, ``grep -r --include=P`` reads only files matching P."""
     command = item.command
     args = [w.value for w in command.parts[1:]]
     if command.name == "du":
@@ -324,6 +336,8 @@ def _printed_names(item: CommandFacts) -> tuple[str, ...] | None:
         )  # fmt: skip
         every = any(a in ("--all",) or (a[:1] == "-" and a[1:2] != "-" and "a" in a) for a in args)
         return () if summary and not every else None
+    if command.name in ("grep", "egrep", "fgrep"):
+        return _grep_includes(args)
     if command.name != "find":
         return None
     names: list[str] = []

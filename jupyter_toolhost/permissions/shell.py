@@ -21,7 +21,7 @@ from functools import lru_cache
 
 from .shell_lex import Redirect, ShellSyntaxError, Word
 from .shell_parse import parse
-from .shell_subset import Unchecked, command_reason
+from .shell_subset import MISREAD, RESERVED, Unchecked, command_reason
 from .shell_wrappers import Stripped, program, strip_wrappers
 
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?\+?=")
@@ -211,6 +211,8 @@ def _command(
     parts = strip_wrappers(words[i:], stripped)
     hazards.extend(stripped.hazards)
     name = parts[0] if parts else None
+    if first is not None and first.raw in RESERVED and not first.quoted:
+        raise Unchecked(MISREAD)
     outside = command_reason([w.value for w in parts])
     if outside is not None:
         raise Unchecked(outside)

@@ -239,8 +239,14 @@ _CHANGES_MEANING = {
     "complete": "complete can run a command line",
     "compgen": "compgen can run a command line",
     "coproc": "coproc runs a command the check does not follow",
-    "{": "A group the grammar did not read as one",
 }
+RESERVED = frozenset(
+    {"for", "do", "done", "while", "until", "if", "then", "else", "elif", "fi", "case", "esac",
+     "in", "select", "function", "!", "{"}
+)  # fmt: skip
+"""Bash's reserved words: as the name of a simple command they mean the grammar misread a
+compound command (``! for ...`` reads as commands named ``for``, ``do``, ``done``)."""
+MISREAD = "A compound command the check misread can't be checked before it runs"
 _NAME_ARGS = frozenset({"read", "mapfile", "readarray", "wait", "getopts"})
 _SET_LETTERS = frozenset("aeuxvfnC")
 _SET_NAMES = frozenset(
