@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from .common import RUN_DIR
+from .report_everyday import everyday_section
 from .report_rows import other_rows
 
 PAGE = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
@@ -245,6 +246,7 @@ def render(run: Run) -> str:
     if rows:
         lines += table(["measure", "this project", "reference / peer, same run", "target"], rows)
         lines.append("")
+    lines += everyday_section(run)
     verdicts = evaluate(run)
     missed = [v for v in verdicts if v.met is False]
     unmeasured = [v for v in verdicts if v.met is None]

@@ -197,6 +197,7 @@ def _corpus(run: Run) -> list[Row]:
 SUMMARISED = {
     "bench_peers", "claude_code", "bench_orchestration", "bench_load_ext", "bench_disclosure",
     "bench_tool_search", "bench_tools", "bench_permissions", "permission_corpus",
+    "everyday_commands",  # its own table: report_everyday.py
 }  # fmt: skip
 """Benchmarks the rows above summarise (bench_peers and claude_code: the peers table)."""
 
