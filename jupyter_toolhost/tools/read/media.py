@@ -33,7 +33,9 @@ def image_blocks(path: Path, *, source: Path | None = None) -> list[ContentBlock
             f"{path} is an image of {size // (1024 * 1024)} MB; image files over "
             f"{MAX_IMAGE_FILE_BYTES // (1024 * 1024)} MB are not read."
         )
-    fitted = fit_image(source.read_bytes(), declared=IMAGE_TYPES[path.suffix.lower()], name=path.name)
+    fitted = fit_image(
+        source.read_bytes(), declared=IMAGE_TYPES[path.suffix.lower()], name=path.name
+    )
     if fitted.data is None:
         raise ToolInputError(fitted.note or f"{path} could not be read as an image.")
     blocks: list[ContentBlock] = [fitted.block()]
