@@ -9,7 +9,9 @@ What each module owns:
   ``shell_wrappers`` (``env``, ``sudo``, ``/bin/`` prefixes...), ``shell_lex`` (words),
   ``shell``: shell command lines as rules see them; ``shell_rules``: Bash rule matching;
   ``shell_safety``: which commands only read, read whole trees, or hide code in options.
-- ``paths``: gitignore-style path patterns, resolution through an injected resolver.
+- ``paths``: gitignore-style path patterns, resolution through an injected resolver;
+  ``git_paths``: the paths a repository holds, learned without running its code;
+  ``hosts``: URL hosts and domain rules in one canonical form (loopback, private addresses).
 - ``facts``: what one call touches; ``guards``: what no rule or mode waives (protected
   folders, trees holding denied paths, commands that can't be checked); ``decision``: the
   pure `decide()`.
