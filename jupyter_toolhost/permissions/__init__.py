@@ -13,7 +13,9 @@ What each module owns:
   ``shell_safety``: which commands only read, read whole trees, or hide code in options;
   ``shell_globs``: globs checked by what they can match.
 - ``written``: what the session's allowed calls may have written, and commands that run it.
-- ``paths``: gitignore-style path patterns, resolution through an injected resolver.
+- ``paths``: gitignore-style path patterns, resolution through an injected resolver;
+  ``git_paths``: the paths a repository holds, learned without running its code;
+  ``hosts``: URL hosts and domain rules in one canonical form (loopback, private addresses).
 - ``facts``: what one call touches; ``guards``: what no rule or mode waives (protected
   folders, trees holding denied paths, commands that can't be checked); ``decision``: the
   pure `decide()`.
