@@ -107,11 +107,6 @@ async def test_glob_spellings_of_protected_folders_in_the_sandbox(
     assert not (root / target).exists()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="without the sandbox, a glob operand is not yet expanded to check it against the "
-    "protected folders; the shell check's rebuild covers it",
-)
 @pytest.mark.parametrize(("command", "target"), GLOB_SPELLINGS)
 async def test_glob_spellings_of_protected_folders_without_the_sandbox(
     tmp_path: Path, home: Path, command: str, target: str, monkeypatch: pytest.MonkeyPatch
