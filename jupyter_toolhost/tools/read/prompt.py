@@ -18,8 +18,7 @@ Usage:
   file; a file over {MAX_OUTPUT_BYTES // 1024} KB must be read in parts this way.
 - Lines longer than {MAX_LINE_CHARS} characters are cut.
 - Results are in `cat -n` format: the line number, a tab, then the line.
-- Images (PNG, JPEG, GIF, WebP) are shown to you as images; a large one is scaled down to
-  the size you see at full detail, and the result says so.
+- Images (PNG, JPEG, GIF, WebP) are shown to you as images.
 - Jupyter notebooks (.ipynb) are shown cell by cell with their outputs.
 - PDF files are returned as text, page by page; pass `pages` ("3" or "1-5", at most 20 per
   call) for a long one.
