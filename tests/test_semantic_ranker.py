@@ -24,7 +24,7 @@ from pydantic import BaseModel
 
 from jupyter_toolhost.context import ToolUseContext, ToolUseOptions
 from jupyter_toolhost.disclosure import Bm25Ranker, onnx_encoder, search_tools, semantic
-from jupyter_toolhost.disclosure.onnx_encoder import OnnxEncoder, model_files
+from jupyter_toolhost.disclosure.onnx_encoder import OnnxEncoder, VectorStore, model_files
 from jupyter_toolhost.disclosure.semantic import (
     MODE_ENV,
     BlendedRanker,
@@ -48,6 +48,14 @@ elif not onnx_encoder.onnx_available():
     pytest.skip(f"the semantic extra is not installed ({INSTALL})", allow_module_level=True)
 
 pytestmark = pytest.mark.timeout(300)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _own_vector_cache(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """Tool vectors go to a folder of this module's, never the user's cache."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(onnx_encoder.CACHE_ENV, str(tmp_path_factory.mktemp("vectors")))
+        yield
 
 
 class _Input(BaseModel):
@@ -130,6 +138,7 @@ def test_the_blend_finds_what_words_alone_miss(query: str, blend: BlendedRanker)
 
 def test_tool_vectors_are_computed_once_and_again_when_a_description_changes() -> None:
     ranker = EmbeddingRanker()
+    ranker.store = VectorStore(None)  # in memory only: what this kernel computes
     ranker.rank("send an email", TOOLS)
     assert ranker.embedded == len(TOOLS) == ranker.cache_size
     ranker.rank("delete a file", TOOLS)
@@ -142,6 +151,28 @@ def test_tool_vectors_are_computed_once_and_again_when_a_description_changes() -
     assert ranker.cache_size == len(TOOLS) + 1
     assert ranker.backend == "onnx"
     assert ranker.load_seconds is not None and ranker.load_seconds < 30
+
+
+def test_a_new_kernel_reads_tool_vectors_from_disk_and_skips_bad_files(tmp_path: Path) -> None:
+    folder = tmp_path / "vectors"
+    first = EmbeddingRanker()
+    first.store = VectorStore(folder)
+    order = [tool.name for tool in first.rank("send an email", TOOLS)]
+    assert first.embedded == len(TOOLS)
+    files = sorted((folder / onnx_encoder.VECTOR_SPACE).glob("*.npy"))
+    assert len(files) == len(TOOLS)
+
+    files[0].write_bytes(b"not a vector")  # a torn or foreign file
+    files[1].write_bytes(files[1].read_bytes()[:-8])
+    again = EmbeddingRanker()
+    again.store = VectorStore(folder)
+    assert [tool.name for tool in again.rank("send an email", TOOLS)] == order
+    assert again.embedded == 2, "only the two bad files were embedded again"
+    assert len(list((folder / onnx_encoder.VECTOR_SPACE).glob("*.tmp"))) == 0
+
+    off = VectorStore(None)
+    assert off.get("anything") is None
+    off.put("anything", again.load().encode(["anything"])[0])  # nothing kept, no error
 
 
 def test_nonsense_finds_nothing(blend: BlendedRanker) -> None:
@@ -222,6 +253,7 @@ def test_a_search_touches_no_network() -> None:
         if "proxy" not in key.lower() and not key.startswith(("HF_", "TRANSFORMERS_"))
     }
     env.pop(MODE_ENV, None)  # the default
+    env[onnx_encoder.CACHE_ENV] = "off"
     done = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, env=env
     )

@@ -14,7 +14,9 @@ it, against about 1 GB for PyTorch, transformers and the float model.
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -99,3 +101,66 @@ class OnnxEncoder:
         pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         return (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+
+
+CACHE_ENV = "JUPYTER_TOOLHOST_VECTOR_CACHE"
+"""A folder for tool vectors (default: ``$XDG_CACHE_HOME/jupyter_toolhost`` or
+``~/.cache/jupyter_toolhost``); ``off`` keeps none."""
+VECTOR_SPACE = f"minilm-l6-int8-onnx-1.0.0-{MAX_TOKENS}"
+"""The model, its version and the token limit: vectors of another space are never mixed in."""
+
+
+class VectorStore:
+    """Tool-text vectors kept on disk between kernels, one small file per text (named by
+    the text's sha256), so a new kernel's first search embeds only the tools it has never
+    seen. A file that cannot be read, or holds anything but one vector of the model's size,
+    is ignored and written again; a folder that cannot be written is not an error."""
+
+    def __init__(self, folder: Path | None) -> None:
+        self.folder = folder
+        """Where the vectors are kept; None keeps none (see `default_store`)."""
+
+    def _path(self, text: str) -> Path | None:
+        if self.folder is None:
+            return None
+        return self.folder / VECTOR_SPACE / f"{hashlib.sha256(text.encode()).hexdigest()}.npy"
+
+    def get(self, text: str) -> np.ndarray | None:
+        import numpy as np
+
+        path = self._path(text)
+        if path is None:
+            return None
+        try:
+            vector = np.load(path, allow_pickle=False)
+        except (OSError, ValueError, EOFError):
+            return None
+        if vector.shape != (384,) or vector.dtype != np.float32 or not np.isfinite(vector).all():
+            return None
+        return vector
+
+    def put(self, text: str, vector: np.ndarray) -> None:
+        import numpy as np
+
+        path = self._path(text)
+        if path is None:
+            return
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            partial = path.with_name(f"{path.stem}.{os.getpid()}.tmp")
+            with open(partial, "wb") as handle:
+                np.save(handle, np.asarray(vector, dtype=np.float32), allow_pickle=False)
+            partial.replace(path)  # whole or not at all, even with kernels side by side
+        except OSError:
+            pass
+
+
+def default_store() -> Path | None:
+    """Where `VectorStore` keeps vectors (see `CACHE_ENV`), or None when it is off."""
+    configured = os.environ.get(CACHE_ENV, "").strip()
+    if configured.lower() == "off":
+        return None
+    if configured:
+        return Path(configured)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "jupyter_toolhost"

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..tool import Tool
-from .onnx_encoder import OnnxEncoder, model_files, onnx_available
+from .onnx_encoder import OnnxEncoder, VectorStore, default_store, model_files, onnx_available
 from .search import Bm25Ranker, Ranker
 from .text import split_identifier, split_tool_name
 
@@ -187,6 +187,8 @@ class EmbeddingRanker:
         """``onnx`` or ``torch`` (a `model_dir` means a sentence-transformers folder)."""
         self.embedded = 0
         self.load_seconds: float | None = None
+        self.store = VectorStore(default_store())
+        """Tool vectors kept between kernels (the ``onnx`` backend's only)."""
         self._encoder: SentenceEncoder | OnnxEncoder | None = None
         self._vectors: dict[tuple[str, str, str | None], np.ndarray] = {}
         self._lock = threading.Lock()
@@ -231,10 +233,21 @@ class EmbeddingRanker:
             for key, tool in zip(keys, tools, strict=True):
                 if key not in self._vectors:
                     missing.setdefault(key, tool)
+            store = self.store if self.backend == "onnx" else None
+            texts = {key: tool_text(tool) for key, tool in missing.items()}
+            if store is not None:
+                for key, text in texts.items():
+                    kept = store.get(text)
+                    if kept is not None:
+                        self._vectors[key] = kept
+                        del missing[key]
             if missing:
-                vectors = encoder.encode([tool_text(tool) for tool in missing.values()])
+                vectors = encoder.encode([texts[key] for key in missing])
                 self._vectors.update(zip(missing, vectors, strict=True))
                 self.embedded += len(missing)
+                if store is not None:
+                    for key, vector in zip(missing, vectors, strict=True):
+                        store.put(texts[key], vector)
             matrix = np.stack([self._vectors[key] for key in keys])
         query_vector = encoder.encode([query])[0]
         return [float(value) for value in matrix @ query_vector]
