@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import os
 
-_GIT_CACHE: dict[str, tuple[tuple[object, ...], frozenset[str]]] = {}
+_GIT_CACHE: dict[str, tuple[tuple[object, ...], frozenset[str], frozenset[str]]] = {}
 _NO_REPO: frozenset[str] = frozenset()
 
 
-def git_paths(directory: str) -> frozenset[str] | None:
+def git_paths(directory: str, *, untracked: bool = True) -> frozenset[str] | None:
     """Absolute paths the repository around `directory` tracks, stages, or has in any commit
-    of any ref (empty outside a repository; None when git cannot tell). Cached until the
-    repository's index, HEAD or refs change."""
+    of any ref, and with `untracked` the files it neither tracks nor ignores (empty outside a
+    repository; None when git cannot tell). Cached until the repository's index, HEAD or
+    refs change."""
     top = _git_top(directory)
     if top is None:
         return _NO_REPO
@@ -26,8 +27,11 @@ def git_paths(directory: str) -> frozenset[str] | None:
     )
     cached = _GIT_CACHE.get(top)
     if cached is not None and cached[0] == key:
-        return cached[1]
-    listed = _git_lines(top, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+        return cached[1] if untracked else cached[2]
+    # `-t` tags each name: "? " for a file git does not track, a letter for one it does.
+    listed = _git_lines(
+        top, "ls-files", "-z", "-t", "--cached", "--others", "--exclude-standard"
+    )
     history = _git_lines(
         top,
         "log",
@@ -42,9 +46,12 @@ def git_paths(directory: str) -> frozenset[str] | None:
     )
     if listed is None or history is None:
         return None
-    names = frozenset(f"{top}/{n}" for n in (*listed, *history) if n)
-    _GIT_CACHE[top] = (key, names)
-    return names
+    tracked = [n[2:] for n in listed if n[:1] not in ("?", "")]
+    others = [n[2:] for n in listed if n[:1] == "?"]
+    known = frozenset(f"{top}/{n}" for n in (*tracked, *history) if n)
+    names = known | frozenset(f"{top}/{n}" for n in others if n)
+    _GIT_CACHE[top] = (key, names, known)
+    return names if untracked else known
 
 
 def _git_top(directory: str) -> str | None:

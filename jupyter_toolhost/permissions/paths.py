@@ -51,9 +51,12 @@ class PathResolver(Protocol):
         """Whether some path below `root` satisfies `match` (True when it cannot tell)."""
         ...
 
-    def git_holds(self, directory: str, match: Callable[[str], bool]) -> bool:
+    def git_holds(
+        self, directory: str, match: Callable[[str], bool], *, untracked: bool = True
+    ) -> bool:
         """Whether the git repository around `directory` tracks, stages or ever committed a
-        path that satisfies `match` (True when it cannot tell; False outside a repository)."""
+        path that satisfies `match` (True when it cannot tell; False outside a repository);
+        with `untracked`, also a file it does not track and does not ignore."""
         ...
 
     def expand_glob(self, glob: str) -> tuple[list[str], bool]:
@@ -97,8 +100,10 @@ class OsResolver:
                 return True
         return False
 
-    def git_holds(self, directory: str, match: Callable[[str], bool]) -> bool:
-        paths = git_paths(directory)
+    def git_holds(
+        self, directory: str, match: Callable[[str], bool], *, untracked: bool = True
+    ) -> bool:
+        paths = git_paths(directory, untracked=untracked)
         return True if paths is None else any(match(p) for p in paths)
 
     def expand_glob(self, glob: str) -> tuple[list[str], bool]:
@@ -120,7 +125,9 @@ class PureResolver:
     def tree_holds(self, root: str, match: Callable[[str], bool]) -> bool:
         return True  # nothing is read, so any tree may hold anything
 
-    def git_holds(self, directory: str, match: Callable[[str], bool]) -> bool:
+    def git_holds(
+        self, directory: str, match: Callable[[str], bool], *, untracked: bool = True
+    ) -> bool:
         return True
 
     def expand_glob(self, glob: str) -> tuple[list[str], bool]:
