@@ -491,6 +491,8 @@ def _repository(tmp_path: Path) -> Path:
         "grep -rn import --include='*.py' .",
         "git log -p -1 -- analysis.py",
         "git blame analysis.py",
+        "git diff",  # secrets/key.txt is untracked: git diff never prints untracked files
+        "git log -p -1",
     ],
 )
 def test_everyday_commands_run_with_the_sandbox_off(command: str, tmp_path: Path) -> None:
@@ -507,7 +509,8 @@ def test_everyday_commands_run_with_the_sandbox_off(command: str, tmp_path: Path
         "grep -rn token --include='*.txt' .",
         "du -a .",
         "ls -R",
-        "git log -p -1",  # secrets/key.txt is untracked, but the whole history is printed
+        "git grep token",  # git grep can search untracked files
+        "git diff --no-index secrets/../analysis.py analysis.py",
         "git log -p -- 'secrets/*'",
     ],
 )
@@ -516,6 +519,17 @@ def test_their_neighbours_that_can_print_a_denied_path_still_ask(
 ) -> None:
     project = _repository(tmp_path)
     assert not isinstance(_decide(project, command, "default"), PermissionAllow)
+
+
+def test_git_history_that_holds_a_denied_file_still_asks(tmp_path: Path) -> None:
+    project = _repository(tmp_path)
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid"}
+    env |= {"GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid"}
+    for argv in (["git", "add", "-f", "secrets/key.txt"], ["git", "commit", "-qm", "oops"]):
+        subprocess.run(argv, cwd=project, env=env, check=True, capture_output=True)
+    for command in ("git diff HEAD~1", "git log -p -1", "git show"):
+        assert not isinstance(_decide(project, command, "default"), PermissionAllow), command
+    assert isinstance(_decide(project, "git log -p -1 -- analysis.py", "default"), PermissionAllow)
 
 
 def test_inline_python_counts_as_a_script_only_in_the_sandbox_without_bash_denies() -> None:

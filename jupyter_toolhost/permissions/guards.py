@@ -87,7 +87,7 @@ def guard(
         if c.traits is not None
     )
     if deny.read and git_reads:
-        hit = _git_hit(rules, facts, resolver)
+        hit = _git_hit(rules, facts, resolver, sandboxed=sandboxed)
         if hit is not None:
             return Guard(
                 f"git reads the repository's history, which holds paths the rule {hit} "
@@ -230,7 +230,9 @@ def _glob_hit(rules: CompiledRules, glob: str, resolver: PathResolver) -> Source
     return hit if resolver.tree_holds(base, reached) else None
 
 
-def _git_hit(rules: CompiledRules, facts: CallFacts, resolver: PathResolver) -> str | None:
+def _git_hit(
+    rules: CompiledRules, facts: CallFacts, resolver: PathResolver, *, sandboxed: bool
+) -> str | None:
     read = rules.deny.read
     found: list[str] = []
 
@@ -244,10 +246,27 @@ def _git_hit(rules: CompiledRules, facts: CallFacts, resolver: PathResolver) -> 
             found.append(f"{hit.rule.text} in {hit.label}")
         return hit is not None
 
+    untracked = any(_git_sees_untracked(item, sandboxed) for item in facts.commands)
     for directory in facts.shell_dirs:
-        if resolver.git_holds(directory, denied):
+        if resolver.git_holds(directory, denied, untracked=untracked):
             return found[0] if found else "a Read deny rule"
     return None
+
+
+def _git_sees_untracked(item: CommandFacts, sandboxed: bool) -> bool:
+    """Whether a git command may read files git does not track: staging them (``git add
+    -A``, where the sandbox would record a hidden file as deleted), ``git grep --untracked``,
+    ``git stash -u``, ``--no-index``. ``git diff``, ``log``, ``show``, ``blame`` never do."""
+    traits = item.traits
+    if traits is None or item.command.name != "git":
+        return False
+    words = [w.value for w in item.command.parts[1:]]
+    sub = next((w for w in words if not w.startswith("-")), "")
+    return (
+        (sandboxed and traits.git_stages)
+        or sub in ("grep", "stash")
+        or any("untracked" in w or w == "--no-index" for w in words)
+    )
 
 
 def _git_pathspecs(facts: CallFacts) -> tuple[str, ...] | None:

@@ -50,9 +50,12 @@ class PathResolver(Protocol):
         """Whether some path below `root` satisfies `match` (True when it cannot tell)."""
         ...
 
-    def git_holds(self, directory: str, match: Callable[[str], bool]) -> bool:
+    def git_holds(
+        self, directory: str, match: Callable[[str], bool], *, untracked: bool = True
+    ) -> bool:
         """Whether the git repository around `directory` tracks, stages or ever committed a
-        path that satisfies `match` (True when it cannot tell; False outside a repository)."""
+        path that satisfies `match` (True when it cannot tell; False outside a repository);
+        with `untracked`, also a file it does not track and does not ignore."""
         ...
 
     def expand_glob(self, glob: str) -> tuple[list[str], bool]:
@@ -96,8 +99,10 @@ class OsResolver:
                 return True
         return False
 
-    def git_holds(self, directory: str, match: Callable[[str], bool]) -> bool:
-        paths = git_paths(directory)
+    def git_holds(
+        self, directory: str, match: Callable[[str], bool], *, untracked: bool = True
+    ) -> bool:
+        paths = git_paths(directory, untracked=untracked)
         return True if paths is None else any(match(p) for p in paths)
 
     def expand_glob(self, glob: str) -> tuple[list[str], bool]:
@@ -119,21 +124,24 @@ class PureResolver:
     def tree_holds(self, root: str, match: Callable[[str], bool]) -> bool:
         return True  # nothing is read, so any tree may hold anything
 
-    def git_holds(self, directory: str, match: Callable[[str], bool]) -> bool:
+    def git_holds(
+        self, directory: str, match: Callable[[str], bool], *, untracked: bool = True
+    ) -> bool:
         return True
 
     def expand_glob(self, glob: str) -> tuple[list[str], bool]:
         return [], False  # nothing is read, so the glob may match anything
 
 
-_GIT_CACHE: dict[str, tuple[tuple[object, ...], frozenset[str]]] = {}
+_GIT_CACHE: dict[str, tuple[tuple[object, ...], frozenset[str], frozenset[str]]] = {}
 _NO_REPO: frozenset[str] = frozenset()
 
 
-def git_paths(directory: str) -> frozenset[str] | None:
+def git_paths(directory: str, *, untracked: bool = True) -> frozenset[str] | None:
     """Absolute paths the repository around `directory` tracks, stages, or has in any commit
-    of any ref (empty outside a repository; None when git cannot tell). Cached until the
-    repository's index, HEAD or refs change."""
+    of any ref, and with `untracked` the files it neither tracks nor ignores (empty outside a
+    repository; None when git cannot tell). Cached until the repository's index, HEAD or
+    refs change."""
     top = _git_top(directory)
     if top is None:
         return _NO_REPO
@@ -144,14 +152,20 @@ def git_paths(directory: str) -> frozenset[str] | None:
     )
     cached = _GIT_CACHE.get(top)
     if cached is not None and cached[0] == key:
-        return cached[1]
-    listed = _git_lines(top, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+        return cached[1] if untracked else cached[2]
+    # `-t` tags each name: "? " for a file git does not track, a letter for one it does.
+    listed = _git_lines(
+        top, "ls-files", "-z", "-t", "--cached", "--others", "--exclude-standard"
+    )
     history = _git_lines(top, "log", "--all", "--format=", "--name-only", "-z", "--no-renames")
     if listed is None or history is None:
         return None
-    names = frozenset(f"{top}/{n}" for n in (*listed, *history) if n)
-    _GIT_CACHE[top] = (key, names)
-    return names
+    tracked = [n[2:] for n in listed if n[:1] not in ("?", "")]
+    others = [n[2:] for n in listed if n[:1] == "?"]
+    known = frozenset(f"{top}/{n}" for n in (*tracked, *history) if n)
+    names = known | frozenset(f"{top}/{n}" for n in others if n)
+    _GIT_CACHE[top] = (key, names, known)
+    return names if untracked else known
 
 
 def _git_top(directory: str) -> str | None:
