@@ -73,7 +73,7 @@ COMMANDS = (
     "date",
     "nproc",
 )
-"""The list: the issue's examples and its 25, and more of the same kind."""
+"""The list: 25 commands of an earlier comparison with Claude Code, and more of the same kind."""
 CONTROLS = (
     "cat secrets/key.txt",
     "grep -r token secrets",

@@ -65,7 +65,7 @@ def _default(session: Session, command: str) -> str:
     return session.check("Bash", {"command": command}).mode("default").behavior
 
 
-def test_the_list_is_long_and_holds_the_issues_examples() -> None:
+def test_the_list_is_long_and_holds_the_known_hard_cases() -> None:
     assert len(COMMANDS) >= 40 and len(set(COMMANDS)) == len(COMMANDS)
     for named in ("git diff", "git log -p -1 -- analysis.py", "echo $HOME", "du -sh ."):
         assert named in COMMANDS
