@@ -43,6 +43,8 @@ Subcommand: TypeAlias = Literal[
     "request",
     "check",
     "import-claude-settings",
+    "key",
+    "debug",
 ]
 SUBCOMMANDS: tuple[Subcommand, ...] = get_args(Subcommand)
 
@@ -55,7 +57,7 @@ LINE_USAGE = (
     "%agent status | reset | mode [MODE] | allow|ask|deny RULE [--save] | rules | tools | "
     "history [--timeline] | cost | request [N] | compact | resume [SESSION] | "
     "mcp [add NAME -- COMMAND ARGS... | restart NAME | remove NAME] | check TOOL INPUT | "
-    "import-claude-settings | help"
+    "import-claude-settings | key | debug [on|off] | help"
 )
 
 
@@ -249,14 +251,17 @@ def parse_command(line: str) -> Command:
         if not positional:
             raise UsageError(f"%agent {name} needs a rule, e.g. %agent {name} 'Bash(ls *)'.")
         return Command(name, " ".join(positional), flags)  # a rule may contain spaces
-    if len(positional) > 1 or (positional and name not in ("mode", "resume", "request")):
-        takes = "one argument" if name in ("mode", "resume", "request") else "no argument"
+    one = ("mode", "resume", "request", "debug")
+    if len(positional) > 1 or (positional and name not in one):
+        takes = "one argument" if name in one else "no argument"
         raise UsageError(f"%agent {name} takes {takes}.")
     argument = positional[0] if positional else None
     if name == "mode" and argument is not None:
         parse_mode(argument)
     if name == "request" and argument is not None:
         parse_turn(argument)
+    if name == "debug" and argument not in (None, "on", "off"):
+        raise UsageError("%agent debug takes on or off.")
     return Command(name, argument, flags)
 
 
@@ -367,6 +372,18 @@ Options
                  (the default). The thinking streams into a collapsed "Thinking"
                  section above the turn's tool cards; its tokens are billed as output
                  tokens, up to N per model response
+
+API key
+-------
+Without ANTHROPIC_API_KEY (and without --cassette) a cell says so at once and sends
+nothing. %agent key asks for the key without showing it and keeps it in this kernel's
+environment only; %env ANTHROPIC_API_KEY=... does the same from a cell (which then holds
+the key). --cassette PATH replays a recorded conversation with no key at all.
+
+Errors
+------
+A failed run ends its cell with one line saying what failed; %agent debug on shows the
+full traceback instead (%agent debug off: one line again).
 
 Approvals
 ---------
