@@ -190,9 +190,8 @@ def _history(host: AgentHost, command: Command) -> Rendered:
         (card.batch, card.name, card.summary, card.status, f"{card.duration or 0:.3f}s")
         for card in host.history
     ]
-    return table_display(
-        "history", ("batch", "tool", "input", "status", "duration"), rows, title="tool calls"
-    )
+    columns = ("batch", "tool", "input", "status", "duration")
+    return table_display("history", columns, rows, title="tool calls", timed=("duration",))
 
 
 def _cost(host: AgentHost, command: Command) -> Rendered:
