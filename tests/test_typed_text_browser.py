@@ -203,5 +203,5 @@ def test_typed_text_arrives_whole_and_no_dead_widget_is_left(lab: Lab, browser: 
         timeout=120,
         check=True,
     ).stdout
-    assert "VBox(" not in exported and WIDGET_VIEW not in exported
+    assert "VBox(" not in exported and f'<script type="{WIDGET_VIEW}">' not in exported
     assert f"Denied Write: out.txt — {SLOW_REASON} (by you)" in exported
