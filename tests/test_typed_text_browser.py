@@ -205,3 +205,47 @@ def test_typed_text_arrives_whole_and_no_dead_widget_is_left(lab: Lab, browser: 
     ).stdout
     assert "VBox(" not in exported and f'<script type="{WIDGET_VIEW}">' not in exported
     assert f"Denied Write: out.txt — {SLOW_REASON} (by you)" in exported
+
+
+def test_no_key_says_what_to_do_and_agent_key_takes_it_hidden(tmp_path: Path, browser: Any) -> None:
+    """A lab started without ANTHROPIC_API_KEY: the cell answers at once with the options,
+    `%agent key` takes a key typed into the password box, and the cell then runs."""
+    with running_lab(
+        tmp_path,
+        log_name="jupyter-lab-no-key.log",
+        env={"JUPYTER_TOOLHOST_HOME": str(tmp_path / "root" / ".toolhost")},
+        unset=("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "JUPYTER_TOOLHOST_APPROVAL_TIMEOUT"),
+    ) as lab:
+        notebook = nbformat.v4.new_notebook()
+        notebook.metadata["kernelspec"] = KERNELSPEC
+        notebook.cells = [
+            nbformat.v4.new_code_cell("%load_ext jupyter_toolhost"),
+            nbformat.v4.new_code_cell("%%agent\nSay hello"),
+            nbformat.v4.new_code_cell("%agent key"),
+        ]
+        nbformat.write(notebook, lab.root / "first.ipynb")
+        lab.server.add_turns(Turn([text("Hello from the model.")]))
+        with new_page(browser, lab, "no-key") as page:
+            page.set_default_timeout(30_000)
+            open_notebook(page, lab, "first.ipynb")
+            _run_cell(page, 0)
+            cell = _run_cell(page, 1)
+            cell.get_by_text("No Anthropic API key in this kernel").wait_for(timeout=60_000)
+            shown = cell.inner_text()
+            for option in ("%agent key", "%env ANTHROPIC_API_KEY=", "%%agent --cassette FILE"):
+                assert option in shown, shown
+            assert "Traceback" not in shown and "Error" not in shown
+            assert lab.server.requests == []  # nothing was sent
+
+            key_cell = _run_cell(page, 2)
+            secret = key_cell.locator("input[type=password]")
+            secret.wait_for(timeout=60_000)
+            secret.press_sequentially("sk-ant-typed-in-the-browser", delay=20)
+            secret.press("Enter")
+            key_cell.get_by_text("set for this kernel").wait_for(timeout=60_000)
+            assert "sk-ant-typed-in-the-browser" not in page.locator(".jp-Notebook").inner_text()
+
+            cell = _run_cell(page, 1)
+            _wait_done(page, cell, "Hello from the model.")
+        [request] = lab.server.requests
+        assert "sk-ant-typed-in-the-browser" in str(request.headers), request.headers
