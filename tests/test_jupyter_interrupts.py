@@ -116,7 +116,7 @@ def follow_up(kernel: Kernel, server: MessagesServer) -> list[dict[str, Any]]:
     server.add_turns(Turn([text("Resumed fine.")]))
     follow = kernel.run("%%agent\nAre you still there?")
     assert follow.status == "ok", follow.text()
-    assert "Resumed fine." in follow.stdout
+    assert "Resumed fine." in follow.answer
     assert server.errors == [], server.errors
     last = server.requests[-1].body["messages"]
     roles = [m["role"] for m in last]

@@ -105,9 +105,10 @@ def test_request_view_shows_what_each_turn_sent(kernel: Kernel, server: Messages
 
         # The cache figures and tokens the server answered with.
         input_tokens = billed_bytes(body, sent[turn - 1].raw) // 4
+        read, wrote = script.cache_read_input_tokens, script.cache_creation_input_tokens
         assert (
-            f"cache read {script.cache_read_input_tokens:,} tokens · cache write "
-            f"{script.cache_creation_input_tokens:,} tokens · input {input_tokens:,} tokens"
+            f"{input_tokens + read + wrote:,} input tokens in all = {input_tokens:,} new "
+            f"+ {read:,} read from the cache + {wrote:,} written to the cache"
         ) in html_text
 
         # Deferred tools marked; the cache breakpoint on the last tool of the prefix.

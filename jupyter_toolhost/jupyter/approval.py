@@ -35,7 +35,7 @@ from ..permissions.api import ApprovalChoice, ApprovalDecision, ApprovalRequest
 from ..tools.plan_mode.prompt import ASK as PLAN_ASK
 from .comm_ack import TypingWatch, acknowledging
 from .frontend import FrontEnd, headless_message
-from .render import Rendered
+from .render import ERROR, FG2, Rendered
 
 if TYPE_CHECKING:
     from .frontend import Outcome
@@ -159,7 +159,7 @@ def plan_html(plan: str) -> str:
     """The header of a plan approval: the heading, what the buttons do, the plan rendered."""
     return (
         f"<h3 style='margin:2px 0'>{html.escape(PLAN_HEADING)}</h3>"
-        f"<div style='color:#555'>{html.escape(PLAN_HINT)}</div>"
+        f"<div style='color:{FG2}'>{html.escape(PLAN_HINT)}</div>"
         "<div style='border-left:3px solid #e0a800;padding:0 8px;margin:4px 0'>"
         f"{markdown_html(plan)}</div>"
     )
@@ -189,22 +189,22 @@ def prompt_html(request: ApprovalRequest) -> str:
     lines = [
         f"<b>{html.escape(request.display_name)}</b> wants to run "
         f"<code>{html.escape(request.summary)}</code>",
-        f"<div style='color:#555'>{html.escape(request.message)}"
+        f"<div style='color:{FG2}'>{html.escape(request.message)}"
         + (f" <i>({html.escape(reason)})</i>" if reason else "")
         + "</div>",
         input_html(request.input),
     ]
     if guarded(request):
-        lines.append(f"<div style='color:#b00'>{html.escape(ONCE_NOTE)}</div>")
+        lines.append(f"<div style='color:{ERROR}'>{html.escape(ONCE_NOTE)}</div>")
     else:
         rules = ", ".join(f"<code>{html.escape(r)}</code>" for r in always_rules(request))
         lines.append(
-            f"<div style='color:#888'>Always allow adds {rules} for this session "
+            f"<div style='color:{FG2}'>Always allow adds {rules} for this session "
             "(tick the box to save it for this folder too)</div>"
         )
     if request.agent_id:
         lines.append(
-            f"<div style='color:#888'>asked by sub-agent {html.escape(request.agent_id)}</div>"
+            f"<div style='color:{FG2}'>asked by sub-agent {html.escape(request.agent_id)}</div>"
         )
     return "".join(lines)
 

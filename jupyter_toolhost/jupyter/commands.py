@@ -19,7 +19,10 @@ from typing import Any
 from ..context import toolhost_home
 from .host import STOP_GRACE, AgentHost, AgentInterrupted, stop_task, wait_in_slices
 from .options import HELP, Command, UsageError, parse_command, parse_turn
-from .render import Rendered, notice_display, table_display
+from .render import Rendered, notice_display, output_display, table_display
+
+OUTPUT_LIMIT = 5_000_000
+"""The most of a saved result `%agent output` shows in a cell (bytes)."""
 
 
 def run_line(host: AgentHost, line: str) -> Rendered | None:
@@ -310,6 +313,20 @@ def _debug(host: AgentHost, command: Command) -> Rendered:
     return notice_display(f"Debug {state}.")
 
 
+def _output(host: AgentHost, command: Command) -> Rendered:
+    """A saved result, whole (up to `OUTPUT_LIMIT`), read as the lab extension reads it."""
+    from .previews import format_size
+    from .results_comm import read_result
+
+    answer = read_result({"path": command.argument, "limit": OUTPUT_LIMIT})
+    if not answer.get("ok"):
+        return notice_display(str(answer.get("error")), level="error")
+    size = format_size(int(answer["size"]))
+    more = answer.get("next_offset")
+    note = f"first {format_size(int(more))} of {size}" if more else size
+    return output_display(str(answer["path"]), str(answer["text"]), note)
+
+
 def _help(host: AgentHost, command: Command) -> Rendered:
     return notice_display(HELP)
 
@@ -333,5 +350,6 @@ _HANDLERS: dict[str, Callable[[AgentHost, Command], Rendered | None]] = {
     "import-claude-settings": _import_claude_settings,
     "key": _key,
     "debug": _debug,
+    "output": _output,
     "help": _help,
 }

@@ -216,6 +216,7 @@ class AgentHost:
         view = LiveView(
             describe=self.describe_call, language=self.call_language, code=self.call_code
         )
+        view.batches_before = self.batch_offset  # cards and the timeline count alike
         view.start()
         self._view = view
         task = asyncio.ensure_future(
@@ -362,13 +363,10 @@ class AgentHost:
 
     def _remember(self, view: LiveView) -> None:
         cards = view.all_cards()
-        for card in cards:
-            if card.batch > 0:
-                card.batch += self.batch_offset
         self.history.extend(cards)
         batches = [c.batch for c in cards if c.batch > 0]
-        if batches:
-            self.batch_offset = max(batches)  # batches count from 1 in every cell
+        if batches:  # batches count on through the conversation's cells
+            self.batch_offset = max(batches)
 
     def reset(self) -> None:
         """Forget the conversation (the next cell starts a new one); its scheduled prompts

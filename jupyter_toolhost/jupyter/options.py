@@ -45,6 +45,7 @@ Subcommand: TypeAlias = Literal[
     "import-claude-settings",
     "key",
     "debug",
+    "output",
 ]
 SUBCOMMANDS: tuple[Subcommand, ...] = get_args(Subcommand)
 
@@ -57,7 +58,7 @@ LINE_USAGE = (
     "%agent status | reset | mode [MODE] | allow|ask|deny RULE [--save] | rules | tools | "
     "history [--timeline] | cost | request [N] | compact | resume [SESSION] | "
     "mcp [add NAME -- COMMAND ARGS... | restart NAME | remove NAME] | check TOOL INPUT | "
-    "import-claude-settings | key | debug [on|off] | help"
+    "output PATH | import-claude-settings | key | debug [on|off] | help"
 )
 
 
@@ -251,9 +252,16 @@ def parse_command(line: str) -> Command:
         if not positional:
             raise UsageError(f"%agent {name} needs a rule, e.g. %agent {name} 'Bash(ls *)'.")
         return Command(name, " ".join(positional), flags)  # a rule may contain spaces
-    one = ("mode", "resume", "request", "debug")
-    if len(positional) > 1 or (positional and name not in one):
-        takes = "one argument" if name in one else "no argument"
+    if name == "output":
+        if not positional:
+            raise UsageError(
+                "%agent output needs the path a card shows, e.g. %agent output "
+                ".toolhost/sessions/<session>/tool-results/<file>.txt"
+            )
+        return Command(name, " ".join(positional), flags)  # a path may contain spaces
+    with_argument = ("mode", "resume", "request", "debug")
+    if len(positional) > 1 or (positional and name not in with_argument):
+        takes = "one argument" if name in with_argument else "no argument"
         raise UsageError(f"%agent {name} takes {takes}.")
     argument = positional[0] if positional else None
     if name == "mode" and argument is not None:
@@ -444,6 +452,11 @@ system prompt, the tools (deferred ones and the cache breakpoint marked), the me
 (each tool_use linked to its tool_result) and the API parameters, each with its size in
 bytes and tokens, the turn's cache reads and writes, and what deferral saved.
 session.request(N) returns the body as a dict.
+
+Saved results
+-------------
+%agent output PATH shows a saved tool result (the path its card shows) whole, in the cell,
+read through the kernel: no server access to the hidden .toolhost/ folder is needed.
 
 Prompts while one runs
 ----------------------

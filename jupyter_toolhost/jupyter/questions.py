@@ -27,6 +27,9 @@ from ..types import ToolError
 from .approval import DECIDED, widget_bundle
 from .comm_ack import TypingWatch, acknowledging
 from .frontend import FrontEnd
+from .render import FG2
+
+CHIP = "var(--jp-layout-color2,#e8f0fe)"
 
 if TYPE_CHECKING:
     from ..tools.ask_user import Question
@@ -189,8 +192,8 @@ def _question_html(question: Question) -> str:
         for o in question.options
     )
     return (
-        f"<span style='background:#e8f0fe;border-radius:8px;padding:0 6px'>"
+        f"<span style='background:{CHIP};border-radius:8px;padding:0 6px'>"
         f"{html.escape(question.header)}</span> <b>{html.escape(question.question)}</b> "
-        f"<span style='color:#888'>({kind}, or write your own)</span>"
-        f"<ul style='margin:2px 0;color:#555'>{descriptions}</ul>"
+        f"<span style='color:{FG2}'>({kind}, or write your own)</span>"
+        f"<ul style='margin:2px 0;color:{FG2}'>{descriptions}</ul>"
     )

@@ -28,7 +28,16 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 MIME_TYPE = "application/vnd.jupyter.toolhost.v1+json"
-MUTED = "color:#666;font-size:13px"
+FG1 = "var(--jp-content-font-color1,#1f1f1f)"
+"""Body text: JupyterLab's own colour variables (with a fallback for pages without them), so
+every view reads in the light and the dark theme alike (contrast ≥ 4.5:1 in both)."""
+FG2 = "var(--jp-content-font-color2,#595959)"
+"""Secondary text (reasons, times, labels)."""
+BORDER = "var(--jp-border-color2,#d0d0d0)"
+ACCENT = "var(--jp-brand-color1,#1a73e8)"
+WARN = "var(--jp-warn-color0,#8a4b00)"
+ERROR = "var(--jp-error-color0,#b3261e)"
+MUTED = f"color:{FG2};font-size:13px"
 PRE = "max-height:24em;overflow:auto;margin:2px 0;white-space:pre-wrap"
 """A preview never grows into a 10,000-pixel column: it scrolls."""
 TIME_CLASS = "toolhost-time"
@@ -102,7 +111,7 @@ def format_duration(seconds: float) -> str:
 
 
 def time_html(text: str) -> str:
-    return f'<span class="{TIME_CLASS}" style="color:#666">{esc(text)}</span>'
+    return f'<span class="{TIME_CLASS}" style="color:{FG2}">{esc(text)}</span>'
 
 
 # ── footer, notices, tables ──────────────────────────────────────────────────────────────
@@ -170,7 +179,7 @@ def footer_display(summary: TurnSummary) -> Rendered:
     if summary.duration is not None:
         duration = " · " + time_html(format_duration(summary.duration))
     html_text = (
-        f'<div style="{MUTED};border-top:1px solid #eee;margin-top:4px">'
+        f'<div style="{MUTED};border-top:1px solid {BORDER};margin-top:4px">'
         f"{esc(' · '.join(parts))}{duration}</div>"
     )
     return bundle("footer", asdict(summary), html_text=html_text, plain=plain)
@@ -178,7 +187,7 @@ def footer_display(summary: TurnSummary) -> Rendered:
 
 def notice_display(text: str, *, level: Literal["info", "warning", "error"] = "info") -> Rendered:
     """A one-line message (errors, interrupts, usage hints)."""
-    color = {"info": "#555", "warning": "#b06000", "error": "#d93025"}[level]
+    color = {"info": FG2, "warning": WARN, "error": ERROR}[level]
     return bundle(
         "notice",
         {"level": level, "text": text},
@@ -188,6 +197,16 @@ def notice_display(text: str, *, level: Literal["info", "warning", "error"] = "i
         ),
         plain=text,
     )
+
+
+def output_display(path: str, text: str, note: str) -> Rendered:
+    """A saved result shown whole: its path and size, then its text (height-capped)."""
+    head = f"{path} · {note}"
+    html_text = (
+        f'<div style="{MUTED}">{esc(head)}</div>'
+        f'<pre class="toolhost-output" style="{PRE};max-height:40em">{esc(text)}</pre>'
+    )
+    return Rendered({"text/html": html_text, "text/plain": f"{head}\n{text}"})
 
 
 def table_display(

@@ -91,6 +91,9 @@ export function renderPayload(payload: Payload, context: RenderContext): Rendere
       }
       break;
     }
+    case 'answer':
+      root.classList.add('jp-mod-empty');
+      break;
     case 'unknown':
       root.append(el('pre', `${PREFIX}-unknown`, JSON.stringify(payload.original, null, 2)));
       break;
@@ -264,17 +267,26 @@ function renderHeader(call: Call, card: HTMLElement): HTMLElement {
     badge.title = call.decision.reason;
     header.append(badge);
   }
-  if (word !== call.status) {
-    header.append(el('span', `${PREFIX}-statusLabel`, call.status));
+  if (word !== call.label) {
+    const label = el('span', `${PREFIX}-statusLabel`, call.label);
+    label.dataset.label = call.label;
+    header.append(label);
   }
   const elapsed = call.status === 'running' ? formatElapsed(call.elapsed) : '';
   const duration = formatDuration(call.duration);
   if (elapsed) {
     const span = el('span', `${PREFIX}-elapsed`, elapsed);
-    span.title = `running for ${elapsed}`;
+    span.title = `${call.label} for ${elapsed}`;
     header.append(span);
   } else if (duration) {
-    header.append(el('span', `${PREFIX}-duration`, duration));
+    const span = el('span', `${PREFIX}-duration`, duration);
+    span.title = 'run time (a wait for approval is not counted)';
+    header.append(span);
+  }
+  if (!isActive(call) && call.waited > 0) {
+    const wait = el('span', `${PREFIX}-approvalTime`, `approval ${formatDuration(call.waited)}`);
+    wait.title = 'how long the call waited for a decision';
+    header.append(wait);
   }
   header.addEventListener('click', () => toggleCard(card));
   header.addEventListener('keydown', event => {
@@ -322,6 +334,7 @@ export function renderCard(
 ): HTMLElement {
   const card = el('div', `${PREFIX}-card`);
   card.dataset.status = call.status;
+  card.dataset.label = call.label;
   if (call.toolUseId) {
     card.dataset.toolUseId = call.toolUseId;
   }
@@ -358,10 +371,17 @@ export function renderCard(
     }
     body.append(children);
   }
+  if (!isActive(call) && call.tail.length) {
+    // A stopped call keeps the newest lines it printed before the stop.
+    const kept = el('div', `${PREFIX}-stoppedTail`);
+    kept.append(el('div', `${PREFIX}-stoppedLabel`, 'printed before the stop'));
+    kept.append(el('pre', `${PREFIX}-tail`, call.tail.join('\n')));
+    body.append(kept);
+  }
   if (call.persistedPath) {
     body.append(renderPersisted(call, context, pending));
   } else if (call.result) {
-    body.append(renderResult(call, call.result, context, pending));
+    body.append(renderResult(call, call.result, context, pending, call.cut));
   }
   if (body.childElementCount) {
     card.append(body);
@@ -410,7 +430,8 @@ function renderResult(
   call: Call,
   text: string,
   context: RenderContext,
-  pending: Promise<void>[]
+  pending: Promise<void>[],
+  cut: string | null = null
 ): HTMLElement {
   const box = el('div', `${PREFIX}-result`);
   box.classList.toggle('jp-mod-error', call.status === 'error' || call.status === 'denied');
@@ -428,6 +449,9 @@ function renderResult(
     box.append(pre);
   }
   pre.textContent = code;
+  if (cut) {
+    box.append(el('div', `${PREFIX}-cut`, cut));
+  }
   if (language) {
     pre.dataset.language = language;
     if (context.highlight) {
@@ -450,10 +474,13 @@ function renderPersisted(
   const box = el('div', `${PREFIX}-persisted`);
   const line = el('div', `${PREFIX}-persistedInfo`);
   const size =
-    call.persistedSize ??
+    call.saved?.size ||
+    call.persistedSize ||
     (call.originalSize !== null ? formatChars(call.originalSize) : 'large output');
   line.append(el('span', `${PREFIX}-persistedSize`, `Full output: ${size}, saved to `));
-  line.append(el('code', `${PREFIX}-persistedPath`, path));
+  const shownPath = el('code', `${PREFIX}-persistedPath`, call.saved?.path || path);
+  shownPath.title = path;
+  line.append(shownPath);
   box.append(line);
 
   const openPersisted = context.openPersisted;
@@ -471,7 +498,9 @@ function renderPersisted(
 
   const details = el('details', `${PREFIX}-preview`);
   details.append(el('summary', `${PREFIX}-previewSummary`, 'Preview'));
-  details.append(renderResult(call, persistedPreview(call.result), context, pending));
+  details.append(
+    renderResult(call, persistedPreview(call.result), context, pending, call.saved?.cut || null)
+  );
   box.append(details);
   return box;
 }

@@ -366,3 +366,65 @@ describe('other displays', () => {
     ]);
   });
 });
+
+describe('what a person reads in a card', () => {
+  it('says "waiting for you" while a prompt waits, and keeps the wait out of the run time', () => {
+    render({
+      version: 1,
+      kind: 'live',
+      status: 'running',
+      elapsed: 18,
+      calls: [card({ status: 'running', label: 'waiting for you', elapsed: 16.2, ended: null, duration: null })]
+    });
+    expect(q('.jp-Toolhost-card').dataset.label).toBe('waiting for you');
+    expect(q('.jp-Toolhost-statusLabel').textContent).toBe('waiting for you');
+    expect(q('.jp-Toolhost-elapsed').title).toBe('waiting for you for 16 s');
+    render(batch([card({ status: 'denied', label: 'denied', duration: 0.2, waited: 16.8 })]));
+    expect(q('.jp-Toolhost-duration').textContent).toBe('200 ms');
+    expect(q('.jp-Toolhost-approvalTime').textContent).toBe('approval 16.8 s');
+  });
+
+  it('marks an interrupted call so and keeps the lines it printed before the stop', () => {
+    render(
+      batch([
+        card({
+          status: 'cancelled',
+          label: 'interrupted',
+          tail: ['step 1', 'step 2'],
+          result: '<tool_use_error>Cancelled: interrupted</tool_use_error>'
+        })
+      ])
+    );
+    expect(q('.jp-Toolhost-statusLabel').textContent).toBe('interrupted');
+    expect(q('.jp-Toolhost-stoppedTail .jp-Toolhost-tail').textContent).toBe('step 1\nstep 2');
+    expect(document.body.textContent).not.toContain('tool_use_error');
+    expect(document.body.textContent).toContain('Cancelled: interrupted');
+  });
+
+  it('ends a cut preview with the marker and shows the saved path relative to the notebook', () => {
+    render(
+      batch([
+        card({
+          persisted_path: '/home/u/nb/.toolhost/sessions/s/tool-results/toolu_9.txt',
+          saved: {
+            path: '.toolhost/sessions/s/tool-results/toolu_9.txt',
+            size: '106.3 KB',
+            cut: '… 19,512 more lines, 106.3 KB saved'
+          },
+          result: 'Preview (first 2KB):\n1\n2\n'
+        })
+      ])
+    );
+    expect(q('.jp-Toolhost-persistedSize').textContent).toBe('Full output: 106.3 KB, saved to ');
+    expect(q('.jp-Toolhost-persistedPath').textContent).toBe('.toolhost/sessions/s/tool-results/toolu_9.txt');
+    expect(q('.jp-Toolhost-preview .jp-Toolhost-cut').textContent).toBe('… 19,512 more lines, 106.3 KB saved');
+    render(batch([card({ result: 'x'.repeat(2000), cut: '… 500 more characters' })]));
+    expect(q('.jp-Toolhost-cut').textContent).toBe('… 500 more characters');
+  });
+
+  it('draws nothing for a streaming answer display (its Markdown is drawn by JupyterLab)', () => {
+    const rendered = render({ version: 1, kind: 'answer', live: true, text: '' });
+    expect(rendered.node.classList.contains('jp-mod-empty')).toBe(true);
+    expect(rendered.node.textContent).toBe('');
+  });
+});
