@@ -132,6 +132,9 @@ def test_waiting_for_a_person_is_not_running_and_not_the_tools_time() -> None:
     panel = live[-1]
     assert panel.data["text/plain"].startswith("Waiting for you · ")
     assert panel.data[MIME_TYPE]["calls"][0]["label"] == "waiting for you"
+    assert panel.data[MIME_TYPE]["status"] == "Waiting for you"
+    # The waiting card's clock is the wait's (asked 19 s ago), not the call's 20 s.
+    assert 18.5 < panel.data[MIME_TYPE]["calls"][0]["elapsed"] < 25
     assert "waiting for you" in panel.data["text/html"]
     assert "running" not in panel.data["text/plain"].splitlines()[0]
     answered = asked + 16.8

@@ -388,8 +388,10 @@ export function renderCard(
   } else {
     card.classList.add('jp-mod-empty');
   }
-  // A checklist is the point of its call; a running sub-agent's calls are what to watch.
-  if (call.checklist || (isActive(call) && call.children.length)) {
+  // A checklist is the point of its call; a running sub-agent's calls are what to watch;
+  // what a stopped call printed before the stop is why a person opens it anyway.
+  const stoppedWithOutput = !isActive(call) && call.tail.length > 0;
+  if (call.checklist || (isActive(call) && call.children.length) || stoppedWithOutput) {
     card.classList.add(DEFAULT_OPEN);
   }
   syncExpanded(card);
@@ -519,7 +521,10 @@ function renderLive(
     return;
   }
   const list = el('div', `${PREFIX}-live`);
-  const status = [payload.status ?? '', formatElapsed(payload.elapsed)].filter(Boolean).join(' · ');
+  // While a prompt waits, the cell's clock is beside the point: the waiting card has its own.
+  const waiting = payload.status === 'Waiting for you';
+  const clock = waiting ? '' : formatElapsed(payload.elapsed);
+  const status = [payload.status ?? '', clock].filter(Boolean).join(' · ');
   if (status) {
     list.append(el('div', `${PREFIX}-liveStatus`, status));
   }
