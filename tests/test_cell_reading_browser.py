@@ -226,7 +226,11 @@ def test_a_cell_reads_right_while_it_runs_and_after(browser: Any, lab: Lab) -> N
         bash = cell.locator(".jp-Toolhost-batch .jp-Toolhost-card", has_text="seq 1 20000")
         bash.locator(".jp-Toolhost-cardHeader").click()
         bash.locator(".jp-Toolhost-previewSummary").click()
-        marker = bash.locator(".jp-Toolhost-cut").inner_text()
+        cut = bash.locator(".jp-Toolhost-cut")
+        preview = bash.locator(".jp-Toolhost-result").bounding_box()
+        below = cut.bounding_box()
+        assert below["y"] >= preview["y"] + preview["height"] - 1  # under it, not scrolled away
+        marker = cut.inner_text()
         assert re.fullmatch(r"… [\d,]+ more lines, 106\.[0-9] KB saved", marker), marker
         path = bash.locator(".jp-Toolhost-persistedPath").inner_text()
         assert path.startswith(".toolhost/sessions/"), path  # relative to the notebook

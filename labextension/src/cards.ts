@@ -381,7 +381,10 @@ export function renderCard(
   if (call.persistedPath) {
     body.append(renderPersisted(call, context, pending));
   } else if (call.result) {
-    body.append(renderResult(call, call.result, context, pending, call.cut));
+    body.append(renderResult(call, call.result, context, pending));
+    if (call.cut) {
+      body.append(el('div', `${PREFIX}-cut`, call.cut));
+    }
   }
   if (body.childElementCount) {
     card.append(body);
@@ -432,8 +435,7 @@ function renderResult(
   call: Call,
   text: string,
   context: RenderContext,
-  pending: Promise<void>[],
-  cut: string | null = null
+  pending: Promise<void>[]
 ): HTMLElement {
   const box = el('div', `${PREFIX}-result`);
   box.classList.toggle('jp-mod-error', call.status === 'error' || call.status === 'denied');
@@ -451,9 +453,6 @@ function renderResult(
     box.append(pre);
   }
   pre.textContent = code;
-  if (cut) {
-    box.append(el('div', `${PREFIX}-cut`, cut));
-  }
   if (language) {
     pre.dataset.language = language;
     if (context.highlight) {
@@ -500,9 +499,11 @@ function renderPersisted(
 
   const details = el('details', `${PREFIX}-preview`);
   details.append(el('summary', `${PREFIX}-previewSummary`, 'Preview'));
-  details.append(
-    renderResult(call, persistedPreview(call.result), context, pending, call.saved?.cut || null)
-  );
+  details.append(renderResult(call, persistedPreview(call.result), context, pending));
+  if (call.saved?.cut) {
+    // Under the scrolling preview, not inside it: a person sees it without scrolling.
+    details.append(el('div', `${PREFIX}-cut`, call.saved.cut));
+  }
   box.append(details);
   return box;
 }
