@@ -234,5 +234,13 @@ def test_the_footer_counts_thinking_within_the_output(
     text = " · ".join(footer_parts(TurnSummary(usage=usage)))
     assert "1,200 in / 2,500 out tokens" in text or expected is None
     assert (expected in text) if expected else ("thinking" not in text)
-    replayed = " · ".join(footer_parts(TurnSummary(usage=usage, replayed=True)))
-    assert "thinking" not in replayed
+    # Scripted answers show no token counts; a recording from the API shows what it
+    # recorded, the same whether this run records or replays it.
+    scripted = " · ".join(footer_parts(TurnSummary(usage=usage, cassette="scripted")))
+    assert "thinking" not in scripted and "scripted answers — no tokens spent" in scripted
+    recorded, replayed = (
+        " · ".join(footer_parts(TurnSummary(usage=usage, cassette="recorded", replayed=flag)))
+        for flag in (False, True)
+    )
+    assert recorded == replayed and "as recorded — a replay spends nothing" in replayed
+    assert (expected in replayed) if expected else ("thinking" not in replayed)

@@ -43,6 +43,8 @@ Subcommand: TypeAlias = Literal[
     "request",
     "check",
     "import-claude-settings",
+    "key",
+    "debug",
     "output",
 ]
 SUBCOMMANDS: tuple[Subcommand, ...] = get_args(Subcommand)
@@ -56,7 +58,7 @@ LINE_USAGE = (
     "%agent status | reset | mode [MODE] | allow|ask|deny RULE [--save] | rules | tools | "
     "history [--timeline] | cost | request [N] | compact | resume [SESSION] | "
     "mcp [add NAME -- COMMAND ARGS... | restart NAME | remove NAME] | check TOOL INPUT | "
-    "output PATH | import-claude-settings | help"
+    "output PATH | import-claude-settings | key | debug [on|off] | help"
 )
 
 
@@ -257,7 +259,7 @@ def parse_command(line: str) -> Command:
                 ".toolhost/sessions/<session>/tool-results/<file>.txt"
             )
         return Command(name, " ".join(positional), flags)  # a path may contain spaces
-    with_argument = ("mode", "resume", "request")
+    with_argument = ("mode", "resume", "request", "debug")
     if len(positional) > 1 or (positional and name not in with_argument):
         takes = "one argument" if name in with_argument else "no argument"
         raise UsageError(f"%agent {name} takes {takes}.")
@@ -266,6 +268,8 @@ def parse_command(line: str) -> Command:
         parse_mode(argument)
     if name == "request" and argument is not None:
         parse_turn(argument)
+    if name == "debug" and argument not in (None, "on", "off"):
+        raise UsageError("%agent debug takes on or off.")
     return Command(name, argument, flags)
 
 
@@ -376,6 +380,18 @@ Options
                  (the default). The thinking streams into a collapsed "Thinking"
                  section above the turn's tool cards; its tokens are billed as output
                  tokens, up to N per model response
+
+API key
+-------
+Without ANTHROPIC_API_KEY (and without --cassette) a cell says so at once and sends
+nothing. %agent key asks for the key without showing it and keeps it in this kernel's
+environment only; %env ANTHROPIC_API_KEY=... does the same from a cell (which then holds
+the key). --cassette PATH replays a recorded conversation with no key at all.
+
+Errors
+------
+A failed run ends its cell with one line saying what failed; %agent debug on shows the
+full traceback instead (%agent debug off: one line again).
 
 Approvals
 ---------

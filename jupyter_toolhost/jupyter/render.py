@@ -13,9 +13,9 @@ Every display carries three representations:
 What changes between two runs of the same cassette stays out of the text, and in the HTML it
 is only ever inside ``<span class="toolhost-time">`` (durations), which a comparison masks
 (the package's pytest plugin does it for nbval). Paths under the working directory are shown
-relative to it. A replayed run's footer says "replayed — no tokens spent" and shows no
-token counts. Of a permission decision only a rule, a mode or a tool's own reason is shown
-in text. Nothing here imports IPython or ipywidgets.
+relative to it. With a cassette the footer reads the same when it records and when it
+replays (see `footer_parts`). Of a permission decision only a rule, a mode or a tool's own
+reason is shown in text. Nothing here imports IPython or ipywidgets.
 """
 
 from __future__ import annotations
@@ -129,17 +129,28 @@ class TurnSummary:
     duration: float | None = None
     replayed: bool = False
     """The model's answers came from a cassette: nothing was paid for."""
+    cassette: str | None = None
+    """The kind of the cassette's answers when one is used (recording or replaying):
+    "recorded" (from the API) or "scripted" (no model answered); None without one."""
 
 
 def footer_parts(summary: TurnSummary) -> list[str]:
-    """Calls, requests, tokens and cost, as words a reader of the page understands."""
+    """Calls, requests, tokens and cost, as words a reader of the page understands.
+
+    With a cassette the text is the same whether this run records it or replays it, so a
+    notebook recorded once shows byte for byte the same cell on every replay (and
+    `pytest --nbval` compares equal): a recording from the API shows the usage it recorded,
+    marked "as recorded — a replay spends nothing"; scripted answers show no token counts
+    at all (none were real). Whether this run replayed is in the JSON payload only.
+    """
     parts = [f"{summary.tool_calls} tool call" + ("" if summary.tool_calls == 1 else "s")]
     if summary.model_requests:
         requests = summary.model_requests
         parts.append(f"{requests} model request" + ("" if requests == 1 else "s"))
     usage = summary.usage
-    if summary.replayed:
-        parts.append("replayed — no tokens spent")
+    scripted = summary.cassette == "scripted"
+    if scripted:
+        parts.append("scripted answers — no tokens spent")
     elif usage:
         read = usage.get("cache_read_input_tokens", 0)
         thinking = usage.get("thinking_tokens", 0)
@@ -148,8 +159,12 @@ def footer_parts(summary: TurnSummary) -> list[str]:
         if thinking:  # part of the output tokens (and billed as output), not on top
             tokens += f" (incl. {thinking:,} thinking)"
         parts.append(tokens + (f" ({read:,} read from cache)" if read else ""))
-    if not summary.replayed and summary.cost_usd is not None:
+    elif summary.replayed:  # a replay that reported no usage (an old cassette)
+        parts.append("replayed — no tokens spent")
+    if not scripted and summary.cost_usd is not None:
         parts.append(f"≈ ${summary.cost_usd:.4f}")
+    if summary.cassette == "recorded":
+        parts.append("as recorded — a replay spends nothing")
     if summary.stop_reason:
         parts.append(f"stop: {summary.stop_reason}")
     return parts
@@ -195,21 +210,29 @@ def output_display(path: str, text: str, note: str) -> Rendered:
 
 
 def table_display(
-    kind: str, columns: Sequence[str], rows: Sequence[Sequence[Any]], *, title: str = ""
+    kind: str,
+    columns: Sequence[str],
+    rows: Sequence[Sequence[Any]],
+    *,
+    title: str = "",
+    timed: Sequence[str] = (),
 ) -> Rendered:
-    """A small table (tools, rules, history) as HTML and aligned plain text."""
+    """A small table (tools, rules, history) as HTML and aligned plain text. The `timed`
+    columns (durations: they vary between runs) are in the HTML only, in time spans."""
     cells = [[_cell(value) for value in row] for row in rows]
-    widths = [
-        max([len(column), *(len(row[i]) for row in cells)]) for i, column in enumerate(columns)
-    ]
-    header = "  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True)).rstrip()
-    body = [
-        "  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip() for row in cells
-    ]
+    kept = [i for i, column in enumerate(columns) if column not in timed]
+    widths = {i: max([len(columns[i]), *(len(row[i]) for row in cells)]) for i in kept}
+    header = "  ".join(columns[i].ljust(widths[i]) for i in kept).rstrip()
+    body = ["  ".join(row[i].ljust(widths[i]) for i in kept).rstrip() for row in cells]
     plain = "\n".join([*([title] if title else []), header, *body])
     head_html = "".join(f"<th style='text-align:left'>{esc(c)}</th>" for c in columns)
     rows_html = "".join(
-        "<tr>" + "".join(f"<td style='text-align:left'>{esc(v)}</td>" for v in row) + "</tr>"
+        "<tr>"
+        + "".join(
+            f"<td style='text-align:left'>{time_html(v) if c in timed else esc(v)}</td>"
+            for c, v in zip(columns, row, strict=True)
+        )
+        + "</tr>"
         for row in cells
     )
     caption = f"<caption style='text-align:left'>{esc(title)}</caption>" if title else ""

@@ -152,6 +152,8 @@ export interface FooterPayload {
   duration: number | null;
   /** Answers came from a replay cassette: nothing was paid. */
   replayed: boolean;
+  /** Where a cassette's answers come from (recording or replaying it); null without one. */
+  cassette: 'recorded' | 'scripted' | null;
 }
 
 export interface NoticePayload {
@@ -419,7 +421,8 @@ export function readPayload(value: unknown): Payload {
         usage,
         costUsd: num(value.cost_usd),
         duration: num(value.duration),
-        replayed: value.replayed === true
+        replayed: value.replayed === true,
+        cassette: value.cassette === 'recorded' || value.cassette === 'scripted' ? value.cassette : null
       };
     }
     case 'notice': {

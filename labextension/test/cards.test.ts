@@ -340,9 +340,19 @@ describe('other displays', () => {
     expect(q('.jp-Toolhost-footer').textContent).toBe(
       '1 tool call · 2 model requests · stop: end_turn · 120 in / 30 out tokens · ≈ $0.0012 · 1.50 s'
     );
-    render({ version: 1, kind: 'footer', tool_calls: 2, model_requests: 1, cost_usd: 0.5, replayed: true });
+    render({ version: 1, kind: 'footer', tool_calls: 2, model_requests: 1, replayed: true });
     expect(q('.jp-Toolhost-footer').textContent).toBe('2 tool calls · 1 model request · replayed — no tokens spent');
     expect(q('.jp-Toolhost-footer').textContent).not.toContain('$');
+    // With a cassette the footer is the same whether it records or replays.
+    const usage = { input_tokens: 1200, output_tokens: 30 };
+    const shown = (cassette: string, replayed: boolean): string => {
+      render({ version: 1, kind: 'footer', tool_calls: 1, usage, cost_usd: 0.0042, replayed, cassette });
+      return q('.jp-Toolhost-footer').textContent ?? '';
+    };
+    expect(shown('recorded', true)).toBe(shown('recorded', false));
+    expect(shown('recorded', true)).toBe('1 tool call · 1200 in / 30 out tokens · ≈ $0.0042 · as recorded — a replay spends nothing');
+    expect(shown('scripted', true)).toBe(shown('scripted', false));
+    expect(shown('scripted', false)).toBe('1 tool call · scripted answers — no tokens spent');
     render({ version: 1, kind: 'notice', level: 'error', text: 'Interrupted' });
     expect(q('.jp-Toolhost-notice').dataset.level).toBe('error');
     render({ version: 1, kind: 'tools', title: 'Tools', columns: ['name'], rows: [['Read'], ['Bash']] });
