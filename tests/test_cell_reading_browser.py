@@ -5,8 +5,8 @@ runs, a stopped card that keeps what it printed, a cut preview that says what is
 in JupyterLab's dark theme, every view (cards, prompt, live panel, timeline, request, check,
 footer) with text at a WCAG contrast of at least 4.5:1, computed from the page's own computed
 styles (syntax-highlighted code keeps JupyterLab's own highlighting colours, as in its code
-cells, and is left out of that check). The model is scripted (the loopback Messages API). Screenshots go to
-`test-artifacts/`."""
+cells, and is left out of that check). The model is scripted (the loopback Messages API).
+Screenshots go to `test-artifacts/`."""
 
 from __future__ import annotations
 
@@ -73,7 +73,10 @@ CONTRAST = """
     return colour;
   };
   const luminance = (c) => {
-    const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); };
+    const f = (v) => {
+      v /= 255;
+      return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4);
+    };
     return 0.2126 * f(c[0]) + 0.7152 * f(c[1]) + 0.0722 * f(c[2]);
   };
   const ratio = (a, b) => {
@@ -90,7 +93,8 @@ CONTRAST = """
     // in its code cells; they are not this package's to choose.
     if (/^ͼ/.test(el.getAttribute('class') || '')) continue;
     const box = el.getBoundingClientRect();
-    if (!box.width || !box.height || !el.checkVisibility({opacityProperty: true, visibilityProperty: true})) continue;
+    const seen = el.checkVisibility({opacityProperty: true, visibilityProperty: true});
+    if (!box.width || !box.height || !seen) continue;
     const style = getComputedStyle(el);
     let fg, bg;
     if (el instanceof SVGElement) {
