@@ -132,6 +132,9 @@ def test_waiting_for_a_person_is_not_running_and_not_the_tools_time() -> None:
     panel = live[-1]
     assert panel.data["text/plain"].startswith("Waiting for you · ")
     assert panel.data[MIME_TYPE]["calls"][0]["label"] == "waiting for you"
+    assert panel.data[MIME_TYPE]["status"] == "Waiting for you"
+    # The waiting card's clock is the wait's (asked 19 s ago), not the call's 20 s.
+    assert 18.5 < panel.data[MIME_TYPE]["calls"][0]["elapsed"] < 25
     assert "waiting for you" in panel.data["text/html"]
     assert "running" not in panel.data["text/plain"].splitlines()[0]
     answered = asked + 16.8
@@ -210,6 +213,7 @@ def shell() -> Any:
 
 async def test_python_exec_reports_its_printed_lines_while_it_runs(shell: Any) -> None:
     reported: list[tuple[float, tuple[str, ...]]] = []
+    said: list[str] = []
     code = (
         "import time\n"
         "for i in range(4):\n"
@@ -219,7 +223,9 @@ async def test_python_exec_reports_its_printed_lines_while_it_runs(shell: Any) -
     )
     started = time.perf_counter()
     output = await execute(
-        shell, code, progress=lambda p: reported.append((time.perf_counter(), p.tail))
+        shell,
+        code,
+        progress=lambda p: (reported.append((time.perf_counter(), p.tail)), said.append(p.text)),
     )
     ended = time.perf_counter()
     assert "line 3" in str(output.data)
@@ -228,6 +234,7 @@ async def test_python_exec_reports_its_printed_lines_while_it_runs(shell: Any) -
     first = next(at for at, tail in reported if "line 0" in tail)
     assert first - started < 0.25 and ended - first > 0.8
     assert reported[-1][1][-1] == "line 3"
+    assert said[0] == "1 line printed so far" and said[-1] == "4 lines printed so far"
 
 
 async def test_the_cells_own_displays_pass_while_python_exec_captures(shell: Any) -> None:

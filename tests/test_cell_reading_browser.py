@@ -4,8 +4,9 @@ while a prompt waits (the wait kept out of the run time), PythonExec's printed l
 runs, a stopped card that keeps what it printed, a cut preview that says what is left, and,
 in JupyterLab's dark theme, every view (cards, prompt, live panel, timeline, request, check,
 footer) with text at a WCAG contrast of at least 4.5:1, computed from the page's own computed
-styles. The model is scripted (the loopback Messages API). Screenshots go to
-`test-artifacts/`."""
+styles (syntax-highlighted code keeps JupyterLab's own highlighting colours, as in its code
+cells, and is left out of that check). The model is scripted (the loopback Messages API).
+Screenshots go to `test-artifacts/`."""
 
 from __future__ import annotations
 
@@ -72,7 +73,10 @@ CONTRAST = """
     return colour;
   };
   const luminance = (c) => {
-    const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); };
+    const f = (v) => {
+      v /= 255;
+      return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4);
+    };
     return 0.2126 * f(c[0]) + 0.7152 * f(c[1]) + 0.0722 * f(c[2]);
   };
   const ratio = (a, b) => {
@@ -85,8 +89,12 @@ CONTRAST = """
     const text = node.textContent.trim();
     const el = node.parentElement;
     if (!text || !el) continue;
+    // Syntax colours are JupyterLab's own highlighting theme (CodeMirror's ͼ classes), as
+    // in its code cells; they are not this package's to choose.
+    if (/^ͼ/.test(el.getAttribute('class') || '')) continue;
     const box = el.getBoundingClientRect();
-    if (!box.width || !box.height || !el.checkVisibility({opacityProperty: true, visibilityProperty: true})) continue;
+    const seen = el.checkVisibility({opacityProperty: true, visibilityProperty: true});
+    if (!box.width || !box.height || !seen) continue;
     const style = getComputedStyle(el);
     let fg, bg;
     if (el instanceof SVGElement) {
@@ -222,13 +230,18 @@ def test_a_cell_reads_right_while_it_runs_and_after(browser: Any, lab: Lab) -> N
         bash = cell.locator(".jp-Toolhost-batch .jp-Toolhost-card", has_text="seq 1 20000")
         bash.locator(".jp-Toolhost-cardHeader").click()
         bash.locator(".jp-Toolhost-previewSummary").click()
-        marker = bash.locator(".jp-Toolhost-cut").inner_text()
+        cut = bash.locator(".jp-Toolhost-cut")
+        preview = bash.locator(".jp-Toolhost-result").bounding_box()
+        below = cut.bounding_box()
+        assert below["y"] >= preview["y"] + preview["height"] - 1  # under it, not scrolled away
+        marker = cut.inner_text()
         assert re.fullmatch(r"… [\d,]+ more lines, 106\.[0-9] KB saved", marker), marker
         path = bash.locator(".jp-Toolhost-persistedPath").inner_text()
         assert path.startswith(".toolhost/sessions/"), path  # relative to the notebook
         saved = lab.root / path
         assert marker.endswith(f"{saved.stat().st_size / 1024:.1f} KB saved")
         assert "tool_use_error" not in cell.inner_text()
+        shoot(bash, "cell-cut-preview-dark.png")
 
         # A stopped command keeps what it printed, and says "interrupted".
         _run_cell(page, 3)
@@ -240,7 +253,9 @@ def test_a_cell_reads_right_while_it_runs_and_after(browser: Any, lab: Lab) -> N
         final.wait_for(timeout=60_000)
         page.wait_for_function(IDLE)
         assert final.get_attribute("data-label") == "interrupted"
-        kept = final.locator(".jp-Toolhost-stoppedTail .jp-Toolhost-tail").inner_text()
+        kept_box = final.locator(".jp-Toolhost-stoppedTail .jp-Toolhost-tail")
+        assert kept_box.is_visible()  # the card opens by itself to show it
+        kept = kept_box.inner_text()
         assert "step 2" in kept, kept
         assert "tool_use_error" not in stopped.inner_text()
         shoot(stopped.locator(".jp-Cell-outputArea"), "cell-stopped-keeps-output-dark.png")
@@ -261,12 +276,13 @@ def test_a_cell_reads_right_while_it_runs_and_after(browser: Any, lab: Lab) -> N
         for index in (2, 3, 4, 5, 6):
             area = _cell(page, index).locator(".jp-Cell-outputArea")
             low = _low_contrast(page, area)
-            assert low == [], (index, low)
+            assert low == [], (index, [f"{f['text']} {f['cls']} {f['ratio']:.2f}" for f in low])
         # The card's batch and the timeline's agree.
         card_batches = cell.locator(".jp-Toolhost-batch").evaluate_all(
             "nodes => nodes.map(n => Number(n.dataset.batch))"
         )
         assert card_batches[:3] == [1, 2, 3], card_batches
-        shoot(cell.locator(".jp-Cell-outputArea"), "cell-final-dark.png")
+        shoot(answer, "cell-markdown-answer-dark.png")
+        shoot(write, "cell-denied-run-and-approval-time-dark.png")
         shoot(_cell(page, 4).locator(".jp-Cell-outputArea"), "cell-timeline-dark.png")
         assert lab.errors == [], lab.errors

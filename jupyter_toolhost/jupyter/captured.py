@@ -224,9 +224,10 @@ class _Tail:
             self.flush()
 
     def flush(self) -> None:
-        shown = (*self._lines, *([self._partial] if self._partial.strip() else []))
+        partial = [self._partial] if self._partial.strip() else []
+        shown = (*self._lines, *partial)
         if shown:
-            self._report(tuple(shown)[-TAIL_LINES:], self._count)
+            self._report(tuple(shown)[-TAIL_LINES:], self._count + len(partial))
 
 
 class _Stream(io.StringIO):

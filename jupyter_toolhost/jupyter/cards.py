@@ -397,10 +397,10 @@ def card_json(card: CallCard, *, now: float | None = None) -> dict[str, Any]:
     )
     data["children"] = [card_json(child, now=now) for child in card.children]
     data["displays_below"] = len(card.displays) if card.final else 0
+    # While a prompt waits, the clock is the wait's; else the run's so far.
+    since = card.asked if card.asked is not None else card.started
     data["elapsed"] = (
-        now - card.started
-        if now is not None and card.started is not None and not card.final
-        else None
+        now - since if now is not None and since is not None and not card.final else None
     )
     persisted = persisted_output(card) if card.final else None
     if persisted is not None:
@@ -473,9 +473,10 @@ def live_display(
             *(card_plain(card) for card in shown),
         ]
     ).strip()
+    waiting = any(card.asked is not None for card in shown)
     payload = {
         "calls": [card_json(c, now=now) for c in shown],
-        "status": "running" if shown else "idle",
+        "status": ("Waiting for you" if waiting else "running") if shown else "idle",
         "elapsed": elapsed,
         "checklist": [dict(item) for item in checklist] if checklist else None,
     }

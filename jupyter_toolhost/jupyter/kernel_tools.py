@@ -145,7 +145,8 @@ async def execute(shell: Any, code: str, *, progress: Any = None) -> ToolOutput:
     def report(tail: tuple[str, ...], lines: int) -> None:
         if progress is not None:
             with contextlib.suppress(Exception):
-                progress(Progress(text=f"{lines:,} lines printed so far", tail=tail))
+                said = f"{lines:,} line{'s' * (lines != 1)} printed so far"
+                progress(Progress(text=said, tail=tail))
 
     try:
         source = shell.transform_cell(code)

@@ -57,7 +57,7 @@ from .cards import (
     live_display,
     saved_path_in,
 )
-from .previews import strip_error_tags
+from .previews import blocks_text, strip_error_tags
 from .render import Rendered, TurnSummary, footer_display, notice_display, relative_text
 from .thinking import EMPTY_THINKING, ThinkingPart, ThinkingSection, thinking_display
 
@@ -346,7 +346,7 @@ class LiveView:
             card.started = time.perf_counter() - event.duration_s
         card.ended = card.started + event.duration_s
         content = event.result.content
-        text = content if isinstance(content, str) else _blocks_text(content)
+        text = content if isinstance(content, str) else blocks_text(content)
         card.interrupted = event.stopped_by == "interrupt" or (
             event.status == "error" and INTERRUPTED_LINE in text
         )
@@ -479,22 +479,6 @@ class LiveView:
 
     def all_cards(self) -> list[CallCard]:
         return [self.cards[i] for i in self.order]
-
-
-def _blocks_text(blocks: list[dict[str, Any]]) -> str:
-    parts = []
-    for block in blocks:
-        if block.get("type") == "text":
-            parts.append(str(block.get("text", "")))
-        elif block.get("type") == "image":
-            source = block.get("source")
-            media = source.get("media_type", "") if isinstance(source, dict) else ""
-            parts.append(f"[image: {media or 'unknown type'}]")
-        elif block.get("type") == "tool_reference":
-            parts.append(f"loaded {block.get('tool_name', '?')}")
-        else:
-            parts.append(f"[{block.get('type', 'block')}]")
-    return "\n".join(parts)
 
 
 def _item_dict(item: Any) -> dict[str, Any]:

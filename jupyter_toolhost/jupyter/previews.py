@@ -21,6 +21,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import PurePath
+from typing import Any
 
 from .render import FG2, PRE, esc, relative_path
 
@@ -189,3 +190,20 @@ def result_html(result: str, persisted: PersistedOutput | None) -> str:
     return (
         f'<details><summary>{label}</summary><pre style="{PRE}">{esc(text)}</pre>{marker}</details>'
     )
+
+
+def blocks_text(blocks: list[dict[str, Any]]) -> str:
+    """A result given as content blocks, as text (images and references named)."""
+    parts = []
+    for block in blocks:
+        if block.get("type") == "text":
+            parts.append(str(block.get("text", "")))
+        elif block.get("type") == "image":
+            source = block.get("source")
+            media = source.get("media_type", "") if isinstance(source, dict) else ""
+            parts.append(f"[image: {media or 'unknown type'}]")
+        elif block.get("type") == "tool_reference":
+            parts.append(f"loaded {block.get('tool_name', '?')}")
+        else:
+            parts.append(f"[{block.get('type', 'block')}]")
+    return "\n".join(parts)

@@ -70,6 +70,8 @@ WAIT_PATTERN = "toolhost-timeline-wait"
 TEXT = 'fill="#202124" style="fill:var(--jp-content-font-color1,#202124)"'
 """Text in JupyterLab's own colours (readable in its dark theme), else dark grey."""
 TEXT2 = 'fill="#3c4043" style="fill:var(--jp-content-font-color2,#3c4043)"'
+"""Secondary text; the marks (✗ ⊘ ↯ ■ □) are drawn in it too in JupyterLab, where their
+colours would fall under 4.5:1 on the dark theme (each mark differs by its shape)."""
 
 
 def timeline_status(card: CallCard) -> TimelineStatus:
@@ -231,7 +233,8 @@ def _row(card: CallCard, batch: int, axis: _Axis, y: float) -> str:
         symbol, mark_color, meaning = mark
         parts.append(
             f'<text class="toolhost-mark" data-status="{status}" x="{x0 + width + 4:.1f}" '
-            f'y="{y + 14:.1f}" font-size="13" fill="{mark_color}">'
+            f'y="{y + 14:.1f}" font-size="13" fill="{mark_color}" '
+            f'style="fill:var(--jp-content-font-color2,{mark_color})">'
             f"{_title(f'{meaning} — {card.name}: {card.summary}')}{symbol}</text>"
         )
     parts.append("</g>")
@@ -281,7 +284,8 @@ def _legend(y: float) -> tuple[str, float]:
             )
         else:
             swatch = (
-                f'<text x="{x + 2:.1f}" y="{row_y + 13:.1f}" font-size="13" fill="{color}">'
+                f'<text x="{x + 2:.1f}" y="{row_y + 13:.1f}" font-size="13" fill="{color}" '
+                f'style="fill:var(--jp-content-font-color2,{color})">'
                 f"{symbol}</text>"
             )
         parts.append(

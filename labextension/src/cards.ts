@@ -381,15 +381,20 @@ export function renderCard(
   if (call.persistedPath) {
     body.append(renderPersisted(call, context, pending));
   } else if (call.result) {
-    body.append(renderResult(call, call.result, context, pending, call.cut));
+    body.append(renderResult(call, call.result, context, pending));
+    if (call.cut) {
+      body.append(el('div', `${PREFIX}-cut`, call.cut));
+    }
   }
   if (body.childElementCount) {
     card.append(body);
   } else {
     card.classList.add('jp-mod-empty');
   }
-  // A checklist is the point of its call; a running sub-agent's calls are what to watch.
-  if (call.checklist || (isActive(call) && call.children.length)) {
+  // A checklist is the point of its call; a running sub-agent's calls are what to watch;
+  // what a stopped call printed before the stop is why a person opens it anyway.
+  const stoppedWithOutput = !isActive(call) && call.tail.length > 0;
+  if (call.checklist || (isActive(call) && call.children.length) || stoppedWithOutput) {
     card.classList.add(DEFAULT_OPEN);
   }
   syncExpanded(card);
@@ -430,8 +435,7 @@ function renderResult(
   call: Call,
   text: string,
   context: RenderContext,
-  pending: Promise<void>[],
-  cut: string | null = null
+  pending: Promise<void>[]
 ): HTMLElement {
   const box = el('div', `${PREFIX}-result`);
   box.classList.toggle('jp-mod-error', call.status === 'error' || call.status === 'denied');
@@ -449,9 +453,6 @@ function renderResult(
     box.append(pre);
   }
   pre.textContent = code;
-  if (cut) {
-    box.append(el('div', `${PREFIX}-cut`, cut));
-  }
   if (language) {
     pre.dataset.language = language;
     if (context.highlight) {
@@ -498,9 +499,11 @@ function renderPersisted(
 
   const details = el('details', `${PREFIX}-preview`);
   details.append(el('summary', `${PREFIX}-previewSummary`, 'Preview'));
-  details.append(
-    renderResult(call, persistedPreview(call.result), context, pending, call.saved?.cut || null)
-  );
+  details.append(renderResult(call, persistedPreview(call.result), context, pending));
+  if (call.saved?.cut) {
+    // Under the scrolling preview, not inside it: a person sees it without scrolling.
+    details.append(el('div', `${PREFIX}-cut`, call.saved.cut));
+  }
   box.append(details);
   return box;
 }
@@ -519,7 +522,10 @@ function renderLive(
     return;
   }
   const list = el('div', `${PREFIX}-live`);
-  const status = [payload.status ?? '', formatElapsed(payload.elapsed)].filter(Boolean).join(' · ');
+  // While a prompt waits, the cell's clock is beside the point: the waiting card has its own.
+  const waiting = payload.status === 'Waiting for you';
+  const clock = waiting ? '' : formatElapsed(payload.elapsed);
+  const status = [payload.status ?? '', clock].filter(Boolean).join(' · ');
   if (status) {
     list.append(el('div', `${PREFIX}-liveStatus`, status));
   }

@@ -389,6 +389,15 @@ describe('what a person reads in a card', () => {
     expect(q('.jp-Toolhost-card').dataset.label).toBe('waiting for you');
     expect(q('.jp-Toolhost-statusLabel').textContent).toBe('waiting for you');
     expect(q('.jp-Toolhost-elapsed').title).toBe('waiting for you for 16 s');
+    expect(q('.jp-Toolhost-liveStatus').textContent).toBe('running · 18 s');
+    render({
+      version: 1,
+      kind: 'live',
+      status: 'Waiting for you',
+      elapsed: 18,
+      calls: [card({ status: 'running', label: 'waiting for you', elapsed: 16.2, ended: null, duration: null })]
+    });
+    expect(q('.jp-Toolhost-liveStatus').textContent).toBe('Waiting for you');
     render(batch([card({ status: 'denied', label: 'denied', duration: 0.2, waited: 16.8 })]));
     expect(q('.jp-Toolhost-duration').textContent).toBe('200 ms');
     expect(q('.jp-Toolhost-approvalTime').textContent).toBe('approval 16.8 s');
@@ -406,6 +415,7 @@ describe('what a person reads in a card', () => {
       ])
     );
     expect(q('.jp-Toolhost-statusLabel').textContent).toBe('interrupted');
+    expect(isOpen(q('.jp-Toolhost-card'))).toBe(true); // open: what it printed is the point
     expect(q('.jp-Toolhost-stoppedTail .jp-Toolhost-tail').textContent).toBe('step 1\nstep 2');
     expect(document.body.textContent).not.toContain('tool_use_error');
     expect(document.body.textContent).toContain('Cancelled: interrupted');
