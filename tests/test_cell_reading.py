@@ -299,3 +299,43 @@ def test_agent_output_shows_a_saved_result_whole_through_the_kernel(
     (tmp_path / "secret.txt").write_text("no")
     refused = run_line(host, "output secret.txt")
     assert refused is not None and "not a saved tool result" in refused.data["text/plain"]
+
+
+NOTEBOOKS = sorted((Path(__file__).resolve().parent.parent / "notebooks").glob("*.ipynb"))
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_every_link_in_a_shipped_notebooks_export_resolves(path: Path) -> None:
+    """nbconvert's HTML of each shipped notebook: a link is an anchor of the page, a page
+    on the web (the template's), or a file next to the notebook, never in a hidden folder
+    (a Jupyter server refuses those)."""
+    from html.parser import HTMLParser
+
+    import nbformat
+    from nbconvert import HTMLExporter
+
+    class Links(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__()
+            self.hrefs: list[str] = []
+            self.ids: set[str] = set()
+
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            found = dict(attrs)
+            if found.get("id"):
+                self.ids.add(str(found["id"]))
+            if tag == "a" and found.get("href"):
+                self.hrefs.append(str(found["href"]))
+
+    exported, _ = HTMLExporter().from_notebook_node(nbformat.read(path, as_version=4))
+    links = Links()
+    links.feed(exported)
+    for href in links.hrefs:
+        if href.startswith(("http://", "https://", "mailto:")):
+            continue
+        if href.startswith("#"):
+            assert href[1:] in links.ids, f"{path.name}: anchor {href} names no element"
+            continue
+        assert not any(p.startswith(".") for p in Path(href).parts), f"{path.name}: {href}"
+        assert (path.parent / href.split("#")[0]).exists(), f"{path.name}: {href} is missing"
+    assert "<tool_use_error>" not in exported and "&lt;tool_use_error&gt;" not in exported
