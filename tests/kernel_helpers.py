@@ -39,6 +39,16 @@ class CellRun:
         )
 
     @property
+    def answer(self) -> str:
+        """The model's words: its final Markdown displays, in order (updates of a streaming
+        display are not among them)."""
+        return "\n".join(
+            m["content"]["data"]["text/markdown"]
+            for m in self.messages
+            if m["msg_type"] == "display_data" and "text/markdown" in m["content"]["data"]
+        )
+
+    @property
     def stderr(self) -> str:
         return "".join(
             m["content"]["text"]

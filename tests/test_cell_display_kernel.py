@@ -45,7 +45,8 @@ def live_updates(run: CellRun) -> list[dict[str, Any]]:
     return [
         m["content"]["data"][MIME]
         for m in run.messages
-        if m["msg_type"] == "update_display_data" and MIME in m["content"]["data"]
+        if m["msg_type"] == "update_display_data"
+        and m["content"]["data"].get(MIME, {}).get("kind") == "live"
     ]
 
 
@@ -68,7 +69,9 @@ def test_plot_and_table_land_under_their_card_and_the_model_sees_the_plot(
     assert "text/html" in kinds[batch_at + 1]
     assert "<table" in shown[batch_at + 1]["data"]["text/html"]
     assert kinds[batch_at + 2] == ["image/png", "text/plain"], kinds
-    assert kinds[batch_at + 3] == "footer", kinds
+    # Then the answer: a streaming display that starts empty, then the final Markdown.
+    assert kinds[batch_at + 3 :] == ["answer", ["text/markdown", "text/plain"], "footer"], kinds
+    assert shown[batch_at + 4]["data"]["text/markdown"] == "Class A leads."
     assert shown[batch_at + 2]["data"]["text/plain"].startswith("<Figure size")
 
     [card] = payloads(run, "batch")[0]["calls"]

@@ -65,7 +65,8 @@ def _check(executed: Path, server: MessagesServer, root: Path, took: float) -> N
     assert "Denied PythonExec" in streams, streams
     for fix in (HEADLESS, "dontAsk", "JUPYTER_TOOLHOST_APPROVAL_TIMEOUT"):
         assert fix in streams
-    assert "I left the file alone." in streams
+    markdown = [o["data"].get("text/markdown") for o in agent if "data" in o]
+    assert "I left the file alone." in markdown  # the model's words, as Markdown
     assert (root / "scratch.txt").exists(), "the denied call must not have run"
     after = "".join(o.get("text", "") for o in notebook.cells[2].outputs)
     assert after == "after the agent\n"

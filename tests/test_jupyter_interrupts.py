@@ -116,7 +116,7 @@ def follow_up(kernel: Kernel, server: MessagesServer) -> list[dict[str, Any]]:
     server.add_turns(Turn([text("Resumed fine.")]))
     follow = kernel.run("%%agent\nAre you still there?")
     assert follow.status == "ok", follow.text()
-    assert "Resumed fine." in follow.stdout
+    assert "Resumed fine." in follow.answer
     assert server.errors == [], server.errors
     last = server.requests[-1].body["messages"]
     roles = [m["role"] for m in last]
@@ -241,3 +241,40 @@ def test_a_sync_tool_that_ignores_its_flag_is_reported_as_still_running(
     while not (root / "stubborn.txt").exists() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert (root / "stubborn.txt").read_text() == "finished"  # the write the result warned of
+
+
+def test_a_stopped_python_exec_is_interrupted_and_keeps_what_it_printed(
+    kernel: Kernel, server: MessagesServer, root: Path
+) -> None:
+    code = (
+        "import time\n"
+        "for i in range(60):\n"
+        "    print(f'row {i}', flush=True)\n"
+        "    if i == 2:\n"
+        "        open('python-started', 'w').close()\n"
+        "    time.sleep(0.2)\n"
+    )
+    server.add_turns(Turn([tool_use("PythonExec", {"code": code})]))
+    run = kernel.submit("%%agent --mode bypassPermissions\nPrint rows slowly.")
+    wait_for_file(kernel, run, root / "python-started")
+    sent = kernel.interrupt()
+    interrupted(kernel, run, sent, "PythonExec")
+    batches = [
+        json.loads(json.dumps(m["content"]["data"]["application/vnd.jupyter.toolhost.v1+json"]))
+        for m in run.messages
+        if m["msg_type"] == "display_data"
+        and m["content"]["data"].get("application/vnd.jupyter.toolhost.v1+json", {}).get("kind")
+        == "batch"
+    ]
+    [card] = [c for b in batches for c in b["calls"] if c["name"] == "PythonExec"]
+    assert card["label"] == "interrupted", card
+    assert "row 0" in card["result"] and "row 2" in card["result"]  # what it printed stays
+    assert "tool_use_error" not in card["result"]
+    html = next(
+        m["content"]["data"]["text/html"]
+        for m in run.messages
+        if m["msg_type"] == "display_data"
+        and "PythonExec" in m["content"]["data"].get("text/plain", "")
+    )
+    assert ">interrupted</span>" in html
+    (root / "python-started").unlink()

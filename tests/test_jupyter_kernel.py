@@ -52,7 +52,7 @@ def test_allow_runs_the_tool_and_the_same_cell_finishes(kernel: Kernel, server: 
 
     assert run.status == "ok", run.text()
     assert "Allowed PythonExec: x = 41 print('hi') x + 1 (once)" in run.stdout
-    assert "The answer is 42." in run.stdout
+    assert "The answer is 42." in run.answer
     assert any("✓ PythonExec" in d for d in kernel.runs[run.msg_id].displays())
     [result] = last_tool_results(server)
     assert "[stdout]\nhi" in result_text(result) and "[result]\n42" in result_text(result)
@@ -73,7 +73,7 @@ def test_always_allow_stops_the_next_identical_ask(kernel: Kernel, server: Messa
 
     assert run.status == "ok", run.text()
     assert len(kernel.buttons("Always allow", run)) == 1, "the second call must not ask"
-    assert "Counted twice." in run.stdout
+    assert "Counted twice." in run.answer
     assert kernel.run("print(counter)").stdout == "2\n"
 
 
@@ -99,8 +99,8 @@ def test_two_concurrent_asks_each_get_a_prompt(kernel: Kernel, server: MessagesS
     assert run.status == "ok", run.text()
     results = last_tool_results(server)
     assert [result_text(r) for r in results] == ["noted one", "noted two"]
-    assert "Both noted." in run.stdout
-    assert any("run concurrently" in d for d in run.displays())
+    assert "Both noted." in run.answer
+    assert any("ran concurrently" in d for d in run.displays())
 
 
 def test_run_all_runs_the_queued_cell_after_the_agent(kernel: Kernel, server: MessagesServer):
@@ -140,7 +140,7 @@ def test_interrupt_during_a_tool(kernel: Kernel, server: MessagesServer):
     assert kernel.run("print(1 + 1)").stdout == "2\n"
     follow = kernel.run("%%agent\nAre you still there?")
     assert follow.status == "ok", follow.text()
-    assert "Resumed fine." in follow.stdout
+    assert "Resumed fine." in follow.answer
     assert not server.errors, server.errors
 
 
@@ -216,7 +216,8 @@ def test_nbclient_runs_a_notebook_in_dont_ask_mode(
     plain = "\n".join(
         o["data"].get("text/plain", "") for o in agent_outputs if o.output_type == "display_data"
     )
-    assert "I was not allowed to run code." in streams
+    markdown = [o["data"].get("text/markdown") for o in agent_outputs if "data" in o]
+    assert "I was not allowed to run code." in markdown  # the model's words, as Markdown
     assert "should not run" not in streams
     assert "⊘ PythonExec: print('should not run')" in plain
     [denied_card] = [
@@ -285,7 +286,7 @@ def test_ask_user_question_is_answered_in_the_cell(kernel: Kernel, server: Messa
     assert '"Which library should load the data?"="polars"' in answer
     assert '"What should I add?"="Tests, Docs, a benchmark"' in answer
     assert "Answered: Library: polars; Extras: Tests, Docs, a benchmark" in run.stdout
-    assert "Thanks, going with that." in run.stdout
+    assert "Thanks, going with that." in run.answer
     assert any("Which library should load the data?" in h for h in kernel.html_values(run))
 
 
@@ -317,7 +318,7 @@ def test_a_plan_is_rendered_then_rejected_and_approved(kernel: Kernel, server: M
     assert rejected.get("is_error") and "count rows" in result_text(rejected)
     assert not approved.get("is_error") and "approved your plan" in result_text(approved)
     assert "Denied ExitPlanMode" in run.stdout and "Allowed ExitPlanMode" in run.stdout
-    assert "Starting on the plan." in run.stdout
+    assert "Starting on the plan." in run.answer
     assert "Permission mode: default" in kernel.run("%agent mode").text()
 
 

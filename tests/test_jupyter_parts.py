@@ -136,11 +136,14 @@ def test_batch_text_and_html_do_not_depend_on_timing_or_ids():
     fast = batch_display([card("a", 0, 0.0, 0.1), card("b", 0, 0.0, 0.2)], batch=0).data
     slow = batch_display([card("x", 0, 5.0, 9.0), card("y", 0, 5.0, 7.5)], batch=0).data
     assert fast["text/plain"].replace("_a", "_x").replace("_b", "_y") == slow["text/plain"]
-    assert "run concurrently" in fast["text/plain"]
+    assert "ran concurrently" in fast["text/plain"]
     assert "toolu" not in fast["text/html"] and "0.1" not in fast["text/plain"]
     # Durations are in the HTML for readers of a page, only inside the spans a comparison
     # masks: with those masked, the two runs' HTML is the same.
-    assert '<span class="toolhost-time" style="color:#666">100 ms</span>' in fast["text/html"]
+    assert (
+        '<span class="toolhost-time" style="color:var(--jp-content-font-color2,#595959)">100 ms'
+        in fast["text/html"]
+    )
     masked = [
         re.sub(r'(<span class="toolhost-time"[^>]*>)[^<]*', r"\1…", data["text/html"])
         for data in (fast, slow)
@@ -158,11 +161,15 @@ def test_persisted_result_is_a_collapsible_preview_without_random_path_parts():
     )
     data = batch_display([persisted], batch=0).data
     html, plain = data["text/html"], data["text/plain"]
-    # Outside the working directory: no absolute path, only the folder and the file name.
-    assert "<div>output: 90,000 characters, saved to <code>tool-results/toolu_p.txt</code>" in html
-    assert "<summary>Preview</summary>" in html
+    # Outside the working directory: no absolute path, only the folder and the file name;
+    # the file is not here, so the size is the one the model was told (KB of 1,024 bytes).
+    assert (
+        '<div class="toolhost-saved">output: 87.9 KB, saved <code>tool-results/toolu_p.txt'
+        "</code>, on the machine that ran the kernel</div>"
+    ) in html
+    assert "<summary>Preview</summary>" in html and "<a " not in html
     assert ">line 1\nline 2...</pre>" in html and "max-height:24em" in html
-    assert plain.endswith("\n  output: 90,000 characters, saved to tool-results/toolu_p.txt")
+    assert plain.endswith("\n  output: 87.9 KB, saved to tool-results/toolu_p.txt")
     for shown_text in (html, plain):
         assert "0123456789ab" not in shown_text and "/home/u" not in shown_text
     assert data[MIME_TYPE]["calls"][0]["persisted_path"] == saved
@@ -181,7 +188,6 @@ def test_decision_and_language_reach_the_payload_and_only_rules_and_modes_the_te
         describe=lambda name, raw: (name, str(raw["file_path"])),
         language=lambda name, raw: language_of_path(raw["file_path"]),
         display=lambda obj, **kwargs: shown.append(obj),
-        write=lambda text: None,
     )
     for i in range(len(decisions)):
         call = ToolCall(f"t{i}", "Read", {"file_path": f"src/m{i}.py"})
@@ -221,10 +227,7 @@ def test_live_view_groups_finished_batches_in_call_order():
         shown.append(("display", obj))
         return Handle()
 
-    written: list[str] = []
-    view = LiveView(
-        describe=lambda name, raw: (name, str(raw)), display=display, write=written.append
-    )
+    view = LiveView(describe=lambda name, raw: (name, str(raw)), display=display)
     view.start()
     calls = [ToolCall(f"t{i}", "Read", {"file_path": f"f{i}"}) for i in range(3)]
     for call in calls:
@@ -261,7 +264,6 @@ def test_batches_count_on_through_the_model_responses_of_a_cell():
     view = LiveView(
         describe=lambda name, raw: (name, str(raw)),
         display=lambda obj, **kwargs: shown.append(obj),
-        write=lambda text: None,
     )
     view.start()
     for ids in (["a", "b"], ["c"]):
@@ -284,7 +286,7 @@ def test_timeline_is_svg_with_one_bar_per_call():
     )
     svg = shown.data["image/svg+xml"]
     assert svg.startswith("<svg") and svg.count('class="toolhost-bar"') == 3
-    assert "batch 1" in shown.data["text/plain"]
+    assert "Batch 1" in shown.data["text/plain"]
 
 
 # ── kernel tools through the real pipeline ───────────────────────────────────────────────
@@ -382,7 +384,6 @@ async def test_bash_output_saved_by_bash_itself_gets_the_preview(
     view = LiveView(
         describe=lambda name, raw: (name, raw["command"]),
         display=lambda obj, **kwargs: shown.append(obj),
-        write=lambda text: None,
     )
     view.on_tool_event(
         CallQueued(ToolCall("toolu_big", "Bash", {"command": command}), "Bash", False)
@@ -392,9 +393,22 @@ async def test_bash_output_saved_by_bash_itself_gets_the_preview(
     [batch] = [obj.data for obj in shown if obj.data[MIME_TYPE]["kind"] == "batch"]
     html, plain = batch["text/html"], batch["text/plain"]
     link = f".toolhost/sessions/{context.session_id}/tool-results/toolu_big-bash.txt"
-    assert f'<div>output: 59.5KB, saved to <a href="{link}">{link}</a></div>' in html
+    # The server hides .toolhost/: no link that 404s; where it lives, and how to see it all.
+    assert (
+        f'<div class="toolhost-saved">output: 59.5 KB, saved in the notebook\'s folder, '
+        f"<code>{link}</code> (not part of this page; in a running notebook "
+        f"<code>%agent output {link}</code> shows it all)</div>"
+    ) in html
+    assert "<a " not in html
     assert ">1\n2\n3\n" in html
-    assert plain == f"✓ Bash: {command}\n  output: 59.5KB, saved to {link}"
+    # The preview says it is cut, and by how much: 12,000 lines in all (KB of 1,024 bytes).
+    preview = html.split("<pre")[1].split(">", 1)[1].split("</pre>")[0]
+    shown_lines = preview.rstrip("\n").count("\n") + 1  # 527: whole lines of the 2 KB
+    assert f"… {12_000 - shown_lines:,} more lines, 59.5 KB saved" in html
+    assert batch[MIME_TYPE]["calls"][0]["saved"]["cut"] == (
+        f"… {12_000 - shown_lines:,} more lines, 59.5 KB saved"
+    )
+    assert plain == f"✓ Bash: {command}\n  output: 59.5 KB, saved to {link}"
     for shown_text in (html, plain):
         assert str(tmp_path) not in shown_text
     saved = Path(batch[MIME_TYPE]["calls"][0]["persisted_path"])

@@ -92,7 +92,7 @@ def test_an_interrupt_mid_prompt_then_the_next_cells_replay_their_branch(
         assert done.status == "ok", done.text()
         no_traceback(done)
         assert "Replay stopped" not in done.text()
-    assert any("It printed 20,000 lines" in kernel.runs[r].stdout for r in kernel.runs)
+    assert any("It printed 20,000 lines" in kernel.runs[r].answer for r in kernel.runs)
 
 
 def test_a_prompt_the_cassette_never_saw_ends_in_one_line_and_the_kernel_goes_on(

@@ -105,9 +105,11 @@ def test_request_view_shows_what_each_turn_sent(kernel: Kernel, server: Messages
 
         # The cache figures and tokens the server answered with.
         input_tokens = billed_bytes(body, sent[turn - 1].raw) // 4
+        read = script.cache_read_input_tokens or 0
+        wrote = script.cache_creation_input_tokens or 0
         assert (
-            f"cache read {script.cache_read_input_tokens or 0:,} tokens · cache write "
-            f"{script.cache_creation_input_tokens or 0:,} tokens · input {input_tokens:,} tokens"
+            f"{input_tokens + read + wrote:,} input tokens in all = {input_tokens:,} new "
+            f"+ {read:,} read from the cache + {wrote:,} written to the cache"
         ) in html_text
 
         # Deferred tools marked; the cache breakpoint on the last tool of the prefix.

@@ -220,7 +220,7 @@ async def test_view_is_plain_html_with_the_four_parts(tmp_path: Path) -> None:
     assert 'id="toolhost-req3-result-toolu_01"' in html_text
     assert 'href="#toolhost-req3-use-toolu_01"' in html_text
     assert 'id="toolhost-req3-use-toolu_01"' in html_text
-    assert "cache read 950 tokens · cache write 40 tokens" in html_text
+    assert "+ 950 read from the cache + 40 written to the cache" in html_text
     assert "session.request(3)" in shown.data["text/plain"]
     # In the plain text too: parts, deferred marks, the breakpoint.
     plain = shown.data["text/plain"]

@@ -256,7 +256,7 @@ def test_a_replayed_thinking_cell_shows_the_same_every_time(
     assert first == second
     texts = "\n".join(value for _, value in first)
     assert f"▸ Thinking · {len(FIRST_THOUGHT):,} characters" in texts
-    assert REDACTED in texts and "replayed — no tokens spent" in texts
+    assert REDACTED in texts and "as recorded — a replay spends nothing" in texts
     kinds = [kind(o) for o in shown(runs[0])]
     assert kinds == ["thinking", "batch", "thinking", "footer"], kinds
 

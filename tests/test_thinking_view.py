@@ -44,22 +44,17 @@ class Page:
 
         return Handle() if kwargs.get("display_id") else None
 
-    def write(self, text: str) -> None:
-        self.log.append(("text", None, text))
-
     def view(self) -> LiveView:
-        return LiveView(
-            describe=lambda name, raw: (name, str(raw)), display=self.display, write=self.write
-        )
+        return LiveView(describe=lambda name, raw: (name, str(raw)), display=self.display)
 
     def kinds(self) -> list[str]:
-        """Final outputs in order: text, and non-empty displays by payload kind."""
+        """Final outputs in order: "text" for the model's words (Markdown), and non-empty
+        displays by payload kind."""
         out: list[str] = []
         for what, _, obj in self.log:
-            if what == "text":
-                out.extend([] if out[-1:] == ["text"] else ["text"])
-            elif what == "display" and obj.data.get("text/plain"):
-                out.append(obj.data[MIME_TYPE]["kind"])
+            if what == "display" and obj.data.get("text/plain"):
+                kind = obj.data[MIME_TYPE]["kind"] if MIME_TYPE in obj.data else "text"
+                out.extend([] if kind == "text" and out[-1:] == ["text"] else [kind])
         return out
 
     def final_thinking(self) -> list[Rendered]:
@@ -67,7 +62,7 @@ class Page:
             obj
             for what, _, obj in self.log
             if what == "display"
-            and obj.data[MIME_TYPE]["kind"] == "thinking"
+            and obj.data.get(MIME_TYPE, {}).get("kind") == "thinking"
             and obj.data["text/plain"]
         ]
 
@@ -75,7 +70,7 @@ class Page:
         return [
             obj.data[MIME_TYPE]
             for what, _, obj in self.log
-            if what == "update" and obj.data[MIME_TYPE]["kind"] == "thinking"
+            if what == "update" and obj.data.get(MIME_TYPE, {}).get("kind") == "thinking"
         ]
 
 
@@ -239,5 +234,13 @@ def test_the_footer_counts_thinking_within_the_output(
     text = " · ".join(footer_parts(TurnSummary(usage=usage)))
     assert "1,200 in / 2,500 out tokens" in text or expected is None
     assert (expected in text) if expected else ("thinking" not in text)
-    replayed = " · ".join(footer_parts(TurnSummary(usage=usage, replayed=True)))
-    assert "thinking" not in replayed
+    # Scripted answers show no token counts; a recording from the API shows what it
+    # recorded, the same whether this run records or replays it.
+    scripted = " · ".join(footer_parts(TurnSummary(usage=usage, cassette="scripted")))
+    assert "thinking" not in scripted and "scripted answers — no tokens spent" in scripted
+    recorded, replayed = (
+        " · ".join(footer_parts(TurnSummary(usage=usage, cassette="recorded", replayed=flag)))
+        for flag in (False, True)
+    )
+    assert recorded == replayed and "as recorded — a replay spends nothing" in replayed
+    assert (expected in replayed) if expected else ("thinking" not in replayed)

@@ -94,12 +94,12 @@ def test_a_batch_is_grouped_under_its_label_and_its_calls_overlap_in_time():
         for g in root.findall(f".//{SVG}g[@class='toolhost-batch']")
     ]
     assert headers == [
-        "batch 1 · 3 calls run concurrently · 350 ms",
-        "batch 2 · 1 call run alone · 1.7 s",
-        "batch 3 · 2 calls run concurrently · 150 ms",
+        "Batch 1 · 3 calls ran concurrently · 350 ms",
+        "Batch 2 · 1 call ran alone · 1.7 s",
+        "Batch 3 · 2 calls ran concurrently · 150 ms",
         "not started · 1 call answered without running",
-        "batch 4 · 1 call run alone · 100 ms",
-        "batch 5 · 1 call run alone · 100 ms",
+        "Batch 4 · 1 call ran alone · 100 ms",
+        "Batch 5 · 1 call ran alone · 100 ms",
     ]
     rows = calls(root)
     first_batch = rows[:3]
@@ -166,9 +166,10 @@ def test_every_element_has_a_tooltip_with_name_summary_batch_duration_status():
     tooltip = title_of(bar(calls(root)[5]))
     assert tooltip.splitlines()[:2] == [
         "Bash: sleep 5",
-        "batch 3 · 150 ms · cancelled: a sibling call failed",
+        "Batch 3 · 150 ms · cancelled: a sibling call failed",
     ]
-    assert "batch 2 · 1.7 s · done" in title_of(bar(calls(root)[3]))
+    # The duration is the run time: the 1.5 s the prompt waited is not counted in it.
+    assert "Batch 2 · 200 ms · done" in title_of(bar(calls(root)[3]))
     assert "not started · 0 ms · cancelled: a sibling call failed" in title_of(calls(root)[6])
     for group in ("toolhost-batch", "toolhost-tick", "toolhost-legend-item", "toolhost-axis"):
         found = root.findall(f".//{SVG}g[@class='{group}']")
@@ -192,8 +193,8 @@ def test_the_display_is_svg_with_inline_html_and_text():
     svg = shown.data["image/svg+xml"]
     assert svg in shown.data["text/html"]
     plain = shown.data["text/plain"].splitlines()
-    assert plain[:2] == ["batch 1", "  Read: notes.md  200 ms  done"]
-    assert "  Bash: make build  1.7 s  done  (waited 1.5 s for approval)" in plain
+    assert plain[:2] == ["Batch 1", "  Read: notes.md  200 ms  done"]
+    assert "  Bash: make build  200 ms  done  (waited 1.5 s for approval)" in plain
     assert "  Bash: sleep 5  150 ms  cancelled: a sibling call failed" in plain
     empty = timeline_display([])
     assert "no tool calls yet" in empty.data["image/svg+xml"]
@@ -221,7 +222,6 @@ def test_the_live_view_records_approval_waits_and_why_calls_were_cancelled():
     view = LiveView(
         describe=lambda name, raw: (name, str(raw.get("command", ""))),
         display=lambda obj, **kwargs: shown.append(obj),
-        write=lambda text: None,
     )
     ids = ["b1", "b2", "b3"]
     for call_id in ids:
@@ -252,4 +252,4 @@ def test_batches_of_different_model_responses_are_different_groups():
     third = CallCard("c", "Read", "c.txt", 1, "done", 0.3, 0.5, response=2)
     rows = calls(parse(timeline_svg([first, second, third])))
     assert [row.get("data-batch") for row in rows] == ["1", "2", "2"]
-    assert "batch 2 · 100 ms · done" in title_of(bar(rows[1]))
+    assert "Batch 2 · 100 ms · done" in title_of(bar(rows[1]))

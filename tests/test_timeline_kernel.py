@@ -49,7 +49,7 @@ def test_the_timeline_shows_batches_an_approval_wait_and_a_sibling_abort(
     kernel.click(allow)
     kernel.wait(run, timeout=60)
     assert run.status == "ok", run.text()
-    assert "Done." in run.stdout
+    assert "Done." in run.answer
 
     shown = kernel.run("%agent history --timeline")
     assert shown.status == "ok", shown.text()
@@ -66,9 +66,9 @@ def test_the_timeline_shows_batches_an_approval_wait_and_a_sibling_abort(
         "".join(g.itertext()) for g in root.findall(f".//{SVG}g[@class='toolhost-batch']/{SVG}text")
     ]
     assert [h.split(" · ")[:2] for h in headers] == [
-        ["batch 1", "3 calls run concurrently"],
-        ["batch 2", "1 call run alone"],
-        ["batch 3", "2 calls run concurrently"],
+        ["Batch 1", "3 calls ran concurrently"],
+        ["Batch 2", "1 call ran alone"],
+        ["Batch 3", "2 calls ran concurrently"],
     ], headers
     rows = root.findall(f".//{SVG}g[@class='toolhost-call']")
     assert [row.get("data-batch") for row in rows] == ["1", "1", "1", "2", "3", "3"]
@@ -103,7 +103,7 @@ def test_the_timeline_shows_batches_an_approval_wait_and_a_sibling_abort(
     assert sibling_bar is not None
     title = sibling_bar.find(f"{SVG}title")
     assert title is not None and title.text is not None
-    assert title.text.startswith("Bash: sleep 5\nbatch 3 · ")
+    assert title.text.startswith("Bash: sleep 5\nBatch 3 · ")
     assert "cancelled: a sibling call failed" in title.text
     sibling_start, sibling_end = span(sibling_bar)
     assert (sibling_end - sibling_start) / PLOT_W * axis_end < 3.0

@@ -153,6 +153,24 @@ def replaying(session: Session) -> bool:
         return False
 
 
+def cassette_kind(session: Session) -> str | None:
+    """ "recorded" or "scripted": where the answers of the session's cassette come from
+    (a file without a source was recorded); None when the session has no cassette file.
+    Read after a run, when a cassette being recorded has its file."""
+    from ..model.cassette import CassetteError, CassetteModel
+
+    model = session.model
+    if not isinstance(model, CassetteModel):
+        return None
+    try:
+        source = model.source
+    except CassetteError:
+        return None
+    if source is None:  # nothing written yet, or a file from before sources were kept
+        return "recorded" if model.path.exists() else None
+    return "scripted" if source.get("kind") == "scripted" else "recorded"
+
+
 async def run_session(
     session: Session, prompt: str, *, view: LiveView, max_turns: int | None
 ) -> Any:
@@ -195,4 +213,7 @@ async def run_session(
             case _:
                 view.on_tool_event(event)
 
-    return await session.run(prompt, on_event=sink)
+    try:
+        return await session.run(prompt, on_event=sink)
+    finally:
+        view.summary.cassette = cassette_kind(session)

@@ -29,12 +29,14 @@ import html
 import json
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ..permissions.api import ApprovalChoice, ApprovalDecision, ApprovalRequest
 from ..tools.plan_mode.prompt import ASK as PLAN_ASK
+from .comm_ack import TypingWatch, acknowledging
 from .frontend import FrontEnd, headless_message
+from .render import ERROR, FG2, Rendered
 
 if TYPE_CHECKING:
     from .frontend import Outcome
@@ -158,7 +160,7 @@ def plan_html(plan: str) -> str:
     """The header of a plan approval: the heading, what the buttons do, the plan rendered."""
     return (
         f"<h3 style='margin:2px 0'>{html.escape(PLAN_HEADING)}</h3>"
-        f"<div style='color:#555'>{html.escape(PLAN_HINT)}</div>"
+        f"<div style='color:{FG2}'>{html.escape(PLAN_HINT)}</div>"
         "<div style='border-left:3px solid #e0a800;padding:0 8px;margin:4px 0'>"
         f"{markdown_html(plan)}</div>"
     )
@@ -188,22 +190,22 @@ def prompt_html(request: ApprovalRequest) -> str:
     lines = [
         f"<b>{html.escape(request.display_name)}</b> wants to run "
         f"<code>{html.escape(request.summary)}</code>",
-        f"<div style='color:#555'>{html.escape(request.message)}"
+        f"<div style='color:{FG2}'>{html.escape(request.message)}"
         + (f" <i>({html.escape(reason)})</i>" if reason else "")
         + "</div>",
         input_html(request.input),
     ]
     if guarded(request):
-        lines.append(f"<div style='color:#b00'>{html.escape(ONCE_NOTE)}</div>")
+        lines.append(f"<div style='color:{ERROR}'>{html.escape(ONCE_NOTE)}</div>")
     else:
         rules = ", ".join(f"<code>{html.escape(r)}</code>" for r in always_rules(request))
         lines.append(
-            f"<div style='color:#888'>Always allow adds {rules} for this session "
+            f"<div style='color:{FG2}'>Always allow adds {rules} for this session "
             "(tick the box to save it for this folder too)</div>"
         )
     if request.agent_id:
         lines.append(
-            f"<div style='color:#888'>asked by sub-agent {html.escape(request.agent_id)}</div>"
+            f"<div style='color:{FG2}'>asked by sub-agent {html.escape(request.agent_id)}</div>"
         )
     return "".join(lines)
 
@@ -214,6 +216,16 @@ class _Prompt:
 
     box: Any
     controls: list[Any]
+    reason: Any
+    typing: TypingWatch
+
+    async def settle(self, decision: ApprovalDecision) -> ApprovalDecision:
+        """A deny takes the reason box's text once the box is quiet (see `comm_ack`)."""
+        if decision.choice != "deny":
+            return decision
+        await self.typing.settled()
+        text = str(self.reason.value or "").strip()
+        return replace(decision, feedback=text or None)
 
 
 class WidgetApprover:
@@ -245,20 +257,26 @@ class WidgetApprover:
         prompt = _build_prompt(request, answer)
         from IPython.display import display
 
-        display(prompt.box)
-        try:
-            outcome: Outcome = await self.front_end.wait(answer, prompt.box, limit=self.timeout)
-        except asyncio.CancelledError:
-            self.emit(
-                f"Approval prompt closed (interrupted): {request.display_name}: {request.summary}"
-            )
-            raise
-        finally:
-            answer.cancel()
-            _close(prompt)
+        with acknowledging(self.front_end.shell):
+            shown = display(widget_bundle(prompt.box), display_id=True)
+            try:
+                outcome: Outcome = await self.front_end.wait(answer, prompt.box, limit=self.timeout)
+                decision = await prompt.settle(answer.result()) if outcome == "answered" else None
+            except asyncio.CancelledError:
+                self.emit(
+                    f"Approval prompt closed (interrupted): {request.display_name}: "
+                    f"{request.summary}"
+                )
+                raise
+            finally:
+                answer.cancel()
+                _close(prompt)
+                if shown is not None:
+                    shown.update(DECIDED)
         match outcome:
             case "answered":
-                return self._record(request, answer.result())
+                assert decision is not None
+                return self._record(request, decision, "(by you)")
             case "timeout":
                 decision = timeout_decision(request, self.timeout or 0)
                 return self._record(request, decision, f"(no answer within {self.timeout:g} s)")
@@ -295,8 +313,7 @@ def _build_prompt(request: ApprovalRequest, answer: asyncio.Future[ApprovalDecis
     save = widgets.Checkbox(value=False, description=SAVE_LABEL, indent=False) if savable else None
 
     def deny_with_reason() -> None:
-        text = str(reason.value or "").strip()
-        resolve(ApprovalDecision("deny", feedback=text or None))
+        resolve(ApprovalDecision("deny"))  # the reason is read when the box is quiet
 
     def on_allow(_button: Any) -> None:
         resolve(ApprovalDecision("allow"))
@@ -324,7 +341,7 @@ def _build_prompt(request: ApprovalRequest, answer: asyncio.Future[ApprovalDecis
         layout=widgets.Layout(border="1px solid #e0a800", padding="4px", margin="4px 0"),
         _view_count=0,  # a front end that renders the prompt reports it (see `frontend`)
     )
-    return _Prompt(box, row)
+    return _Prompt(box, row, reason, TypingWatch([reason]))
 
 
 def message_session() -> str | None:
@@ -361,5 +378,22 @@ def from_owner(owner: str | None) -> bool:
 
 
 def _close(prompt: _Prompt) -> None:
+    prompt.typing.close()
     for control in prompt.controls:
         control.disabled = True
+
+
+def widget_bundle(widget: Any) -> Rendered:
+    """`widget` for display, with an empty `text/plain` beside its view (not the
+    `VBox(children=(HTML(value=…` repr): what a notebook keeps if it is saved while the
+    prompt waits, and what nbval compares (it keeps a display's first state)."""
+    data = dict(widget._repr_mimebundle_())  # pyright: ignore[reportPrivateUsage]
+    data["text/plain"] = ""
+    return Rendered(data)
+
+
+DECIDED = Rendered({"text/plain": ""})
+"""What a prompt's display becomes once it is decided, interrupted or not shown: nothing
+(its record is the line printed right below it), so a saved notebook, an HTML export and
+nbviewer keep no widget, and nbval compares the same empty text as when the prompt was
+first shown."""

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import contextvars
 import io
 import sys
-from collections.abc import Sequence
+import time
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from ..types import ContentBlock
@@ -24,6 +27,13 @@ MAX_IMAGE_BYTES = 1_000_000
 """Bytes of one PNG the model gets at most."""
 FIGURE_DPI = 100
 PNG = "image/png"
+INTERRUPTED_LINE = "[interrupted]"
+"""The line a run of code stopped by an interrupt ends with (the card says "interrupted")."""
+TAIL_LINES = 5
+"""The newest lines of a running call's output shown live."""
+STREAM_INTERVAL = 0.25
+"""The most often a running call's newest output is reported."""
+_OWN = contextvars.ContextVar("toolhost_own_output", default=False)
 Bundle = dict[str, Any]
 """A Jupyter mimebundle: ``{"data": {mime: value}, "metadata": {...}}``."""
 
@@ -178,3 +188,136 @@ def _fit_png(encoded: str) -> tuple[str | None, str | None]:
 
 def _megabytes(size: int) -> str:
     return f"{size / 1_000_000:.1f} MB"
+
+
+# ── capturing a call's output while it streams ────────────────────────────────────────────
+
+
+@contextlib.contextmanager
+def own_output() -> Iterator[None]:
+    """What the cell's own view displays inside this block goes to the notebook, even while
+    a call's output is being captured (the live panel, streaming text)."""
+    token = _OWN.set(True)
+    try:
+        yield
+    finally:
+        _OWN.reset(token)
+
+
+class _Tail:
+    """The newest lines printed (stdout and stderr together), reported as they come."""
+
+    def __init__(self, report: Callable[[tuple[str, ...], int], None]) -> None:
+        self._report = report
+        self._lines: deque[str] = deque(maxlen=TAIL_LINES)
+        self._partial = ""
+        self._count = 0
+        self._reported = 0.0
+
+    def add(self, text: str) -> None:
+        *done, self._partial = (self._partial + text).split("\n")
+        self._count += len(done)
+        self._lines.extend(line for line in done if line.strip())
+        now = time.perf_counter()
+        if now - self._reported >= STREAM_INTERVAL:
+            self._reported = now
+            self.flush()
+
+    def flush(self) -> None:
+        partial = [self._partial] if self._partial.strip() else []
+        shown = (*self._lines, *partial)
+        if shown:
+            self._report(tuple(shown)[-TAIL_LINES:], self._count + len(partial))
+
+
+class _Stream(io.StringIO):
+    def __init__(self, tail: _Tail) -> None:
+        super().__init__()
+        self._tail = tail
+
+    def write(self, text: str) -> int:
+        written = super().write(text)
+        self._tail.add(text)
+        return written
+
+
+class CapturedIO:
+    """What a block printed and displayed (IPython's `CapturedIO`, with live streams)."""
+
+    def __init__(self, stdout: io.StringIO, stderr: io.StringIO, outputs: list[Any]) -> None:
+        self._stdout, self._stderr, self._outputs = stdout, stderr, outputs
+
+    @property
+    def outputs(self) -> list[Any]:
+        from IPython.utils.capture import RichOutput
+
+        return [RichOutput(**kwargs) for kwargs in self._outputs]
+
+    @property
+    def stdout(self) -> str:
+        return self._stdout.getvalue()
+
+    @property
+    def stderr(self) -> str:
+        return self._stderr.getvalue()
+
+
+@contextlib.contextmanager
+def streaming_capture(
+    shell: Any, report: Callable[[tuple[str, ...], int], None]
+) -> Iterator[CapturedIO]:
+    """Like IPython's `capture_output(display=True)`, and what is printed is reported as it
+    comes (`report(newest_lines, lines_so_far)`), so a running call's card shows it live.
+    Displays the cell's own view makes (`own_output`) still reach the notebook."""
+    from IPython.core.displayhook import CapturingDisplayHook
+    from IPython.core.displaypub import CapturingDisplayPublisher
+
+    real_pub = shell.display_pub
+
+    class Publisher(CapturingDisplayPublisher):
+        def publish(self, data: Any, metadata: Any = None, *args: Any, **kwargs: Any) -> None:
+            if _OWN.get():
+                real_pub.publish(data, metadata, *args, **kwargs)
+            else:
+                super().publish(data, metadata, *args, **kwargs)
+
+        def clear_output(self, wait: bool = False) -> None:
+            if _OWN.get():
+                real_pub.clear_output(wait)
+            else:
+                super().clear_output(wait)
+
+    tail = _Tail(report)
+    stdout, stderr = _Stream(tail), _Stream(tail)
+    publisher = Publisher()
+    saved = sys.stdout, sys.stderr, sys.displayhook
+    sys.stdout, sys.stderr = stdout, stderr
+    shell.display_pub = publisher
+    sys.displayhook = CapturingDisplayHook(shell=shell, outputs=publisher.outputs)
+    try:
+        yield CapturedIO(stdout, stderr, publisher.outputs)
+    finally:
+        sys.stdout, sys.stderr, sys.displayhook = saved
+        shell.display_pub = real_pub
+        tail.flush()
+
+
+def ipython_display(obj: Any, **kwargs: Any) -> Any:
+    """IPython's `display`, marked as the cell's own output (see `own_output`)."""
+    from IPython.display import display
+
+    with own_output():
+        handle = display(obj, **kwargs)
+    return None if handle is None else _OwnHandle(handle)
+
+
+class _OwnHandle:
+    """A display handle whose updates reach the notebook even while a call's output is
+    being captured (the live panel moves while PythonExec runs)."""
+
+    def __init__(self, handle: Any) -> None:
+        self._handle = handle
+
+    def update(self, obj: Any) -> None:
+        with own_output():
+            self._handle.update(obj)

@@ -7,30 +7,43 @@ every other front end, deterministic plain text. Nothing here imports IPython or
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from ..types import PermissionResult
+from .previews import (
+    PREVIEW_CHARS,
+    PersistedOutput,
+    clip,
+    cut_marker,
+    persisted_output_of,
+    persisted_plain,
+    preview_of_persisted,
+    result_html,
+    saved_path_in,
+)
 from .render import (
+    ACCENT,
+    BORDER,
+    ERROR,
+    FG2,
     MUTED,
     PRE,
     Rendered,
     bundle,
     esc,
     format_duration,
-    relative_path,
     short,
     time_html,
 )
 
+__all__ = ["PREVIEW_CHARS", "PersistedOutput", "saved_path_in"]
+
 if TYPE_CHECKING:
     from ..orchestration.events import StopCause
 
-PREVIEW_CHARS = 2_000
-"""How much of a result a card shows (the rest stays in the JSON payload and on disk)."""
 
 CallStatus: TypeAlias = Literal["queued", "running", "done", "error", "denied", "cancelled"]
 
@@ -43,16 +56,18 @@ _STATUS_MARK: dict[CallStatus, str] = {
     "cancelled": "■",
 }
 _STATUS_COLOR: dict[CallStatus, str] = {
-    "queued": "#888",
-    "running": "#1a73e8",
-    "done": "#188038",
-    "error": "#d93025",
-    "denied": "#b06000",
-    "cancelled": "#888",
+    "queued": FG2,
+    "running": ACCENT,
+    "done": "var(--jp-success-color0,#137333)",
+    "error": ERROR,
+    "denied": "var(--jp-warn-color0,#8a4b00)",
+    "cancelled": FG2,
 }
+"""Colours of the status marks (glyphs); a status word is in the secondary text colour."""
 _BOX = (
-    "border:1px solid #ddd;border-radius:4px;padding:4px 8px;margin:2px 0;"
-    "font-family:var(--jp-code-font-family,monospace);font-size:13px"
+    f"border:1px solid {BORDER};border-radius:4px;padding:4px 8px;margin:2px 0;"
+    "font-family:var(--jp-code-font-family,monospace);font-size:13px;"
+    "overflow-wrap:anywhere"
 )
 _CHECK_MARK = {"pending": "☐", "in_progress": "◐", "completed": "☑"}
 
@@ -97,12 +112,40 @@ class CallCard:
     response: int = 0
     """Which model response of its cell asked for the call, from 1 (0: not known). Each
     response numbers its batches from 1, so (response, batch) names one batch of a cell."""
+    asked: float | None = None
+    """When the approval prompt the call waits on now was shown (None: not waiting)."""
+    interrupted: bool = False
+    """The call was stopped by an interrupt (a stopped run of code, a cancelled command)."""
 
     @property
-    def duration(self) -> float | None:
+    def wall(self) -> float | None:
+        """From start to end, approval waits included."""
         if self.started is None or self.ended is None:
             return None
         return self.ended - self.started
+
+    @property
+    def waited(self) -> float:
+        """Seconds the call waited for a person (or an approver) to decide."""
+        return sum(max(0.0, answered - asked) for asked, answered in self.waits)
+
+    @property
+    def duration(self) -> float | None:
+        """The call's run time: its wall time without the approval waits."""
+        wall = self.wall
+        return None if wall is None else max(0.0, wall - self.waited)
+
+    @property
+    def label(self) -> str:
+        """The status word people read: "waiting for you" while a prompt waits,
+        "interrupted" for a call an interrupt stopped, else the status."""
+        if self.status == "running" and self.asked is not None:
+            return "waiting for you"
+        if self.status == "cancelled" and (self.interrupted or self.stopped_by == "interrupt"):
+            return "interrupted"
+        if self.status == "error" and self.interrupted:
+            return "interrupted"
+        return self.status
 
     @property
     def final(self) -> bool:
@@ -186,57 +229,6 @@ def decision_text(card: CallCard) -> str:
     return "" if why.strip().lower() in (card.status, "denied", "allowed") else why
 
 
-_PERSISTED_BLOCK = re.compile(
-    r"<persisted-output>\nOutput too large \(([^)\n]*)\)\. Full output saved to: ([^\n]+)\n"
-)
-
-
-@dataclass(frozen=True, slots=True)
-class PersistedOutput:
-    """Where a big result was saved: the full path (JSON only) and what text may show."""
-
-    path: str
-    size: str
-    """`90,000 characters`, or the size a `<persisted-output>` block states (`106.3KB`)."""
-
-    @property
-    def shown_path(self) -> str:
-        """The path relative to the working directory (the notebook's folder), which a
-        reader of the notebook or of its HTML export can follow; for a result saved outside
-        it, only `tool-results/<file>` (no machine's absolute path is ever shown)."""
-        relative = relative_path(self.path)
-        if relative is not None:
-            return relative
-        path = PurePath(self.path)
-        return f"{path.parent.name}/{path.name}" if path.parent.name else path.name
-
-    @property
-    def linkable(self) -> bool:
-        return relative_path(self.path) is not None
-
-
-def saved_path_in(text: str) -> str | None:
-    """The path a `<persisted-output>` block in `text` names, if any."""
-    found = _PERSISTED_BLOCK.search(text)
-    return found.group(2).strip() if found else None
-
-
-def persisted_output(card: CallCard) -> PersistedOutput | None:
-    """The card's persisted output: from the pipeline's fields, or read from the
-    `<persisted-output>` block of a tool that saved its own output (Bash)."""
-    found = _PERSISTED_BLOCK.search(card.result)
-    path = card.persisted_path or (found.group(2).strip() if found else None)
-    if path is None:
-        return None
-    if card.original_size is not None:
-        size = f"{card.original_size:,} characters"
-    elif found:
-        size = found.group(1)
-    else:
-        size = f"{len(card.result):,} characters"
-    return PersistedOutput(path, size)
-
-
 def card_plain(card: CallCard, *, depth: int = 0) -> str:
     """Deterministic text: status mark, name, summary, why; where big output was saved;
     the checklist and a sub-agent's calls, indented."""
@@ -250,7 +242,9 @@ def card_plain(card: CallCard, *, depth: int = 0) -> str:
         lines += [f"  │ {code_line}" for code_line in card.code[1].rstrip().splitlines()]
     persisted = persisted_output(card) if card.final else None
     if persisted is not None:
-        lines.append(f"  output: {persisted.size}, saved to {persisted.shown_path}")
+        lines.append(persisted_plain(persisted))
+    if card.final and card.tail:
+        lines.append(f"  printed before the stop: {len(card.tail)} last lines")
     if card.checklist:
         lines += [f"  {_checklist_line(item)}" for item in card.checklist]
     for child in card.children:
@@ -280,15 +274,20 @@ def card_html(card: CallCard, *, live: bool = False, now: float | None = None) -
     head = (
         f'<span style="color:{color}">{_STATUS_MARK[card.status]}</span> '
         f"<b>{esc(card.name)}</b> <code>{esc(header_summary(card))}</code> "
-        f'<span style="color:{color}">{card.status}</span>'
+        f'<span style="color:{FG2}" data-status="{card.status}">{card.label}</span>'
     )
     why = decision_text(card)
     if why:
-        head += f' <span style="color:#666">({esc(why)})</span>'
+        head += f' <span style="color:{FG2}">({esc(why)})</span>'
     if card.final and card.duration is not None:
         head += " " + time_html(format_duration(card.duration))
+        if card.waits:
+            head += " " + time_html(f"· approval {format_duration(card.waited)}")
+    elif live and card.asked is not None and now is not None:
+        head += " " + time_html(f"for {format_duration(max(0.0, now - card.asked))}")
     elif live and card.started is not None and now is not None:
-        head += " " + time_html(f"for {format_duration(max(0.0, now - card.started))}")
+        ran = max(0.0, now - card.started - card.waited)
+        head += " " + time_html(f"for {format_duration(ran)}")
     body = ""
     if live and not card.final:
         body += _progress_html(card)
@@ -300,10 +299,16 @@ def card_html(card: CallCard, *, live: bool = False, now: float | None = None) -
         inner = "".join(card_html(child, live=live, now=now) for child in card.children)
         calls = f"{len(card.children)} call" + ("" if len(card.children) == 1 else "s")
         body += (
-            f'<div style="margin:2px 0 2px 10px;padding-left:8px;border-left:2px solid #ccc">'
+            f'<div style="margin:2px 0 2px 10px;padding-left:8px;border-left:2px solid {BORDER}">'
             f'<div style="{MUTED}">sub-agent: {calls}</div>{inner}</div>'
         )
-    body += _result_html(card)
+    if card.final and card.tail:
+        body += (
+            f'<div style="{MUTED}">printed before the stop</div>'
+            f'<pre style="{PRE}">{esc(chr(10).join(card.tail))}</pre>'
+        )
+    if card.final and card.result:
+        body += result_html(card.result, persisted_output(card))
     if card.displays and card.final:
         body += f'<div style="{MUTED}">{_displays_label(card)} below ↓</div>'
     return f'<div style="{_BOX}">{head}{body}</div>'
@@ -330,7 +335,7 @@ def _code_fits_header(card: CallCard) -> bool:
 def _progress_html(card: CallCard) -> str:
     parts = []
     if card.progress:
-        parts.append(f'<i style="color:#666">{esc(short(card.progress, 120))}</i>')
+        parts.append(f'<i style="color:{FG2}">{esc(short(card.progress, 120))}</i>')
     if card.fraction is not None:
         value = min(1.0, max(0.0, card.fraction))
         parts.append(
@@ -339,7 +344,7 @@ def _progress_html(card: CallCard) -> str:
         )
     html_text = f"<div>{' '.join(parts)}</div>" if parts else ""
     if card.tail:
-        html_text += f'<pre style="{PRE};color:#555">{esc(chr(10).join(card.tail))}</pre>'
+        html_text += f'<pre style="{PRE};color:{FG2}">{esc(chr(10).join(card.tail))}</pre>'
     return html_text
 
 
@@ -353,7 +358,7 @@ def checklist_html(items: Sequence[Mapping[str, Any]]) -> str:
         if status == "in_progress":
             text = f"<b>{text}</b>"
         elif status == "completed":
-            text = f'<span style="color:#666;text-decoration:line-through">{text}</span>'
+            text = f'<span style="color:{FG2};text-decoration:line-through">{text}</span>'
         rows.append(f'<li data-status="{esc(status)}">{text}</li>')
     return (
         f'<div style="{MUTED}">checklist: {done}/{len(items)} done</div>'
@@ -371,44 +376,6 @@ def _code_html(code: tuple[str, str]) -> str:
     )
 
 
-def _result_html(card: CallCard) -> str:
-    if not card.final or not card.result:
-        return ""
-    persisted = persisted_output(card)
-    if persisted is not None:
-        shown = esc(persisted.shown_path)
-        where = f'<a href="{shown}">{shown}</a>' if persisted.linkable else f"<code>{shown}</code>"
-        return (
-            f"<div>output: {esc(persisted.size)}, saved to {where}</div>"
-            f"<details><summary>Preview</summary>"
-            f'<pre style="{PRE}">{esc(_preview_of_persisted(card.result))}</pre></details>'
-        )
-    text, cut = _clip(card.result)
-    if "\n" not in text and not cut and len(text) <= 100:
-        return f'<div style="color:#555">{esc(text)}</div>'
-    label = f"output ({len(card.result):,} characters)"
-    return (
-        f'<details><summary>{label}</summary><pre style="{PRE}">'
-        f"{esc(text)}{'…' if cut else ''}</pre></details>"
-    )
-
-
-def _preview_of_persisted(result: str) -> str:
-    """The preview inside the first `<persisted-output>` block, and any text after it
-    (without the block's header and its absolute path); else the clipped text."""
-    start = result.find("Preview (first")
-    if start < 0:
-        return _clip(result)[0]
-    body = result[result.find("\n", start) + 1 :]
-    preview, _, rest = body.partition("</persisted-output>")
-    rest = _PERSISTED_BLOCK.sub("<persisted-output>\n", rest).strip("\n")
-    return _clip(preview.rstrip("\n") + (f"\n{rest}" if rest else ""))[0]
-
-
-def _clip(text: str) -> tuple[str, bool]:
-    return (text, False) if len(text) <= PREVIEW_CHARS else (text[:PREVIEW_CHARS], True)
-
-
 def card_json(card: CallCard, *, now: float | None = None) -> dict[str, Any]:
     """A card for the payload: everything, the result clipped, the full persisted path,
     the code, the checklist and the sub-agent's calls; `elapsed` while it runs."""
@@ -416,7 +383,11 @@ def card_json(card: CallCard, *, now: float | None = None) -> dict[str, Any]:
     for key in ("children", "displays", "code", "insertable"):
         data.pop(key)
     data["duration"] = card.duration
-    data["result"] = _clip(card.result)[0]
+    data["waited"] = card.waited
+    data["label"] = card.label
+    shown, cut = clip(card.result)
+    data["result"] = shown
+    data["cut"] = cut_marker(shown=shown, path=None, total_chars=len(card.result)) if cut else None
     data["tail"] = list(card.tail)
     data["checklist"] = None if card.checklist is None else [dict(i) for i in card.checklist]
     data["code"] = (
@@ -426,22 +397,33 @@ def card_json(card: CallCard, *, now: float | None = None) -> dict[str, Any]:
     )
     data["children"] = [card_json(child, now=now) for child in card.children]
     data["displays_below"] = len(card.displays) if card.final else 0
+    # While a prompt waits, the clock is the wait's; else the run's so far.
+    since = card.asked if card.asked is not None else card.started
     data["elapsed"] = (
-        now - card.started
-        if now is not None and card.started is not None and not card.final
-        else None
+        now - since if now is not None and since is not None and not card.final else None
     )
     persisted = persisted_output(card) if card.final else None
     if persisted is not None:
+        preview = preview_of_persisted(card.result)
         data["persisted_path"] = persisted.path
+        data["saved"] = {
+            "path": persisted.shown_path,
+            "size": persisted.size,
+            "cut": cut_marker(shown=preview, path=persisted.path),
+        }
     return data
+
+
+def persisted_output(card: CallCard) -> PersistedOutput | None:
+    """The card's persisted output (see `previews.persisted_output_of`)."""
+    return persisted_output_of(card.result, card.persisted_path, card.original_size)
 
 
 def batch_display(cards: Sequence[CallCard], *, batch: int) -> Rendered:
     """The final cards of one batch, grouped; calls in the order the model sent them.
     Batches count from 1 within a cell's conversation."""
     concurrent = len(cards) > 1
-    title = f"batch {batch}: {len(cards)} calls run concurrently" if concurrent else ""
+    title = f"Batch {batch} · {len(cards)} calls ran concurrently" if concurrent else ""
     inner = "".join(card_html(card) for card in cards)
     if concurrent:
         started = [c.started for c in cards if c.started is not None]
@@ -452,8 +434,8 @@ def batch_display(cards: Sequence[CallCard], *, batch: int) -> Rendered:
             else ""
         )
         inner_html = (
-            '<div style="border-left:3px solid #1a73e8;padding-left:6px;margin:4px 0">'
-            f'<div style="color:#1a73e8;font-size:13px">{esc(title)}{wall}</div>{inner}</div>'
+            f'<div style="border-left:3px solid {ACCENT};padding-left:6px;margin:4px 0">'
+            f'<div style="color:{FG2};font-size:13px">{esc(title)}{wall}</div>{inner}</div>'
         )
     else:
         inner_html = inner
@@ -491,9 +473,10 @@ def live_display(
             *(card_plain(card) for card in shown),
         ]
     ).strip()
+    waiting = any(card.asked is not None for card in shown)
     payload = {
         "calls": [card_json(c, now=now) for c in shown],
-        "status": "running" if shown else "idle",
+        "status": ("Waiting for you" if waiting else "running") if shown else "idle",
         "elapsed": elapsed,
         "checklist": [dict(item) for item in checklist] if checklist else None,
     }

@@ -3,7 +3,9 @@
 status, reset, mode, allow/ask/deny, rules, tools, history [--timeline], cost, request [N]
 (`request_view`), compact, resume, mcp, check TOOL INPUT (`check_display`),
 import-claude-settings (Claude Code's settings files into this conversation), cwd [PATH]
-(the working folder, `workdir`), help. Rules
+(the working folder, `workdir`), key (asks for an API key without echo and keeps it in this
+kernel's environment only), debug [on|off] (a failed run shows its full traceback instead of
+one line), help. Rules
 go to the session's permission state; `--save` writes them to the project settings file
 (`.toolhost/settings.json`). `compact` and the `mcp` actions that await a server run
 through `run_async_command` (a cell of their own).
@@ -19,7 +21,10 @@ from ..context import toolhost_home
 from ..model.pricing import billed_equivalent
 from .host import STOP_GRACE, AgentHost, AgentInterrupted, stop_task, wait_in_slices
 from .options import HELP, Command, UsageError, parse_command, parse_turn
-from .render import Rendered, notice_display, table_display
+from .render import Rendered, notice_display, output_display, table_display
+
+OUTPUT_LIMIT = 5_000_000
+"""The most of a saved result `%agent output` shows in a cell (bytes)."""
 
 
 def run_line(host: AgentHost, line: str) -> Rendered | None:
@@ -233,9 +238,8 @@ def _history(host: AgentHost, command: Command) -> Rendered:
         (card.batch, card.name, card.summary, card.status, f"{card.duration or 0:.3f}s")
         for card in host.history
     ]
-    return table_display(
-        "history", ("batch", "tool", "input", "status", "duration"), rows, title="tool calls"
-    )
+    columns = ("batch", "tool", "input", "status", "duration")
+    return table_display("history", columns, rows, title="tool calls", timed=("duration",))
 
 
 def _cost(host: AgentHost, command: Command) -> Rendered:
@@ -330,6 +334,48 @@ def _import_claude_settings(host: AgentHost, command: Command) -> Rendered:
     return notice_display("\n".join(lines), level="warning" if problems else "info")
 
 
+def _key(host: AgentHost, command: Command) -> Rendered:
+    import os
+    from getpass import getpass
+
+    try:
+        key = getpass("Anthropic API key (kept in this kernel only): ").strip()
+    except Exception:  # no stdin (nbclient, nbval): the front end cannot ask
+        return notice_display(
+            "This front end cannot ask for input here: set the key with "
+            "%env ANTHROPIC_API_KEY=... or in the environment that starts Jupyter.",
+            level="warning",
+        )
+    if not key:
+        return notice_display("No key given: nothing changed.")
+    os.environ["ANTHROPIC_API_KEY"] = key
+    return notice_display(
+        "ANTHROPIC_API_KEY is set for this kernel (not saved anywhere): run the %%agent cell "
+        "again. It is gone when the kernel restarts."
+    )
+
+
+def _debug(host: AgentHost, command: Command) -> Rendered:
+    if command.argument is not None:
+        host.debug = command.argument == "on"
+    state = "on: a failed run shows its traceback" if host.debug else "off: one line per failure"
+    return notice_display(f"Debug {state}.")
+
+
+def _output(host: AgentHost, command: Command) -> Rendered:
+    """A saved result, whole (up to `OUTPUT_LIMIT`), read as the lab extension reads it."""
+    from .previews import format_size
+    from .results_comm import read_result
+
+    answer = read_result({"path": command.argument, "limit": OUTPUT_LIMIT})
+    if not answer.get("ok"):
+        return notice_display(str(answer.get("error")), level="error")
+    size = format_size(int(answer["size"]))
+    more = answer.get("next_offset")
+    note = f"first {format_size(int(more))} of {size}" if more else size
+    return output_display(str(answer["path"]), str(answer["text"]), note)
+
+
 def _help(host: AgentHost, command: Command) -> Rendered:
     return notice_display(HELP)
 
@@ -352,5 +398,8 @@ _HANDLERS: dict[str, Callable[[AgentHost, Command], Rendered | None]] = {
     "check": _check,
     "import-claude-settings": _import_claude_settings,
     "cwd": _cwd,
+    "key": _key,
+    "debug": _debug,
+    "output": _output,
     "help": _help,
 }

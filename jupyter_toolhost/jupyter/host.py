@@ -109,6 +109,8 @@ class AgentHost:
         if not same_folder(self.workdir.path, self.cwd):
             return None  # moved with %cd since: the user chose it
         return self.workdir.notice(settings_in_force(self.cwd))
+        self.debug = False
+        """`%agent debug on`: a failed run shows its full traceback (off: one line)."""
 
     # ── pieces made on first use ───────────────────────────────────────────────────────
 
@@ -243,6 +245,9 @@ class AgentHost:
             if not prompt:
                 raise UsageError("The cell has no prompt: write it below the %%agent line.")
             starting = options.new or self.session is None
+            if self._no_model(options):
+                _show_notice(NO_KEY_MESSAGE, level="warning")
+                return
             session = self._prepare(options)
         except UsageError as exc:
             raise IPythonUsageError(str(exc)) from None
@@ -255,6 +260,7 @@ class AgentHost:
         view = LiveView(
             describe=self.describe_call, language=self.call_language, code=self.call_code
         )
+        view.batches_before = self.batch_offset  # cards and the timeline count alike
         view.start()
         self._view = view
         notice = self.folder_notice() if starting else None
@@ -283,10 +289,12 @@ class AgentHost:
         if error is not None and _cassette_miss(error):
             # A different click or an interrupt took the conversation off the recording: say
             # so in one line and end the cell; the conversation stays valid for the next one.
-            view.notice(f"Replay stopped: {error}", level="error")
+            view.notice(f"Replay stopped: {error}\n{REPLAY_MISS_HINT}", level="error")
         elif error is not None:
             view.notice(f"The agent stopped: {type(error).__name__}: {error}", level="error")
-            raise error
+            if self.debug:
+                raise error
+            raise AgentFailed(f"{type(error).__name__}: {error}") from None
 
     async def run_scheduled(self, session: Any, prompt: str) -> Any:
         """Run a scheduled prompt in `session` and show it in the scheduled area; the
@@ -346,6 +354,17 @@ class AgentHost:
         if "error" in outcome:
             raise outcome["error"]
 
+    def _no_model(self, options: CellOptions) -> bool:
+        """Nothing to ask: no API key in this kernel, no cassette, and no conversation whose
+        model is already made (checked before anything slow is imported)."""
+        if self.session is not None and not options.new:
+            return False
+        if options.cassette or (self.config.cassette if options.new else self.cassette):
+            return False
+        from ..model.anthropic_model import has_credentials
+
+        return not has_credentials()
+
     def _prepare(self, options: CellOptions) -> Any:
         """Apply a cell's options. `--new` starts from the configured defaults; the first
         conversation keeps a mode and rules chosen with `%agent` before it began."""
@@ -391,13 +410,10 @@ class AgentHost:
 
     def _remember(self, view: LiveView) -> None:
         cards = view.all_cards()
-        for card in cards:
-            if card.batch > 0:
-                card.batch += self.batch_offset
         self.history.extend(cards)
         batches = [c.batch for c in cards if c.batch > 0]
-        if batches:
-            self.batch_offset = max(batches)  # batches count from 1 in every cell
+        if batches:  # batches count on through the conversation's cells
+            self.batch_offset = max(batches)
 
     def reset(self) -> None:
         """Forget the conversation (the next cell starts a new one); its scheduled prompts
@@ -421,6 +437,37 @@ class AgentHost:
     @property
     def cwd(self) -> Path:
         return Path(os.getcwd())
+
+
+NO_KEY_MESSAGE = """No Anthropic API key in this kernel and no cassette to replay: nothing was sent.
+To go on, either
+  %agent key                          asks for the key (typed hidden; kept in this kernel only)
+  %env ANTHROPIC_API_KEY=sk-ant-...   the same in a cell (the key is then in the notebook)
+  %%agent --cassette FILE             replays a recorded conversation offline
+or try the offline quick start: notebooks/01-quick-start.ipynb replays without a key."""
+"""What a `%%agent` cell says, at once, when it has no model to ask."""
+
+REPLAY_MISS_HINT = (
+    "To go on: %agent reset starts the conversation over (the cassette replays from its "
+    "start), or, with an API key, %%agent --cassette-mode auto records an answer for it."
+)
+"""How to go on after a request the cassette has no answer for (after a stop, say)."""
+
+
+class AgentFailed(RuntimeError):
+    """The cell's error when the agent stopped on a failure: one line (the notice above it
+    says what failed); `%agent debug on` raises the failure itself, with its traceback."""
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"The agent stopped: {self} (%agent debug on shows the traceback)"]
+
+
+def _show_notice(text: str, *, level: str) -> None:
+    from IPython.display import display
+
+    from .render import notice_display
+
+    display(notice_display(text, level=level))  # type: ignore[arg-type]
 
 
 class AgentInterrupted(KeyboardInterrupt):

@@ -33,10 +33,11 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ..context import ToolUseContext
+from ..context import Progress, ToolUseContext
 from ..tool import Tool, ToolOutput, build_tool
 from ..types import DecisionReason, PermissionAsk, PermissionResult, ToolError
 from .captured import (
+    INTERRUPTED_LINE,
     bundle,
     figure_states,
     has_png,
@@ -44,6 +45,7 @@ from .captured import (
     new_figures,
     plain_text,
     result_bundle,
+    streaming_capture,
 )
 
 _REPR_CHARS = 2_000
@@ -90,7 +92,7 @@ def kernel_tools(shell: Any) -> list[Tool[Any]]:
     """The three kernel tools, bound to `shell` (an IPython InteractiveShell)."""
 
     async def run_python(input: PythonExecInput, context: ToolUseContext) -> ToolOutput:
-        return await execute(shell, input.code)
+        return await execute(shell, input.code, progress=context.progress)
 
     async def python_permissions(
         input: PythonExecInput, context: ToolUseContext
@@ -142,10 +144,17 @@ def kernel_tools(shell: Any) -> list[Tool[Any]]:
 # ── PythonExec ───────────────────────────────────────────────────────────────────────────
 
 
-async def execute(shell: Any, code: str) -> ToolOutput:
+async def execute(shell: Any, code: str, *, progress: Any = None) -> ToolOutput:
     """Run `code` like a cell (without history or Out[]): the model's content as `data`
-    (text, or text and image blocks), what it showed as `displays` (mimebundles)."""
-    from IPython.utils.capture import capture_output
+    (text, or text and image blocks), what it showed as `displays` (mimebundles). What it
+    prints goes to `progress` as it comes (the card shows the newest lines live); a run an
+    interrupt stopped keeps what it printed and ends with `INTERRUPTED_LINE`."""
+
+    def report(tail: tuple[str, ...], lines: int) -> None:
+        if progress is not None:
+            with contextlib.suppress(Exception):
+                said = f"{lines:,} line{'s' * (lines != 1)} printed so far"
+                progress(Progress(text=said, tail=tail))
 
     try:
         source = shell.transform_cell(code)
@@ -156,7 +165,7 @@ async def execute(shell: Any, code: str) -> ToolOutput:
     value: Any = None
     failure: str | None = None
     figures_before = figure_states()
-    with capture_output(display=True) as captured:
+    with streaming_capture(shell, report) as captured:
         try:
             with _interruptible():
                 if body is not None:
@@ -164,7 +173,7 @@ async def execute(shell: Any, code: str) -> ToolOutput:
                 if last is not None:
                     value = await _run(last, namespace)
         except KeyboardInterrupt:
-            failure = "KeyboardInterrupt"
+            failure = f"KeyboardInterrupt\n{INTERRUPTED_LINE}"
         except Exception as exc:
             failure = _user_traceback(exc)
     parts = []

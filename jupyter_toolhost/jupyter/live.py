@@ -1,6 +1,7 @@
 """What one `%%agent` cell shows while it runs, driven by the session's events.
 
-- Assistant text is written to the cell's stdout as it arrives (a stream: nbval keeps it).
+- Assistant text is Markdown, drawn as it arrives and shown final when each piece ends
+  (`answer`); records of decisions are set apart from it.
 - Extended thinking streams into a collapsed "Thinking" section (`thinking`) in a transient
   display of its own, redrawn at most every `THINKING_INTERVAL`; when the response goes on
   to text or calls (or ends) that display is emptied and the section is shown once, final,
@@ -36,7 +37,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict
 from typing import Any
 
-from ..events import PermissionAnswered
+from ..events import PermissionAnswered, PermissionRequested
 from ..orchestration.events import (
     CallFinished,
     CallFinishing,
@@ -45,6 +46,8 @@ from ..orchestration.events import (
     CallStarted,
     ChildEvent,
 )
+from .answer import AnswerStream
+from .captured import INTERRUPTED_LINE, ipython_display
 from .cards import (
     EMPTY_LIVE,
     CallCard,
@@ -54,6 +57,7 @@ from .cards import (
     live_display,
     saved_path_in,
 )
+from .previews import blocks_text, strip_error_tags
 from .render import Rendered, TurnSummary, footer_display, notice_display, relative_text
 from .thinking import EMPTY_THINKING, ThinkingPart, ThinkingSection, thinking_display
 
@@ -85,8 +89,8 @@ class LiveView:
         language: Callable[[str, Any], str | None] | None = None,
         code: Callable[[str, Any], tuple[str, str, bool] | None] | None = None,
         display: Display | None = None,
-        write: Callable[[str], None] | None = None,
         cwd: str | None = None,
+        write: Callable[[str], None] | None = None,
     ) -> None:
         """`describe(tool_name, raw_input)` gives a call's (display name, summary);
         `language(tool_name, raw_input)` the language of its result, when known;
@@ -97,17 +101,18 @@ class LiveView:
         self._cwd = cwd or os.getcwd()
         self._language = language
         self._code = code
-        self._display = display or _ipython_display
+        self._display = display or ipython_display
         self._write = write or _stdout_write
         self.cards: dict[str, CallCard] = {}
         self.order: list[str] = []
         self._batch_base: dict[int, int] = {}
         """Per model response of the cell, the batch number its first batch follows."""
         self._last_batch = 0
+        self._batches_before = 0
         self.summary = TurnSummary()
         self._panel: Any = None
         self._last_progress = 0.0
-        self._text_open = False
+        self._answer = AnswerStream(self._display)
         self._below = False
         """Something was shown after the live panel (it moves down on the next event)."""
         self._flushed: set[str] = set()
@@ -130,20 +135,18 @@ class LiveView:
     # ── text ───────────────────────────────────────────────────────────────────────────
 
     def text(self, delta: str) -> None:
-        """A piece of assistant text, shown at once."""
+        """A piece of assistant text, drawn at once (as Markdown)."""
         if delta:
             self.end_thinking()
-            self._write(delta)
-            self._text_open = not delta.endswith("\n")
+            self._answer.add(delta)
             self._below = True
 
     def _end_text(self) -> None:
-        if self._text_open:
-            self._write("\n")
-            self._text_open = False
+        self._answer.end()
 
     def line(self, text: str) -> None:
-        """A whole line of plain output (approval records, notices)."""
+        """A record of what happened (an approval's decision): a plain line of the cell's
+        stdout, set apart from the model's words (Markdown) in every front end."""
         self.end_thinking()
         self._end_text()
         self._write(text + "\n")
@@ -220,6 +223,17 @@ class LiveView:
 
     # ── tool calls ─────────────────────────────────────────────────────────────────────
 
+    @property
+    def batches_before(self) -> int:
+        """Batches the conversation ran in earlier cells: this cell's count on from there,
+        as the timeline of `%agent history --timeline` counts them."""
+        return self._batches_before
+
+    @batches_before.setter
+    def batches_before(self, count: int) -> None:
+        self._batches_before = count
+        self._last_batch = max(self._last_batch, count)
+
     def on_tool_event(self, event: Any) -> None:
         """Handle one orchestration event (queued, started, progress, finished), or one of
         a sub-agent's, wrapped in a `ChildEvent` of the call that started it; an answered
@@ -255,11 +269,18 @@ class LiveView:
             case CallFinishing(call_id=call_id, remaining_s=remaining):
                 self._countdowns.setdefault(call_id, []).append(remaining)
                 self._refresh()
+            case PermissionRequested(request=request, asked_at=asked):
+                card = self.cards.get(request.tool_use_id)
+                if card is not None:
+                    card.asked = asked
+                    self._refresh()
             case PermissionAnswered(request=request, asked_at=asked, answered_at=answered):
                 # A sub-agent's prompts come here too, unwrapped: its cards are in `cards`.
                 card = self.cards.get(request.tool_use_id)
                 if card is not None:
                     card.waits.append((asked, answered))
+                    card.asked = None
+                    self._refresh()
             case CallFinished() if parent is not None:
                 card = self.cards.get(event.call_id)
                 if card is None:
@@ -306,8 +327,9 @@ class LiveView:
             card = self._new_card(event.call_id, event.result.tool_name, None)
             self.order.append(event.call_id)
         self._record_result(card, event)
-        # Batches count from 1 for people, on through the cell (each model response numbers
-        # its own from 0); a call that never started keeps a negative one.
+        # Batches count from 1 for people, on through the cell and the conversation's earlier
+        # cells (each model response numbers its own from 0); a call that never started
+        # keeps a negative one.
         if event.batch >= 0:
             base = self._batch_base.setdefault(card.response, self._last_batch)
             card.batch = base + event.batch + 1
@@ -324,15 +346,21 @@ class LiveView:
             card.started = time.perf_counter() - event.duration_s
         card.ended = card.started + event.duration_s
         content = event.result.content
-        text = content if isinstance(content, str) else _blocks_text(content)
-        card.result = relative_text(text, self._cwd)
+        text = content if isinstance(content, str) else blocks_text(content)
+        card.interrupted = event.stopped_by == "interrupt" or (
+            event.status == "error" and INTERRUPTED_LINE in text
+        )
+        card.result = relative_text(strip_error_tags(text), self._cwd)
+        card.asked = None
         # The payload keeps the full path (the lab extension reads the file through the
         # kernel); text and HTML show it relative to the working directory.
         card.persisted_path = event.result.persisted_path or saved_path_in(text)
         card.original_size = event.result.original_size
         card.decision = decision_json(event.result.decision)
         card.displays = tuple(getattr(event.result, "displays", ()) or ())
-        card.tail = ()
+        # A stopped call keeps the newest lines it printed (its result may not hold them).
+        if not (card.status == "cancelled" or card.interrupted):
+            card.tail = ()
         card.fraction = None
 
     def _pending(self) -> list[CallCard]:
@@ -399,7 +427,12 @@ class LiveView:
         if running:
             now = time.perf_counter()
             elapsed = now - self._started
-            status = self.finishing_status() or f"running… {elapsed:.0f} s"
+            waiting = [card for card in running if card.asked is not None]
+            status = self.finishing_status() or (
+                f"Waiting for you · {now - min(c.asked or now for c in waiting):.0f} s"
+                if waiting
+                else f"running… {elapsed:.0f} s"
+            )
             self._panel.update(
                 live_display(
                     running, status=status, elapsed=elapsed, now=now, checklist=self.checklist
@@ -448,33 +481,11 @@ class LiveView:
         return [self.cards[i] for i in self.order]
 
 
-def _blocks_text(blocks: list[dict[str, Any]]) -> str:
-    parts = []
-    for block in blocks:
-        if block.get("type") == "text":
-            parts.append(str(block.get("text", "")))
-        elif block.get("type") == "image":
-            source = block.get("source")
-            media = source.get("media_type", "") if isinstance(source, dict) else ""
-            parts.append(f"[image: {media or 'unknown type'}]")
-        elif block.get("type") == "tool_reference":
-            parts.append(f"loaded {block.get('tool_name', '?')}")
-        else:
-            parts.append(f"[{block.get('type', 'block')}]")
-    return "\n".join(parts)
-
-
 def _item_dict(item: Any) -> dict[str, Any]:
     """A checklist item (a `ChecklistItem` or a mapping) as a plain dict."""
     if isinstance(item, Mapping):
         return dict(item)
     return asdict(item)
-
-
-def _ipython_display(obj: Rendered, **kwargs: Any) -> Any:
-    from IPython.display import display
-
-    return display(obj, **kwargs)
 
 
 def _stdout_write(text: str) -> None:

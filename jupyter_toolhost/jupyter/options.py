@@ -44,6 +44,9 @@ Subcommand: TypeAlias = Literal[
     "check",
     "import-claude-settings",
     "cwd",
+    "key",
+    "debug",
+    "output",
 ]
 SUBCOMMANDS: tuple[Subcommand, ...] = get_args(Subcommand)
 
@@ -56,7 +59,7 @@ LINE_USAGE = (
     "%agent status | reset | mode [MODE] | allow|ask|deny RULE [--save] | rules | tools | "
     "history [--timeline] | cost | request [N] | compact | resume [SESSION] | "
     "mcp [add NAME -- COMMAND ARGS... | restart NAME | remove NAME] | check TOOL INPUT | "
-    "import-claude-settings | cwd [PATH] | help"
+    "output PATH | import-claude-settings | cwd [PATH] | key | debug [on|off] | help"
 )
 
 
@@ -252,15 +255,24 @@ def parse_command(line: str) -> Command:
         return Command(name, " ".join(positional), flags)  # a rule may contain spaces
     if name == "cwd" and positional:
         return Command(name, " ".join(positional), flags)  # a folder's name may hold spaces
-    one_argument = ("mode", "resume", "request", "cwd")
-    if len(positional) > 1 or (positional and name not in one_argument):
-        takes = "one argument" if name in one_argument else "no argument"
+    if name == "output":
+        if not positional:
+            raise UsageError(
+                "%agent output needs the path a card shows, e.g. %agent output "
+                ".toolhost/sessions/<session>/tool-results/<file>.txt"
+            )
+        return Command(name, " ".join(positional), flags)  # a path may contain spaces
+    with_argument = ("mode", "resume", "request", "debug", "cwd")
+    if len(positional) > 1 or (positional and name not in with_argument):
+        takes = "one argument" if name in with_argument else "no argument"
         raise UsageError(f"%agent {name} takes {takes}.")
     argument = positional[0] if positional else None
     if name == "mode" and argument is not None:
         parse_mode(argument)
     if name == "request" and argument is not None:
         parse_turn(argument)
+    if name == "debug" and argument not in (None, "on", "off"):
+        raise UsageError("%agent debug takes on or off.")
     return Command(name, argument, flags)
 
 
@@ -372,6 +384,18 @@ Options
                  section above the turn's tool cards; its tokens are billed as output
                  tokens, up to N per model response
 
+API key
+-------
+Without ANTHROPIC_API_KEY (and without --cassette) a cell says so at once and sends
+nothing. %agent key asks for the key without showing it and keeps it in this kernel's
+environment only; %env ANTHROPIC_API_KEY=... does the same from a cell (which then holds
+the key). --cassette PATH replays a recorded conversation with no key at all.
+
+Errors
+------
+A failed run ends its cell with one line saying what failed; %agent debug on shows the
+full traceback instead (%agent debug off: one line again).
+
 Approvals
 ---------
 A call that needs approval shows buttons in the cell: Allow, Always allow, Deny (Deny
@@ -441,6 +465,11 @@ system prompt, the tools (deferred ones and the cache breakpoint marked), the me
 (each tool_use linked to its tool_result) and the API parameters, each with its size in
 bytes and tokens, the turn's cache reads and writes, and what deferral saved.
 session.request(N) returns the body as a dict.
+
+Saved results
+-------------
+%agent output PATH shows a saved tool result (the path its card shows) whole, in the cell,
+read through the kernel: no server access to the hidden .toolhost/ folder is needed.
 
 Prompts while one runs
 ----------------------

@@ -2,9 +2,12 @@
 
 Each question shows its header and text, one toggle button per option (one may be chosen,
 or several for a multiSelect question), and an "Other" field for an answer in the person's
-own words; one Submit button answers them all. As with approvals, callbacks only resolve a
-future (or untoggle the other options of a single-choice question); the waiting coroutine,
-which runs in the cell's context, writes the record ("Answered: …") and disables the widgets.
+own words; one Submit button answers them all. Typed answers are read once their boxes
+are quiet (see `comm_ack`), and once answered the form's display is emptied like an
+approval prompt's (see `approval.DECIDED`): the record line below it stays. As with
+approvals, callbacks only resolve a future (or untoggle the other options of a
+single-choice question); the waiting coroutine, which runs in the cell's context, writes
+the record ("Answered: …") and disables the widgets.
 
 With no front end that shows widgets (see `frontend`) the call fails at once with a message
 that says so, and with an explicit approval timeout it fails after that long, so a run
@@ -21,7 +24,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..types import ToolError
+from .approval import DECIDED, widget_bundle
+from .comm_ack import TypingWatch, acknowledging
 from .frontend import FrontEnd
+from .render import FG2
+
+CHIP = "var(--jp-layout-color2,#e8f0fe)"
 
 if TYPE_CHECKING:
     from ..tools.ask_user import Question
@@ -95,18 +103,27 @@ class WidgetQuestionAsker:
         loop = asyncio.get_running_loop()
         submitted: asyncio.Future[None] = loop.create_future()
         box, asked, controls = _build_form(questions, submitted)
+        typing = TypingWatch(a.other for a in asked)
         from IPython.display import display
 
-        display(box)
-        try:
-            outcome = await self.front_end.wait(submitted, box, limit=self.timeout)
-        except asyncio.CancelledError:
-            self.emit("Questions closed (interrupted): " + "; ".join(q.header for q in questions))
-            raise
-        finally:
-            submitted.cancel()
-            for control in controls:
-                control.disabled = True
+        with acknowledging(self.front_end.shell):
+            shown = display(widget_bundle(box), display_id=True)
+            try:
+                outcome = await self.front_end.wait(submitted, box, limit=self.timeout)
+                if outcome == "answered":
+                    await typing.settled()  # an "Other" answer still on its way lands first
+            except asyncio.CancelledError:
+                self.emit(
+                    "Questions closed (interrupted): " + "; ".join(q.header for q in questions)
+                )
+                raise
+            finally:
+                submitted.cancel()
+                typing.close()
+                for control in controls:
+                    control.disabled = True
+                if shown is not None:
+                    shown.update(DECIDED)
         if outcome == "headless":
             self.emit("Questions not answered (no front end showed them)")
             raise ToolError(no_front_end_message())
@@ -175,8 +192,8 @@ def _question_html(question: Question) -> str:
         for o in question.options
     )
     return (
-        f"<span style='background:#e8f0fe;border-radius:8px;padding:0 6px'>"
+        f"<span style='background:{CHIP};border-radius:8px;padding:0 6px'>"
         f"{html.escape(question.header)}</span> <b>{html.escape(question.question)}</b> "
-        f"<span style='color:#888'>({kind}, or write your own)</span>"
-        f"<ul style='margin:2px 0;color:#555'>{descriptions}</ul>"
+        f"<span style='color:{FG2}'>({kind}, or write your own)</span>"
+        f"<ul style='margin:2px 0;color:{FG2}'>{descriptions}</ul>"
     )

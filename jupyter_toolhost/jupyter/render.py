@@ -13,9 +13,9 @@ Every display carries three representations:
 What changes between two runs of the same cassette stays out of the text, and in the HTML it
 is only ever inside ``<span class="toolhost-time">`` (durations), which a comparison masks
 (the package's pytest plugin does it for nbval). Paths under the working directory are shown
-relative to it. A replayed run's footer says "replayed — no tokens spent" and shows no
-token counts. Of a permission decision only a rule, a mode or a tool's own reason is shown
-in text. Nothing here imports IPython or ipywidgets.
+relative to it. With a cassette the footer reads the same when it records and when it
+replays (see `footer_parts`). Of a permission decision only a rule, a mode or a tool's own
+reason is shown in text. Nothing here imports IPython or ipywidgets.
 """
 
 from __future__ import annotations
@@ -28,7 +28,16 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 MIME_TYPE = "application/vnd.jupyter.toolhost.v1+json"
-MUTED = "color:#666;font-size:13px"
+FG1 = "var(--jp-content-font-color1,#1f1f1f)"
+"""Body text: JupyterLab's own colour variables (with a fallback for pages without them), so
+every view reads in the light and the dark theme alike (contrast ≥ 4.5:1 in both)."""
+FG2 = "var(--jp-content-font-color2,#595959)"
+"""Secondary text (reasons, times, labels)."""
+BORDER = "var(--jp-border-color2,#d0d0d0)"
+ACCENT = "var(--jp-brand-color1,#1a73e8)"
+WARN = "var(--jp-warn-color0,#8a4b00)"
+ERROR = "var(--jp-error-color0,#b3261e)"
+MUTED = f"color:{FG2};font-size:13px"
 PRE = "max-height:24em;overflow:auto;margin:2px 0;white-space:pre-wrap"
 """A preview never grows into a 10,000-pixel column: it scrolls."""
 TIME_CLASS = "toolhost-time"
@@ -102,7 +111,7 @@ def format_duration(seconds: float) -> str:
 
 
 def time_html(text: str) -> str:
-    return f'<span class="{TIME_CLASS}" style="color:#666">{esc(text)}</span>'
+    return f'<span class="{TIME_CLASS}" style="color:{FG2}">{esc(text)}</span>'
 
 
 # ── footer, notices, tables ──────────────────────────────────────────────────────────────
@@ -120,17 +129,28 @@ class TurnSummary:
     duration: float | None = None
     replayed: bool = False
     """The model's answers came from a cassette: nothing was paid for."""
+    cassette: str | None = None
+    """The kind of the cassette's answers when one is used (recording or replaying):
+    "recorded" (from the API) or "scripted" (no model answered); None without one."""
 
 
 def footer_parts(summary: TurnSummary) -> list[str]:
-    """Calls, requests, tokens and cost, as words a reader of the page understands."""
+    """Calls, requests, tokens and cost, as words a reader of the page understands.
+
+    With a cassette the text is the same whether this run records it or replays it, so a
+    notebook recorded once shows byte for byte the same cell on every replay (and
+    `pytest --nbval` compares equal): a recording from the API shows the usage it recorded,
+    marked "as recorded — a replay spends nothing"; scripted answers show no token counts
+    at all (none were real). Whether this run replayed is in the JSON payload only.
+    """
     parts = [f"{summary.tool_calls} tool call" + ("" if summary.tool_calls == 1 else "s")]
     if summary.model_requests:
         requests = summary.model_requests
         parts.append(f"{requests} model request" + ("" if requests == 1 else "s"))
     usage = summary.usage
-    if summary.replayed:
-        parts.append("replayed — no tokens spent")
+    scripted = summary.cassette == "scripted"
+    if scripted:
+        parts.append("scripted answers — no tokens spent")
     elif usage:
         read = usage.get("cache_read_input_tokens", 0)
         thinking = usage.get("thinking_tokens", 0)
@@ -142,8 +162,12 @@ def footer_parts(summary: TurnSummary) -> list[str]:
         cached = [f"{read:,} read from cache"] if read else []
         cached += [f"{written:,} written to cache"] if written else []
         parts.append(tokens + (f" ({', '.join(cached)})" if cached else ""))
-    if not summary.replayed and summary.cost_usd is not None:
+    elif summary.replayed:  # a replay that reported no usage (an old cassette)
+        parts.append("replayed — no tokens spent")
+    if not scripted and summary.cost_usd is not None:
         parts.append(f"≈ ${summary.cost_usd:.4f}")
+    if summary.cassette == "recorded":
+        parts.append("as recorded — a replay spends nothing")
     if summary.stop_reason:
         parts.append(f"stop: {summary.stop_reason}")
     return parts
@@ -158,7 +182,7 @@ def footer_display(summary: TurnSummary) -> Rendered:
     if summary.duration is not None:
         duration = " · " + time_html(format_duration(summary.duration))
     html_text = (
-        f'<div style="{MUTED};border-top:1px solid #eee;margin-top:4px">'
+        f'<div style="{MUTED};border-top:1px solid {BORDER};margin-top:4px">'
         f"{esc(' · '.join(parts))}{duration}</div>"
     )
     return bundle("footer", asdict(summary), html_text=html_text, plain=plain)
@@ -166,7 +190,7 @@ def footer_display(summary: TurnSummary) -> Rendered:
 
 def notice_display(text: str, *, level: Literal["info", "warning", "error"] = "info") -> Rendered:
     """A one-line message (errors, interrupts, usage hints)."""
-    color = {"info": "#555", "warning": "#b06000", "error": "#d93025"}[level]
+    color = {"info": FG2, "warning": WARN, "error": ERROR}[level]
     return bundle(
         "notice",
         {"level": level, "text": text},
@@ -178,22 +202,40 @@ def notice_display(text: str, *, level: Literal["info", "warning", "error"] = "i
     )
 
 
+def output_display(path: str, text: str, note: str) -> Rendered:
+    """A saved result shown whole: its path and size, then its text (height-capped)."""
+    head = f"{path} · {note}"
+    html_text = (
+        f'<div style="{MUTED}">{esc(head)}</div>'
+        f'<pre class="toolhost-output" style="{PRE};max-height:40em">{esc(text)}</pre>'
+    )
+    return Rendered({"text/html": html_text, "text/plain": f"{head}\n{text}"})
+
+
 def table_display(
-    kind: str, columns: Sequence[str], rows: Sequence[Sequence[Any]], *, title: str = ""
+    kind: str,
+    columns: Sequence[str],
+    rows: Sequence[Sequence[Any]],
+    *,
+    title: str = "",
+    timed: Sequence[str] = (),
 ) -> Rendered:
-    """A small table (tools, rules, history) as HTML and aligned plain text."""
+    """A small table (tools, rules, history) as HTML and aligned plain text. The `timed`
+    columns (durations: they vary between runs) are in the HTML only, in time spans."""
     cells = [[_cell(value) for value in row] for row in rows]
-    widths = [
-        max([len(column), *(len(row[i]) for row in cells)]) for i, column in enumerate(columns)
-    ]
-    header = "  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True)).rstrip()
-    body = [
-        "  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip() for row in cells
-    ]
+    kept = [i for i, column in enumerate(columns) if column not in timed]
+    widths = {i: max([len(columns[i]), *(len(row[i]) for row in cells)]) for i in kept}
+    header = "  ".join(columns[i].ljust(widths[i]) for i in kept).rstrip()
+    body = ["  ".join(row[i].ljust(widths[i]) for i in kept).rstrip() for row in cells]
     plain = "\n".join([*([title] if title else []), header, *body])
     head_html = "".join(f"<th style='text-align:left'>{esc(c)}</th>" for c in columns)
     rows_html = "".join(
-        "<tr>" + "".join(f"<td style='text-align:left'>{esc(v)}</td>" for v in row) + "</tr>"
+        "<tr>"
+        + "".join(
+            f"<td style='text-align:left'>{time_html(v) if c in timed else esc(v)}</td>"
+            for c, v in zip(columns, row, strict=True)
+        )
+        + "</tr>"
         for row in cells
     )
     caption = f"<caption style='text-align:left'>{esc(title)}</caption>" if title else ""

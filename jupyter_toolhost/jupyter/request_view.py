@@ -24,7 +24,7 @@ from typing import Any
 from ..disclosure.deferral import extract_discovered_tool_names
 from ..model.base import ModelError
 from ..sent import SentRequest, encode
-from .render import MUTED, PRE, Rendered, esc, notice_display, short
+from .render import BORDER, ERROR, MUTED, PRE, Rendered, esc, notice_display, short
 
 CLIP = 2_000
 """Characters of a text (or JSON) shown in a message before it is clipped."""
@@ -32,11 +32,11 @@ JSON_CLIP = 500_000
 """Characters of the pretty-printed body shown at the end (the rest: `session.request`)."""
 ESTIMATE = "estimate: bytes/4"
 PARTS = ("system", "tools", "messages")
-_DEFERRED = "color:#b06000"
+_DEFERRED = "color:var(--jp-warn-color0,#8a4b00)"
 _BREAKPOINT = "◆ cache breakpoint"
 _BOX = "font-size:13px;line-height:1.4"
 _SUMMARY = "cursor:pointer;font-size:13px"
-_BLOCK = "margin:2px 0 2px 8px;padding-left:6px;border-left:2px solid #ddd"
+_BLOCK = f"margin:2px 0 2px 8px;padding-left:6px;border-left:2px solid {BORDER}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,10 +165,14 @@ def _usage_line(sent: SentRequest) -> str:
     usage = sent.usage
     if usage is None:
         return "Usage: none (the response is still streaming, or it did not complete)."
+    # The API's input_tokens leaves out what was read from or written to the cache: lead
+    # with the sum, the figure to set beside the request's own token count above.
+    read, wrote = usage.cache_read_input_tokens, usage.cache_creation_input_tokens
+    total = usage.input_tokens + read + wrote
     return (
-        f"Usage: cache read {usage.cache_read_input_tokens:,} tokens · cache write "
-        f"{usage.cache_creation_input_tokens:,} tokens · input {usage.input_tokens:,} tokens "
-        f"(not read from or written to the cache) · output {usage.output_tokens:,} tokens."
+        f"Usage (from the API): {total:,} input tokens in all = {usage.input_tokens:,} new "
+        f"+ {read:,} read from the cache + {wrote:,} written to the cache · output "
+        f"{usage.output_tokens:,} tokens."
     )
 
 
@@ -274,7 +278,7 @@ def _tools_html(tools: Sequence[Any], body: Mapping[str, Any]) -> tuple[str, lis
         rows.append(
             f"<tr{style}><td>{index}</td><td><code>{esc(name)}</code></td>"
             f'<td style="text-align:right">{_size(tool):,}</td><td>{esc(" · ".join(marks))}</td>'
-            f'<td style="color:#666">{esc(description)}</td></tr>'
+            f'<td style="color:var(--jp-content-font-color2,#595959)">{esc(description)}</td></tr>'
         )
         lines.append(f"{index}. {name} ({_size(tool):,} bytes)" + "".join(f" [{m}]" for m in marks))
     head = "".join(
@@ -361,7 +365,7 @@ def _result_html(
     target = f"<code>{esc(use_id)}</code>"
     if name is not None:
         target = f'<a href="#{_anchor(prefix, "use", use_id)}">← {esc(use_id)} ({esc(name)})</a>'
-    error = ' <b style="color:#d93025">is_error</b>' if block.get("is_error") else ""
+    error = f' <b style="color:{ERROR}">is_error</b>' if block.get("is_error") else ""
     inner, text = _result_content(block.get("content", ""))
     anchor = _anchor(prefix, "result", use_id)
     html_text = (

@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
-from .render import MUTED, PRE, Rendered, bundle, esc
+from .render import BORDER, FG2, MUTED, PRE, Rendered, bundle, esc
 
 PartKind: TypeAlias = Literal["text", "redacted", "omitted", "streaming"]
 
@@ -31,8 +31,8 @@ OMITTED_LINE = "Thinking text not returned by the API (display: omitted; only it
 LIVE_TAIL_CHARS = 20_000
 """While a section streams, its display carries at most this much of the newest text (the
 final display carries all of it)."""
-_BOX = "margin:2px 0;color:#555;font-size:13px"
-_BODY = f"{PRE};border-left:3px solid #ddd;padding-left:8px;font-size:13px"
+_BOX = f"margin:2px 0;color:{FG2};font-size:13px"
+_BODY = f"{PRE};border-left:3px solid {BORDER};padding-left:8px;font-size:13px"
 
 
 @dataclass(slots=True)

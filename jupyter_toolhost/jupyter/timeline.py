@@ -49,11 +49,15 @@ MARKS: dict[TimelineStatus, tuple[str, str, str]] = {
 """status → (symbol, colour, what it means), for the mark after a bar and the legend."""
 
 FONT = 12
-WIDTH = 860
+WIDTH = 640
+"""The drawing's width in CSS pixels: it fits a notebook at 1024×768 with the file browser
+open; it is drawn at least that wide (the text stays 12 px, the box scrolls sideways when
+narrower) and grows with a wider output area, up to `MAX_SCALE` times."""
+MAX_SCALE = 1.5
 LABEL_X = 8
-LABEL_CHARS = 32
-PLOT_X = 270
-PLOT_W = 520
+LABEL_CHARS = 28
+PLOT_X = 230
+PLOT_W = 360
 TOP = 30
 HEADER_H = 18
 ROW_H = 20
@@ -61,8 +65,13 @@ BAR_H = 13
 GROUP_GAP = 6
 AXIS_H = 36
 LEGEND_H = 20
-LEGEND_COLUMNS = 3
+LEGEND_COLUMNS = 2
 WAIT_PATTERN = "toolhost-timeline-wait"
+TEXT = 'fill="#202124" style="fill:var(--jp-content-font-color1,#202124)"'
+"""Text in JupyterLab's own colours (readable in its dark theme), else dark grey."""
+TEXT2 = 'fill="#3c4043" style="fill:var(--jp-content-font-color2,#3c4043)"'
+"""Secondary text; the marks (✗ ⊘ ↯ ■ □) are drawn in it too in JupyterLab, where their
+colours would fall under 4.5:1 on the dark theme (each mark differs by its shape)."""
 
 
 def timeline_status(card: CallCard) -> TimelineStatus:
@@ -152,7 +161,7 @@ def _status_text(card: CallCard) -> str:
 def call_tooltip(card: CallCard, *, batch: int, axis_origin: float | None = None) -> str:
     """The tooltip of a call: name and input, batch (as the timeline numbers it), duration,
     status, approval waits."""
-    group = f"batch {batch}" if batch > 0 else "not started"
+    group = f"Batch {batch}" if batch > 0 else "not started"
     duration = format_duration(card.duration or 0.0)
     lines = [
         f"{card.name}: {card.summary}" if card.summary else card.name,
@@ -168,19 +177,19 @@ def call_tooltip(card: CallCard, *, batch: int, axis_origin: float | None = None
 
 
 def _header(batch: int, cards: list[CallCard], y: float) -> str:
-    color = _color(batch)
     count = f"{len(cards)} call" + ("" if len(cards) == 1 else "s")
     if batch > 0:
         starts = [c.started for c in cards if c.started is not None]
         ends = [c.ended for c in cards if c.ended is not None]
         wall = format_duration(max(ends) - min(starts)) if starts and ends else ""
-        together = "run concurrently" if len(cards) > 1 else "run alone"
-        text = f"batch {batch} · {count} {together} · {wall}"
+        together = "ran concurrently" if len(cards) > 1 else "ran alone"
+        text = f"Batch {batch} · {count} {together} · {wall}"
     else:
         text = f"not started · {count} answered without running"
     return (
         f'<g class="toolhost-batch" data-batch="{batch}">{_title(text)}'
-        f'<text x="{LABEL_X}" y="{y + 13:.1f}" font-weight="bold" fill="{color}">'
+        f'<text x="{LABEL_X}" y="{y + 13:.1f}" font-weight="bold" '
+        f"{TEXT}>"
         f"{_esc(text)}</text></g>"
     )
 
@@ -203,8 +212,7 @@ def _row(card: CallCard, batch: int, axis: _Axis, y: float) -> str:
     parts = [
         f'<g class="toolhost-call" data-status="{status}" data-batch="{batch}">',
         _title(tooltip),
-        f'<text x="{LABEL_X + 10}" y="{y + 14:.1f}" fill="#202124">{_title(tooltip)}'
-        f"{_esc(label)}</text>",
+        f'<text x="{LABEL_X + 10}" y="{y + 14:.1f}" {TEXT}>{_title(tooltip)}{_esc(label)}</text>',
         f'<rect class="toolhost-bar" x="{x0:.1f}" y="{bar_y:.1f}" width="{width:.1f}" '
         f'height="{BAR_H}" rx="2" {style}>{_title(tooltip)}</rect>',
     ]
@@ -225,7 +233,8 @@ def _row(card: CallCard, batch: int, axis: _Axis, y: float) -> str:
         symbol, mark_color, meaning = mark
         parts.append(
             f'<text class="toolhost-mark" data-status="{status}" x="{x0 + width + 4:.1f}" '
-            f'y="{y + 14:.1f}" font-size="13" fill="{mark_color}">'
+            f'y="{y + 14:.1f}" font-size="13" fill="{mark_color}" '
+            f'style="fill:var(--jp-content-font-color2,{mark_color})">'
             f"{_title(f'{meaning} — {card.name}: {card.summary}')}{symbol}</text>"
         )
     parts.append("</g>")
@@ -238,7 +247,7 @@ def _axis_svg(axis: _Axis, top: float, bottom: float) -> str:
         '<g class="toolhost-axis">',
         _title("time since the first call started, in seconds"),
         f'<line x1="{PLOT_X}" y1="{bottom:.1f}" x2="{PLOT_X + PLOT_W}" y2="{bottom:.1f}" '
-        'stroke="#5f6368"/>',
+        'stroke="#5f6368" style="stroke:var(--jp-content-font-color2,#5f6368)"/>',
     ]
     for index in range(ticks + 1):
         seconds = index * axis.step
@@ -247,10 +256,10 @@ def _axis_svg(axis: _Axis, top: float, bottom: float) -> str:
         parts.append(
             f'<g class="toolhost-tick">{_title(f"{label} after the first call started")}'
             f'<line x1="{x:.1f}" y1="{top:.1f}" x2="{x:.1f}" y2="{bottom:.1f}" '
-            'stroke="#dadce0" stroke-width="1"/>'
+            'stroke="#dadce0" stroke-width="1" style="stroke:var(--jp-border-color2,#dadce0)"/>'
             f'<line x1="{x:.1f}" y1="{bottom:.1f}" x2="{x:.1f}" y2="{bottom + 4:.1f}" '
-            'stroke="#5f6368"/>'
-            f'<text x="{x:.1f}" y="{bottom + 17:.1f}" text-anchor="middle" fill="#3c4043">'
+            'stroke="#5f6368" style="stroke:var(--jp-content-font-color2,#5f6368)"/>'
+            f'<text x="{x:.1f}" y="{bottom + 17:.1f}" text-anchor="middle" {TEXT2}>'
             f"{_esc(label)}</text></g>"
         )
     parts.append("</g>")
@@ -275,12 +284,13 @@ def _legend(y: float) -> tuple[str, float]:
             )
         else:
             swatch = (
-                f'<text x="{x + 2:.1f}" y="{row_y + 13:.1f}" font-size="13" fill="{color}">'
+                f'<text x="{x + 2:.1f}" y="{row_y + 13:.1f}" font-size="13" fill="{color}" '
+                f'style="fill:var(--jp-content-font-color2,{color})">'
                 f"{symbol}</text>"
             )
         parts.append(
             f'<g class="toolhost-legend-item">{_title(meaning)}{swatch}'
-            f'<text x="{x + 22:.1f}" y="{row_y + 13:.1f}" fill="#3c4043">{_esc(meaning)}</text>'
+            f'<text x="{x + 22:.1f}" y="{row_y + 13:.1f}" {TEXT2}>{_esc(meaning)}</text>'
             "</g>"
         )
     parts.append("</g>")
@@ -321,15 +331,18 @@ def timeline_svg(cards: Sequence[CallCard]) -> str:
         [
             f'<svg xmlns="http://www.w3.org/2000/svg" class="toolhost-timeline" '
             f'width="{WIDTH}" height="{height}" viewBox="0 0 {WIDTH} {height}" '
+            f'style="width:100%;min-width:{WIDTH}px;max-width:{WIDTH * MAX_SCALE:.0f}px;'
+            'height:auto" '
             f'font-family="sans-serif" font-size="{FONT}">',
             _title(heading),
             f'<defs><pattern id="{WAIT_PATTERN}" width="6" height="6" '
             'patternUnits="userSpaceOnUse" patternTransform="rotate(45)">'
             f'<rect width="6" height="6" fill="#fef7e0"/>'
             f'<rect width="3" height="6" fill="{WAIT_COLOR}"/></pattern></defs>',
-            f'<rect class="toolhost-background" width="{WIDTH}" height="{height}" fill="#fff">'
+            f'<rect class="toolhost-background" width="{WIDTH}" height="{height}" '
+            'fill="#fff" style="fill:var(--jp-layout-color0,#fff)">'
             f"{_title(heading)}</rect>",
-            f'<text x="{LABEL_X}" y="18" font-size="13" fill="#202124">{_title(heading)}'
+            f'<text x="{LABEL_X}" y="18" font-size="13" {TEXT}>{_title(heading)}'
             f"{_esc(heading)}</text>",
             _axis_svg(axis, TOP, plot_bottom),
             *body,
@@ -344,7 +357,7 @@ def timeline_plain(cards: Sequence[CallCard]) -> str:
     timed = [c for c in cards if c.started is not None and c.ended is not None]
     lines = []
     for batch, members in _groups(timed):
-        lines.append(f"batch {batch}" if batch > 0 else "not started")
+        lines.append(f"Batch {batch}" if batch > 0 else "not started")
         for card in members:
             waited = sum(end - start for start, end in card.waits)
             line = (

@@ -91,6 +91,9 @@ export function renderPayload(payload: Payload, context: RenderContext): Rendere
       }
       break;
     }
+    case 'answer':
+      root.classList.add('jp-mod-empty');
+      break;
     case 'unknown':
       root.append(el('pre', `${PREFIX}-unknown`, JSON.stringify(payload.original, null, 2)));
       break;
@@ -264,17 +267,26 @@ function renderHeader(call: Call, card: HTMLElement): HTMLElement {
     badge.title = call.decision.reason;
     header.append(badge);
   }
-  if (word !== call.status) {
-    header.append(el('span', `${PREFIX}-statusLabel`, call.status));
+  if (word !== call.label) {
+    const label = el('span', `${PREFIX}-statusLabel`, call.label);
+    label.dataset.label = call.label;
+    header.append(label);
   }
   const elapsed = call.status === 'running' ? formatElapsed(call.elapsed) : '';
   const duration = formatDuration(call.duration);
   if (elapsed) {
     const span = el('span', `${PREFIX}-elapsed`, elapsed);
-    span.title = `running for ${elapsed}`;
+    span.title = `${call.label} for ${elapsed}`;
     header.append(span);
   } else if (duration) {
-    header.append(el('span', `${PREFIX}-duration`, duration));
+    const span = el('span', `${PREFIX}-duration`, duration);
+    span.title = 'run time (a wait for approval is not counted)';
+    header.append(span);
+  }
+  if (!isActive(call) && call.waited > 0) {
+    const wait = el('span', `${PREFIX}-approvalTime`, `approval ${formatDuration(call.waited)}`);
+    wait.title = 'how long the call waited for a decision';
+    header.append(wait);
   }
   header.addEventListener('click', () => toggleCard(card));
   header.addEventListener('keydown', event => {
@@ -322,6 +334,7 @@ export function renderCard(
 ): HTMLElement {
   const card = el('div', `${PREFIX}-card`);
   card.dataset.status = call.status;
+  card.dataset.label = call.label;
   if (call.toolUseId) {
     card.dataset.toolUseId = call.toolUseId;
   }
@@ -358,18 +371,30 @@ export function renderCard(
     }
     body.append(children);
   }
+  if (!isActive(call) && call.tail.length) {
+    // A stopped call keeps the newest lines it printed before the stop.
+    const kept = el('div', `${PREFIX}-stoppedTail`);
+    kept.append(el('div', `${PREFIX}-stoppedLabel`, 'printed before the stop'));
+    kept.append(el('pre', `${PREFIX}-tail`, call.tail.join('\n')));
+    body.append(kept);
+  }
   if (call.persistedPath) {
     body.append(renderPersisted(call, context, pending));
   } else if (call.result) {
     body.append(renderResult(call, call.result, context, pending));
+    if (call.cut) {
+      body.append(el('div', `${PREFIX}-cut`, call.cut));
+    }
   }
   if (body.childElementCount) {
     card.append(body);
   } else {
     card.classList.add('jp-mod-empty');
   }
-  // A checklist is the point of its call; a running sub-agent's calls are what to watch.
-  if (call.checklist || (isActive(call) && call.children.length)) {
+  // A checklist is the point of its call; a running sub-agent's calls are what to watch;
+  // what a stopped call printed before the stop is why a person opens it anyway.
+  const stoppedWithOutput = !isActive(call) && call.tail.length > 0;
+  if (call.checklist || (isActive(call) && call.children.length) || stoppedWithOutput) {
     card.classList.add(DEFAULT_OPEN);
   }
   syncExpanded(card);
@@ -450,10 +475,13 @@ function renderPersisted(
   const box = el('div', `${PREFIX}-persisted`);
   const line = el('div', `${PREFIX}-persistedInfo`);
   const size =
-    call.persistedSize ??
+    call.saved?.size ||
+    call.persistedSize ||
     (call.originalSize !== null ? formatChars(call.originalSize) : 'large output');
   line.append(el('span', `${PREFIX}-persistedSize`, `Full output: ${size}, saved to `));
-  line.append(el('code', `${PREFIX}-persistedPath`, path));
+  const shownPath = el('code', `${PREFIX}-persistedPath`, call.saved?.path || path);
+  shownPath.title = path;
+  line.append(shownPath);
   box.append(line);
 
   const openPersisted = context.openPersisted;
@@ -472,6 +500,10 @@ function renderPersisted(
   const details = el('details', `${PREFIX}-preview`);
   details.append(el('summary', `${PREFIX}-previewSummary`, 'Preview'));
   details.append(renderResult(call, persistedPreview(call.result), context, pending));
+  if (call.saved?.cut) {
+    // Under the scrolling preview, not inside it: a person sees it without scrolling.
+    details.append(el('div', `${PREFIX}-cut`, call.saved.cut));
+  }
   box.append(details);
   return box;
 }
@@ -490,7 +522,10 @@ function renderLive(
     return;
   }
   const list = el('div', `${PREFIX}-live`);
-  const status = [payload.status ?? '', formatElapsed(payload.elapsed)].filter(Boolean).join(' · ');
+  // While a prompt waits, the cell's clock is beside the point: the waiting card has its own.
+  const waiting = payload.status === 'Waiting for you';
+  const clock = waiting ? '' : formatElapsed(payload.elapsed);
+  const status = [payload.status ?? '', clock].filter(Boolean).join(' · ');
   if (status) {
     list.append(el('div', `${PREFIX}-liveStatus`, status));
   }

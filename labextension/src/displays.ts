@@ -7,7 +7,12 @@ import { PREFIX, el, timingRow } from './dom';
 import { formatDuration } from './format';
 import type { FooterPayload, NoticePayload, TablePayload, TimelinePayload } from './payload';
 
-/** The footer: counts, tokens and cost (or "replayed — no tokens spent") and time of one cell. */
+/**
+ * The footer: counts, tokens and cost, and time of one cell. With a cassette it reads the
+ * same when the cassette records and when it replays (as the `text/plain` beside it does):
+ * a recording from the API shows the usage it recorded, "as recorded — a replay spends
+ * nothing"; scripted answers show no token counts (none were real).
+ */
 export function renderFooter(payload: FooterPayload): HTMLElement {
   const footer = el('div', `${PREFIX}-footer`);
   const parts = [`${payload.toolCalls} tool call${payload.toolCalls === 1 ? '' : 's'}`];
@@ -19,19 +24,23 @@ export function renderFooter(payload: FooterPayload): HTMLElement {
   }
   const input = payload.usage.input_tokens;
   const output = payload.usage.output_tokens;
-  if (payload.replayed) {
-    // The answers came from a cassette: nothing was spent, whatever the recording used.
+  const scripted = payload.cassette === 'scripted';
+  if (scripted) {
+    parts.push('scripted answers — no tokens spent');
+  } else if (input !== undefined || output !== undefined) {
+    // Thinking tokens are part of the output tokens (and billed as output), not on top.
+    const thinking = payload.usage.thinking_tokens;
+    const of = thinking ? ` (incl. ${thinking} thinking)` : '';
+    parts.push(`${input ?? 0} in / ${output ?? 0} out tokens${of}`);
+  } else if (payload.replayed) {
+    // A replay that reported no usage (an older cassette): nothing was spent.
     parts.push('replayed — no tokens spent');
-  } else {
-    if (input !== undefined || output !== undefined) {
-      // Thinking tokens are part of the output tokens (and billed as output), not on top.
-      const thinking = payload.usage.thinking_tokens;
-      const of = thinking ? ` (incl. ${thinking} thinking)` : '';
-      parts.push(`${input ?? 0} in / ${output ?? 0} out tokens${of}`);
-    }
-    if (payload.costUsd !== null) {
-      parts.push(`≈ $${payload.costUsd.toFixed(4)}`);
-    }
+  }
+  if (!scripted && payload.costUsd !== null) {
+    parts.push(`≈ $${payload.costUsd.toFixed(4)}`);
+  }
+  if (payload.cassette === 'recorded') {
+    parts.push('as recorded — a replay spends nothing');
   }
   const duration = formatDuration(payload.duration);
   if (duration) {

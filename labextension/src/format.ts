@@ -66,15 +66,18 @@ export function formatChars(count: number): string {
   return `${(count / 1_000_000).toFixed(1)}M chars`;
 }
 
-/** "512 B", "97.7 KB", "4.2 MB": a file's size. */
+/**
+ * "512 B", "106.3 KB", "4.2 MB": a file's size, in KB of 1,024 bytes (and MB of 1,024 KB),
+ * as the kernel's cards and the `<persisted-output>` block the model reads write it.
+ */
 export function formatSize(bytes: number): string {
-  if (bytes < 1000) {
-    return `${bytes} B`;
+  if (bytes < 1024) {
+    return `${bytes.toLocaleString('en-US')} B`;
   }
-  if (bytes < 1_000_000) {
-    return `${(bytes / 1000).toFixed(1)} KB`;
+  if (bytes < 1024 * 1024) {
+    return `${(bytes / 1024).toFixed(1)} KB`;
   }
-  return `${(bytes / 1_000_000).toFixed(1)} MB`;
+  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 }
 
 /** Wall time of a batch: from its first start to its last end. */

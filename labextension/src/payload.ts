@@ -90,6 +90,39 @@ export interface Call {
   checklist: ChecklistItem[] | null;
   /** How many rich outputs (plots, tables) the kernel published right below this card. */
   displaysBelow: number;
+  /**
+   * The status word people read: "waiting for you" while an approval prompt waits,
+   * "interrupted" for a call an interrupt stopped, else the status.
+   */
+  label: string;
+  /** Seconds the call waited for a person to decide (not part of `duration`). */
+  waited: number;
+  /** The marker that ends a cut result ("… 1,234 more characters"), when it is cut. */
+  cut: string | null;
+  /** A saved result as people read it: the path relative to the notebook, size, marker. */
+  saved: Saved | null;
+}
+
+/** A saved (persisted) result, as the kernel describes it for people. */
+export interface Saved {
+  /** Relative to the notebook's folder where it lies inside it. */
+  path: string;
+  /** "106.3 KB" (KB of 1,024 bytes, as the model is told). */
+  size: string;
+  /** "… 19,512 more lines, 106.3 KB saved". */
+  cut: string;
+}
+
+/** The result text without the `<tool_use_error>` wrapper the model reads. */
+export function stripErrorTags(text: string): string {
+  return text.replace(/<\/?tool_use_error>/g, '');
+}
+
+function readSaved(value: unknown): Saved | null {
+  if (!isObj(value) || typeof value.path !== 'string' || !value.path) {
+    return null;
+  }
+  return { path: value.path, size: str(value.size), cut: str(value.cut) };
 }
 
 export interface BatchPayload {
@@ -119,6 +152,8 @@ export interface FooterPayload {
   duration: number | null;
   /** Answers came from a replay cassette: nothing was paid. */
   replayed: boolean;
+  /** Where a cassette's answers come from (recording or replaying it); null without one. */
+  cassette: 'recorded' | 'scripted' | null;
 }
 
 export interface NoticePayload {
@@ -193,7 +228,16 @@ export type Payload =
   | TablePayload
   | TimelinePayload
   | ThinkingPayload
+  | AnswerPayload
   | UnknownPayload;
+
+/**
+ * The model's text while it streams starts and ends as an empty `answer` display (the text
+ * itself is Markdown in the same output, drawn by JupyterLab): nothing to draw.
+ */
+export interface AnswerPayload {
+  kind: 'answer';
+}
 
 type Obj = Record<string, unknown>;
 
@@ -299,14 +343,15 @@ export function readCall(value: unknown, depth = 0): Call {
   if (duration === null && started !== null && ended !== null) {
     duration = ended - started;
   }
-  const result = str(data.result);
+  const result = stripErrorTags(str(data.result));
   const reference = persistedReference(result);
+  const known = (STATUSES.has(status) ? status : 'queued') as CallStatus;
   return {
     toolUseId: str(data.tool_use_id),
     name: str(data.name, 'tool'),
     summary: str(data.summary),
     batch: num(data.batch) ?? -1,
-    status: (STATUSES.has(status) ? status : 'queued') as CallStatus,
+    status: known,
     started,
     ended,
     duration,
@@ -325,7 +370,11 @@ export function readCall(value: unknown, depth = 0): Call {
     elapsed: num(data.elapsed),
     children: depth < MAX_DEPTH ? readCalls(data.children, depth + 1) : [],
     checklist: readChecklist(data.checklist),
-    displaysBelow: Math.max(0, Math.floor(num(data.displays_below) ?? 0))
+    displaysBelow: Math.max(0, Math.floor(num(data.displays_below) ?? 0)),
+    label: str(data.label) || known,
+    waited: Math.max(0, num(data.waited) ?? 0),
+    cut: strOrNull(data.cut),
+    saved: readSaved(data.saved)
   };
 }
 
@@ -372,7 +421,8 @@ export function readPayload(value: unknown): Payload {
         usage,
         costUsd: num(value.cost_usd),
         duration: num(value.duration),
-        replayed: value.replayed === true
+        replayed: value.replayed === true,
+        cassette: value.cassette === 'recorded' || value.cassette === 'scripted' ? value.cassette : null
       };
     }
     case 'notice': {
@@ -383,6 +433,8 @@ export function readPayload(value: unknown): Payload {
         text: str(value.text)
       };
     }
+    case 'answer':
+      return { kind };
     case 'thinking': {
       const blocks = readThinkingBlocks(value.blocks);
       const counted = blocks.reduce(

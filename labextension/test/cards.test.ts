@@ -340,9 +340,19 @@ describe('other displays', () => {
     expect(q('.jp-Toolhost-footer').textContent).toBe(
       '1 tool call · 2 model requests · stop: end_turn · 120 in / 30 out tokens · ≈ $0.0012 · 1.50 s'
     );
-    render({ version: 1, kind: 'footer', tool_calls: 2, model_requests: 1, cost_usd: 0.5, replayed: true });
+    render({ version: 1, kind: 'footer', tool_calls: 2, model_requests: 1, replayed: true });
     expect(q('.jp-Toolhost-footer').textContent).toBe('2 tool calls · 1 model request · replayed — no tokens spent');
     expect(q('.jp-Toolhost-footer').textContent).not.toContain('$');
+    // With a cassette the footer is the same whether it records or replays.
+    const usage = { input_tokens: 1200, output_tokens: 30 };
+    const shown = (cassette: string, replayed: boolean): string => {
+      render({ version: 1, kind: 'footer', tool_calls: 1, usage, cost_usd: 0.0042, replayed, cassette });
+      return q('.jp-Toolhost-footer').textContent ?? '';
+    };
+    expect(shown('recorded', true)).toBe(shown('recorded', false));
+    expect(shown('recorded', true)).toBe('1 tool call · 1200 in / 30 out tokens · ≈ $0.0042 · as recorded — a replay spends nothing');
+    expect(shown('scripted', true)).toBe(shown('scripted', false));
+    expect(shown('scripted', false)).toBe('1 tool call · scripted answers — no tokens spent');
     render({ version: 1, kind: 'notice', level: 'error', text: 'Interrupted' });
     expect(q('.jp-Toolhost-notice').dataset.level).toBe('error');
     render({ version: 1, kind: 'tools', title: 'Tools', columns: ['name'], rows: [['Read'], ['Bash']] });
@@ -364,5 +374,77 @@ describe('other displays', () => {
       '0.00–2.00 s of 2.00 s',
       '1.00–2.00 s of 2.00 s'
     ]);
+  });
+});
+
+describe('what a person reads in a card', () => {
+  it('says "waiting for you" while a prompt waits, and keeps the wait out of the run time', () => {
+    render({
+      version: 1,
+      kind: 'live',
+      status: 'running',
+      elapsed: 18,
+      calls: [card({ status: 'running', label: 'waiting for you', elapsed: 16.2, ended: null, duration: null })]
+    });
+    expect(q('.jp-Toolhost-card').dataset.label).toBe('waiting for you');
+    expect(q('.jp-Toolhost-statusLabel').textContent).toBe('waiting for you');
+    expect(q('.jp-Toolhost-elapsed').title).toBe('waiting for you for 16 s');
+    expect(q('.jp-Toolhost-liveStatus').textContent).toBe('running · 18 s');
+    render({
+      version: 1,
+      kind: 'live',
+      status: 'Waiting for you',
+      elapsed: 18,
+      calls: [card({ status: 'running', label: 'waiting for you', elapsed: 16.2, ended: null, duration: null })]
+    });
+    expect(q('.jp-Toolhost-liveStatus').textContent).toBe('Waiting for you');
+    render(batch([card({ status: 'denied', label: 'denied', duration: 0.2, waited: 16.8 })]));
+    expect(q('.jp-Toolhost-duration').textContent).toBe('200 ms');
+    expect(q('.jp-Toolhost-approvalTime').textContent).toBe('approval 16.8 s');
+  });
+
+  it('marks an interrupted call so and keeps the lines it printed before the stop', () => {
+    render(
+      batch([
+        card({
+          status: 'cancelled',
+          label: 'interrupted',
+          tail: ['step 1', 'step 2'],
+          result: '<tool_use_error>Cancelled: interrupted</tool_use_error>'
+        })
+      ])
+    );
+    expect(q('.jp-Toolhost-statusLabel').textContent).toBe('interrupted');
+    expect(isOpen(q('.jp-Toolhost-card'))).toBe(true); // open: what it printed is the point
+    expect(q('.jp-Toolhost-stoppedTail .jp-Toolhost-tail').textContent).toBe('step 1\nstep 2');
+    expect(document.body.textContent).not.toContain('tool_use_error');
+    expect(document.body.textContent).toContain('Cancelled: interrupted');
+  });
+
+  it('ends a cut preview with the marker and shows the saved path relative to the notebook', () => {
+    render(
+      batch([
+        card({
+          persisted_path: '/home/u/nb/.toolhost/sessions/s/tool-results/toolu_9.txt',
+          saved: {
+            path: '.toolhost/sessions/s/tool-results/toolu_9.txt',
+            size: '106.3 KB',
+            cut: '… 19,512 more lines, 106.3 KB saved'
+          },
+          result: 'Preview (first 2KB):\n1\n2\n'
+        })
+      ])
+    );
+    expect(q('.jp-Toolhost-persistedSize').textContent).toBe('Full output: 106.3 KB, saved to ');
+    expect(q('.jp-Toolhost-persistedPath').textContent).toBe('.toolhost/sessions/s/tool-results/toolu_9.txt');
+    expect(q('.jp-Toolhost-preview .jp-Toolhost-cut').textContent).toBe('… 19,512 more lines, 106.3 KB saved');
+    render(batch([card({ result: 'x'.repeat(2000), cut: '… 500 more characters' })]));
+    expect(q('.jp-Toolhost-cut').textContent).toBe('… 500 more characters');
+  });
+
+  it('draws nothing for a streaming answer display (its Markdown is drawn by JupyterLab)', () => {
+    const rendered = render({ version: 1, kind: 'answer', live: true, text: '' });
+    expect(rendered.node.classList.contains('jp-mod-empty')).toBe(true);
+    expect(rendered.node.textContent).toBe('');
   });
 });

@@ -135,5 +135,7 @@ describe('readPayload', () => {
     expect(readPayload({ kind: 'live', calls: [] })).toMatchObject({ checklist: null, status: null, elapsed: null });
     expect(readPayload({ kind: 'footer', tool_calls: 1, replayed: true })).toMatchObject({ replayed: true });
     expect(readPayload({ kind: 'footer', tool_calls: 1, replayed: 'yes' })).toMatchObject({ replayed: false });
+    expect(readPayload({ kind: 'footer', tool_calls: 1, cassette: 'scripted' })).toMatchObject({ cassette: 'scripted' });
+    expect(readPayload({ kind: 'footer', tool_calls: 1, cassette: 'live' })).toMatchObject({ cassette: null });
   });
 });

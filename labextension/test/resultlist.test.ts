@@ -21,7 +21,7 @@ describe('the list of saved results', () => {
     const rows = list.node.querySelectorAll<HTMLElement>('tr.jp-ToolhostResultList-row');
     expect(rows).toHaveLength(2);
     const cells = (row: Element) => Array.from(row.querySelectorAll('td'), td => td.textContent);
-    expect(cells(rows[0])).toEqual(['toolu_02.txt', 's1', '97.7 KB', formatModified(1_764_727_920), 'Open']);
+    expect(cells(rows[0])).toEqual(['toolu_02.txt', 's1', '95.4 KB', formatModified(1_764_727_920), 'Open']);
     expect(cells(rows[1])).toEqual(['toolu_01.txt', 's0', '12 B', '', 'Open']);
     expect(rows[0].dataset.path).toBe(RESULTS[0].path);
     expect(list.node.dataset.state).toBe('list');

@@ -132,7 +132,10 @@ describe('the Thinking section', () => {
 });
 
 describe('the footer', () => {
-  const footer = (usage: Record<string, number>, replayed = false): FooterPayload => ({
+  const footer = (
+    usage: Record<string, number>,
+    cassette: FooterPayload['cassette'] = null
+  ): FooterPayload => ({
     kind: 'footer',
     toolCalls: 1,
     modelRequests: 2,
@@ -140,7 +143,8 @@ describe('the footer', () => {
     usage,
     costUsd: 0.0123,
     duration: null,
-    replayed
+    replayed: cassette !== null,
+    cassette
   });
 
   it('shows the thinking tokens as part of the output tokens', () => {
@@ -148,10 +152,13 @@ describe('the footer', () => {
     expect(text).toContain('900 in / 1500 out tokens (incl. 1200 thinking)');
   });
 
-  it('says nothing of thinking without thinking tokens, or under replay', () => {
+  it('says nothing of thinking without thinking tokens, or with scripted answers', () => {
     expect(renderFooter(footer({ input_tokens: 9, output_tokens: 5 })).textContent).not.toContain('thinking');
     expect(
-      renderFooter(footer({ input_tokens: 9, output_tokens: 5, thinking_tokens: 3 }, true)).textContent
+      renderFooter(footer({ input_tokens: 9, output_tokens: 5, thinking_tokens: 3 }, 'scripted')).textContent
     ).not.toContain('thinking');
+    expect(
+      renderFooter(footer({ input_tokens: 9, output_tokens: 5, thinking_tokens: 3 }, 'recorded')).textContent
+    ).toContain('(incl. 3 thinking)');
   });
 });

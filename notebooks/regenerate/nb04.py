@@ -25,8 +25,9 @@ CELLS = [
            (every call that would ask is denied at once, and the model is told why) plus
            allow rules for what the notebook needs.
         3. **What varies is kept out of the comparison.** Paths are shown relative to the
-           notebook's folder, a replayed session takes its id from the cassette, and a
-           replay's footer spends no tokens. What is left (durations, and the JSON payload
+           notebook's folder, a replayed session takes its id from the cassette, and with a
+           cassette the footer reads the same when it records and when it replays (the
+           usage as recorded, or "scripted answers" for scripted ones). What is left (durations, and the JSON payload
            for the JupyterLab renderer) the pytest plugin that comes with the package masks
            or skips, with nothing to copy.
 
@@ -125,8 +126,8 @@ CELLS = [
         - **From the real API**: delete the cassette file, set `ANTHROPIC_API_KEY`, run the
           notebook once (the first `%%agent` cell with `--cassette` records; cassette mode
           `auto` records only what the file does not hold yet, so a new branch is added the
-          same way), then **run it once more offline** and save: a recording run's footer
-          shows the tokens it spent, a replay's says "replayed — no tokens spent".
+          same way), and save it: the recording run shows what every replay will show (its
+          footer says the usage "as recorded — a replay spends nothing").
         - **From a script**, like the notebooks here: `python notebooks/regenerate` plays the
           model with scripted turns on a loopback server that speaks the Messages API
           (`jupyter_toolhost.testing.MessagesServer`), records each cassette through the real
