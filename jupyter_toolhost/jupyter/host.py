@@ -67,6 +67,8 @@ class AgentHost:
         self._asker: WidgetQuestionAsker | None = None
         self._view: LiveView | None = None
         self._kernel_tools: list[Tool[Any]] | None = None
+        self.debug = False
+        """`%agent debug on`: a failed run shows its full traceback (off: one line)."""
         self.folder_problem: str | None = None
         """Why the configured working folder is not the one in use (it does not exist)."""
         self.workdir: WorkingFolder = self._resolve_folder(None)
@@ -109,8 +111,6 @@ class AgentHost:
         if not same_folder(self.workdir.path, self.cwd):
             return None  # moved with %cd since: the user chose it
         return self.workdir.notice(settings_in_force(self.cwd))
-        self.debug = False
-        """`%agent debug on`: a failed run shows its full traceback (off: one line)."""
 
     # ── pieces made on first use ───────────────────────────────────────────────────────
 
