@@ -113,7 +113,7 @@ def test_one_click_on_deny_decides(kernel: Kernel, server: MessagesServer):
     assert result.get("is_error") is True
     assert "denied" in result_text(result) and "They said" not in result_text(result)
     assert "Denied PythonExec: print('never' + 'ran')" in run.stdout
-    assert "neverran" not in run.stdout and "Fine, I will not run it." in run.stdout
+    assert "neverran" not in run.text() and "Fine, I will not run it." in run.text()
     _healthy(kernel, server)
 
 
@@ -205,7 +205,7 @@ def test_always_allow_adds_a_session_rule(kernel: Kernel, server: MessagesServer
     [deny] = kernel.wait_for_button(again, "Deny")
     kernel.click(deny)
     kernel.wait(again)
-    assert "Asked again." in again.stdout
+    assert "Asked again." in again.text()
     _healthy(kernel, server)
 
 
@@ -298,7 +298,7 @@ def test_no_front_end_denies_at_once_with_the_fix(headless: Kernel, server: Mess
     for fix in (HEADLESS, "dontAsk", "JUPYTER_TOOLHOST_APPROVAL_TIMEOUT"):
         assert fix in result_text(result)
     assert "Denied PythonExec" in run.stdout and "(no front end showed it)" in run.stdout
-    assert "neverran" not in run.stdout and "I could not run it." in run.stdout
+    assert "neverran" not in run.text() and "I could not run it." in run.text()
     # The prompt that nobody saw is closed: its buttons are disabled.
     [deny] = headless.buttons("Deny", run)
     assert any(

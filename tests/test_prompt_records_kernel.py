@@ -204,3 +204,38 @@ def test_a_failed_run_ends_in_one_line_unless_debug_is_on(
     assert len(run.error["traceback"]) > 3  # the real one, frames and all
     kernel.run("%agent debug off")
     kernel.run("%agent reset")
+
+
+def test_overlapping_prompts_keep_answering_until_the_last_one_ends() -> None:
+    """Two prompts open at once (calls that run together) and closed in the order they
+    opened: the second still gets its widget messages answered, and the kernel's own
+    handler is back once both are done. The stand-in has just the kernel's public parts."""
+    import asyncio
+    from types import SimpleNamespace
+
+    from jupyter_toolhost.jupyter.comm_ack import acknowledging
+
+    handled: list[str] = []
+    published: list[tuple[str, str]] = []
+
+    def original(_stream: Any, _idents: Any, msg: dict[str, Any]) -> None:
+        handled.append(msg["header"]["msg_id"])
+
+    def send(_socket: Any, msg_type: str, content: dict[str, Any], **kw: Any) -> None:
+        published.append((msg_type, kw["parent"]["header"]["msg_id"]))
+
+    kernel = SimpleNamespace(
+        shell_handlers={"comm_msg": original},
+        session=SimpleNamespace(send=send),
+        iopub_socket=object(),
+        ident="k",
+    )
+    shell = SimpleNamespace(kernel=kernel)
+    first, second = acknowledging(shell), acknowledging(shell)
+    first.__enter__()
+    second.__enter__()
+    first.__exit__(None, None, None)
+    asyncio.run(kernel.shell_handlers["comm_msg"](None, None, {"header": {"msg_id": "m1"}}))
+    assert handled == ["m1"] and published == [("status", "m1")]
+    second.__exit__(None, None, None)
+    assert kernel.shell_handlers["comm_msg"] is original

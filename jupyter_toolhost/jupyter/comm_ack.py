@@ -10,8 +10,8 @@ keystroke in a prompt's reason box reached the kernel, and every later one waite
 `idle` that never came: "use notes.md instead" arrived as "u" when Deny was clicked, and an
 AskUserQuestion "Other" answer as its first letter.
 
-`acknowledging(shell)` closes that gap at its source: for as long as it is entered (a
-`%%agent` cell, an approval prompt), each `comm_msg` the kernel handles is followed by the
+`acknowledging(shell)` closes that gap at its source: for as long as it is entered (an
+approval prompt, an AskUserQuestion form), each `comm_msg` the kernel handles is followed by the
 `idle` status a front end waits for, with that message as its parent, after the handler
 ran (so any echo of the new state comes first). Nothing else of the kernel is touched, and
 the kernel's own handler is put back on exit. It uses only the kernel's public parts: its
@@ -41,41 +41,50 @@ websocket (milliseconds on one machine); half a second leaves room for a loaded 
 SETTLE_LIMIT = 3.0
 """The longest a decision waits for a box that keeps changing (someone still typing)."""
 
-_MARK = "_toolhost_acknowledges"
-
 
 @contextlib.contextmanager
 def acknowledging(shell: Any) -> Iterator[None]:
     """While entered, every widget message the kernel of `shell` handles is answered with
     the `idle` status the front end waits for (see the module docstring). `shell` None: the
-    running IPython's. Re-entrant."""
+    running IPython's. Entries may overlap (prompts of calls that run at once): the
+    kernel's own handler is put back when the last one exits."""
     if shell is None:
         from IPython.core.getipython import get_ipython
 
         shell = get_ipython()
     kernel = getattr(shell, "kernel", None)
     handlers = getattr(kernel, "shell_handlers", None)
-    original = handlers.get("comm_msg") if isinstance(handlers, dict) else None
-    if kernel is None or original is None or getattr(original, _MARK, False):
+    current = handlers.get("comm_msg") if isinstance(handlers, dict) else None
+    if kernel is None or current is None:
         yield
         return
     assert isinstance(handlers, dict)
-
-    async def answered(stream: Any, idents: Any, msg: Any) -> None:
-        try:
-            result = original(stream, idents, msg)
-            if inspect.isawaitable(result):
-                await result
-        finally:
-            _publish_idle(kernel, msg)
-
-    setattr(answered, _MARK, True)
+    answered = current if isinstance(current, _Answering) else _Answering(kernel, current)
     handlers["comm_msg"] = answered
+    answered.users += 1
     try:
         yield
     finally:
-        if handlers.get("comm_msg") is answered:
-            handlers["comm_msg"] = original
+        answered.users -= 1
+        if answered.users == 0 and handlers.get("comm_msg") is answered:
+            handlers["comm_msg"] = answered.original
+
+
+class _Answering:
+    """The kernel's `comm_msg` handler, followed by the `idle` its front end waits for."""
+
+    def __init__(self, kernel: Any, original: Any) -> None:
+        self.kernel = kernel
+        self.original = original
+        self.users = 0
+
+    async def __call__(self, stream: Any, idents: Any, msg: Any) -> None:
+        try:
+            result = self.original(stream, idents, msg)
+            if inspect.isawaitable(result):
+                await result
+        finally:
+            _publish_idle(self.kernel, msg)
 
 
 def _publish_idle(kernel: Any, parent: Any) -> None:
