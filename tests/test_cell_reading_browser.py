@@ -224,7 +224,9 @@ def test_a_cell_reads_right_while_it_runs_and_after(browser: Any, lab: Lab) -> N
         run_time = write.locator(".jp-Toolhost-duration").inner_text()
         assert run_time.endswith(" ms"), run_time
         approval = write.locator(".jp-Toolhost-approvalTime").inner_text()
-        seconds = float(re.fullmatch(r"approval ([\d.]+) s", approval).group(1))
+        timed = re.fullmatch(r"approval ([\d.]+) s", approval)
+        assert timed is not None, approval
+        seconds = float(timed.group(1))
         assert seconds >= 1.5
         # The cut preview says what is left and how big the saved file is (KB = 1,024 B).
         bash = cell.locator(".jp-Toolhost-batch .jp-Toolhost-card", has_text="seq 1 20000")

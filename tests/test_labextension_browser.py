@@ -151,7 +151,8 @@ def test_agent_cell_in_jupyterlab(page: Any, lab: Lab) -> None:
     # The persisted result: open the card, unfold the preview, open the whole file.
     bash.locator(".jp-Toolhost-cardHeader").click()
     persisted = bash.locator(".jp-Toolhost-persisted")
-    assert "Full output: 106.3KB" in persisted.locator(".jp-Toolhost-persistedInfo").inner_text()
+    info = persisted.locator(".jp-Toolhost-persistedInfo").inner_text()
+    assert "Full output: 106.3 KB" in info  # KB of 1,024 bytes, as the model is told
     persisted.locator("summary", has_text="Preview").click()
     preview = persisted.locator(".jp-Toolhost-preview .jp-Toolhost-code")
     assert preview.inner_text().startswith("1\n2\n3\n")
@@ -174,7 +175,9 @@ def test_agent_cell_in_jupyterlab(page: Any, lab: Lab) -> None:
     viewer.locator(".jp-ToolhostResultViewer-text").wait_for()
     shown = viewer.locator(".jp-ToolhostResultViewer-text").inner_text()
     assert shown.rstrip("\n").split("\n") == [str(n) for n in range(1, LINES + 1)]
-    assert "read-only" in viewer.locator(".jp-ToolhostResultViewer-header").inner_text()
+    header = viewer.locator(".jp-ToolhostResultViewer-header").inner_text()
+    assert "read-only" in header
+    assert "106.3 KB" in header  # the viewer and the card agree on the size
     assert viewer.locator(".jp-ToolhostResultViewer-loadMore:visible").count() == 0
     shoot(page.locator("#jp-main-dock-panel"), "toolhost-result-viewer.png")
 
