@@ -454,10 +454,10 @@ def host(shell: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterato
 
 def test_host_knows_the_language_of_what_a_read_only_tool_reads(host: AgentHost):
     host.ensure_session()
-    assert host.call_language("Read", {"file_path": "src/model.py"}) == "python"
-    assert host.call_language("Read", {"file_path": "notes.txt"}) is None
-    assert host.call_language("Write", {"file_path": "a.py", "content": "x"}) is None
-    assert host.call_language("Nope", {"file_path": "a.py"}) is None
+    assert host.calls.language("Read", {"file_path": "src/model.py"}) == "python"
+    assert host.calls.language("Read", {"file_path": "notes.txt"}) is None
+    assert host.calls.language("Write", {"file_path": "a.py", "content": "x"}) is None
+    assert host.calls.language("Nope", {"file_path": "a.py"}) is None
 
 
 @pytest.mark.timeout(60)

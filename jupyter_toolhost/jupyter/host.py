@@ -14,12 +14,12 @@ The session, the model client and the tool modules are imported here on first us
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .call_views import CallViews
 from .options import CellOptions, UsageError, parse_cell_line
 
 if TYPE_CHECKING:
@@ -67,6 +67,8 @@ class AgentHost:
         self._asker: WidgetQuestionAsker | None = None
         self._view: LiveView | None = None
         self._kernel_tools: list[Tool[Any]] | None = None
+        self.calls = CallViews(self.session_tools)
+        """How cards name, colour and show the code of this session's calls."""
         self.debug = False
         """`%agent debug on`: a failed run shows its full traceback (off: one line)."""
         self.folder_problem: str | None = None
@@ -175,53 +177,6 @@ class AgentHost:
             return [pool[name] for name in wanted]
         return list(pool.values())
 
-    def describe_call(self, tool_name: str, raw_input: Any) -> tuple[str, str]:
-        """(display name, one-line summary) of a call, for cards."""
-        tools = {t.name: t for t in (self.session_tools() or [])}
-        found = tools.get(tool_name)
-        if found is not None and isinstance(raw_input, dict):
-            try:
-                parsed = found.input_model.model_validate(raw_input)
-                return found.display_name(parsed), found.summarize(parsed)
-            except Exception:
-                pass
-        text = json.dumps(raw_input, ensure_ascii=False, default=str) if raw_input else ""
-        return tool_name, text if len(text) <= 120 else text[:119] + "…"
-
-    def call_language(self, tool_name: str, raw_input: Any) -> str | None:
-        """The language of a call's result: the extension of the file a read-only tool
-        reads (`file_path`), when it names one we know."""
-        tool = {t.name: t for t in (self.session_tools() or [])}.get(tool_name)
-        if tool is None or not isinstance(raw_input, dict):
-            return None
-        path = raw_input.get("file_path")
-        if not isinstance(path, str):
-            return None
-        try:
-            read_only = bool(tool.is_read_only(tool.input_model.model_validate(raw_input)))
-        except Exception:
-            return None
-        if not read_only:
-            return None
-        from .cards import language_of_path
-
-        return language_of_path(path)
-
-    def call_code(self, tool_name: str, raw_input: Any) -> tuple[str, str, bool] | None:
-        """(language, source, insertable) of the code a call runs, as its tool declares it
-        (`render_code`); Python code can become a cell of this kernel's notebook as is."""
-        tool = {t.name: t for t in (self.session_tools() or [])}.get(tool_name)
-        if tool is None or not isinstance(raw_input, dict):
-            return None
-        try:
-            code = tool.code_of(tool.input_model.model_validate(raw_input))
-        except Exception:
-            return None
-        if code is None:
-            return None
-        language, source = code
-        return language, source, language == "python"
-
     def session_tools(self) -> list[Tool[Any]] | None:
         if self.session is None:
             return None
@@ -258,7 +213,7 @@ class AgentHost:
         asking = interactive and permission_mode(session) != "dontAsk"
         attach_question_asker(session, self.question_asker() if asking else None)
         view = LiveView(
-            describe=self.describe_call, language=self.call_language, code=self.call_code
+            describe=self.calls.describe, language=self.calls.language, code=self.calls.code
         )
         view.batches_before = self.batch_offset  # cards and the timeline count alike
         view.start()

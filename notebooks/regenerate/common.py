@@ -171,7 +171,10 @@ def replay_and_save(spec: Spec) -> Path:
     for number, cell in enumerate(notebook.cells):
         cell["id"] = f"cell-{number:02d}"  # stable ids: a rebuild changes only what changed
     nbformat.validate(notebook)
-    spec.path.write_text(nbformat.writes(notebook) + "\n", encoding="utf-8")
+    # Outputs name the folder the notebooks ran in: keep them relative to notebooks/, so a
+    # rebuild writes nothing of the machine it ran on (those outputs are not compared).
+    text = (nbformat.writes(notebook) + "\n").replace(f"{NOTEBOOKS}/", "")
+    spec.path.write_text(text, encoding="utf-8")
     return spec.path
 
 
