@@ -18,8 +18,10 @@ without anyone editing it:
 - ``kernel``: the test (or a fixture it uses, or a helper of its module it calls) starts a
   kernel: `kernel_helpers`, `jupyter_client`, nbclient, papermill, nbconvert, nbmake or
   nbval; every collected notebook cell is one too;
-- ``slow``: the test's module is one of `SLOW_MODULES` (each takes tens of seconds without a
-  kernel or a browser, measured with ``--durations``), or the test says so itself.
+- ``slow``: the test runs the command line in a subprocess (the same search as for kernels,
+  for ``"-m", "jupyter_toolhost"``), or its module is one of `SLOW_MODULES` (each takes tens
+  of seconds without a kernel or a browser, measured with ``--durations``), or the test says
+  so itself.
 
 `./dev test --fast` runs ``-m "not kernel and not browser and not slow"``. `./dev test` runs
 everything but the browser tests under pytest-xdist with ``--dist loadfile`` (a module's
@@ -62,6 +64,8 @@ SLOW_MODULES = frozenset(
         "test_tool_search_benchmark_data.py",
         # The command line in subprocesses: each test starts the CLI, 10-30 s apiece.
         "test_cli.py",
+        # Plain IPython, papermill and nbconvert in subprocesses.
+        "test_headless_runs.py",
         # PyTorch and the embedding model load (collected only where torch is installed).
         "test_semantic_ranker.py",
     }
@@ -82,9 +86,15 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     return []
 
 
+CLI_SIGNS = re.compile(r"""["']-m["'],\s*["']jupyter_toolhost["']""")
+"""Text that shows a function runs the command line in a subprocess (a fresh interpreter
+importing everything: seconds each, tens of seconds on a loaded machine)."""
+
+
 @functools.cache
-def _module_kernel_helpers(path: Path) -> frozenset[str]:
-    """Names of the module's own functions that start a kernel, directly or through another."""
+def _module_helpers(path: Path, signs: re.Pattern[str]) -> frozenset[str]:
+    """Names of the module's own functions whose code matches `signs`, directly or through
+    another such function."""
     try:
         tree = ast.parse(path.read_text(encoding="utf-8"))
     except (OSError, SyntaxError):
@@ -95,7 +105,7 @@ def _module_kernel_helpers(path: Path) -> frozenset[str]:
         for node in tree.body
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
     }
-    found = {name for name, body in bodies.items() if KERNEL_SIGNS.search(body)}
+    found = {name for name, body in bodies.items() if signs.search(body)}
     while True:
         more = {
             name
@@ -114,16 +124,17 @@ def _source(function: Any) -> str:
         return ""
 
 
-def _starts_kernel(item: pytest.Item) -> bool:
+def _runs(item: pytest.Item, signs: re.Pattern[str]) -> bool:
+    """Whether the test, a fixture it uses or a helper of its module it calls matches."""
     if not isinstance(item, pytest.Function):
-        return True  # a notebook cell collected by nbval or nbmake runs in a kernel
-    helpers = _module_kernel_helpers(Path(str(item.fspath)))
+        return False
+    helpers = _module_helpers(Path(str(item.fspath)), signs)
     sources = [_source(item.function)]
     for name in item.fixturenames:
         for definition in item._fixtureinfo.name2fixturedefs.get(name, ()):
             sources.append(_source(definition.func))
     for text in sources:
-        if KERNEL_SIGNS.search(text):
+        if signs.search(text):
             return True
         if any(re.search(rf"\b{re.escape(helper)}\b", text) for helper in helpers):
             return True
@@ -144,9 +155,10 @@ def pytest_itemcollected(item: pytest.Item) -> None:
     path = Path(str(item.fspath))
     if _drives_browser(item):
         item.add_marker(pytest.mark.browser)
-    if _starts_kernel(item):
+    # A notebook cell collected by nbval or nbmake runs in a kernel.
+    if not isinstance(item, pytest.Function) or _runs(item, KERNEL_SIGNS):
         item.add_marker(pytest.mark.kernel)
-    if path.name in SLOW_MODULES:
+    if path.name in SLOW_MODULES or _runs(item, CLI_SIGNS):
         item.add_marker(pytest.mark.slow)
         if item.get_closest_marker("timeout") is None:
             # A module-scoped fixture that runs a whole corpus is charged to the first
