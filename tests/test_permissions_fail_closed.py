@@ -379,6 +379,7 @@ def test_the_engine_remembers_what_allowed_calls_may_write(tmp_path: Path) -> No
         "! while trap 'cat s*/key.txt' EXIT; do break; done",
         "coproc { find . -maxdepth 1 -name victim.txt -delete; }; wait",
         'coproc { bash <<< "rm -f victim.txt"; }',
+        "time PS4='$(rm -f victim.txt)'; set -x; :",
     ],
 )
 def test_what_the_corpus_and_the_generator_found_is_never_allowed(

@@ -210,6 +210,11 @@ def _command(
     stripped = Stripped()
     parts = strip_wrappers(words[i:], stripped)
     hazards.extend(stripped.hazards)
+    keyword = first is not None and first.value == "time" and not first.quoted
+    while keyword and parts and _is_assignment(parts[0]):
+        # `time PS4='$(cmd)'`: after the `time` keyword, bash reads an assignment
+        hazards.append(parts[0].value)
+        parts = parts[1:]
     name = parts[0] if parts else None
     if first is not None and first.raw in RESERVED and not first.quoted:
         raise Unchecked(MISREAD)
