@@ -40,7 +40,7 @@ MANUAL_SECTIONS = {
     "What a cell shows": ("cell.md", "What a cell shows"),
     "Looking inside": ("looking-inside.md", "Looking inside"),
     "Environment": ("configuration.md", "Environment"),
-    "Notebooks": ("notebooks.md", "Notebooks"),
+    "Notebooks": ("notebooks.md", "The shipped notebooks"),
     "Development": ("development.md", "Development"),
     "Benchmarks": ("benchmarks.md", "Benchmarks"),
     "Results": ("benchmarks.md", "Results"),
