@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import ast
 import functools
-import importlib.util
 import inspect
 import re
 from collections.abc import Iterator
@@ -66,7 +65,7 @@ SLOW_MODULES = frozenset(
         "test_cli.py",
         # Plain IPython, papermill and nbconvert in subprocesses.
         "test_headless_runs.py",
-        # PyTorch and the embedding model load (collected only where torch is installed).
+        # The embedding model loads on ONNX Runtime and embeds whole tool catalogues.
         "test_semantic_ranker.py",
     }
 )
@@ -74,17 +73,6 @@ SLOW_MODULES = frozenset(
 
 SLOW_TIMEOUT = 900
 """Seconds a test of a slow module may take (setup included) unless it says otherwise."""
-
-# The semantic ranker needs PyTorch, which the default test install leaves out: its module is
-# collected only where the `semantic` extra is installed (it is not skipped: it is not there).
-collect_ignore = [] if importlib.util.find_spec("torch") else ["test_semantic_ranker.py"]
-
-
-def pytest_report_header(config: pytest.Config) -> list[str]:
-    if collect_ignore:
-        return ["semantic ranker tests not collected: torch is not installed (extra: semantic)"]
-    return []
-
 
 CLI_SIGNS = re.compile(r"""["']-m["'],\s*["']jupyter_toolhost["']""")
 """Text that shows a function runs the command line in a subprocess (a fresh interpreter
