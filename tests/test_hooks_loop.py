@@ -484,17 +484,24 @@ async def test_hook_notices_reach_the_notebook_cell(tmp_path: Path) -> None:
     write_settings(tmp_path, {"UserPromptSubmit": [("", hook_script(tmp_path, "c", crash), 10)]})
     shown: list[Any] = []
     written: list[str] = []
-    view = LiveView(
-        describe=lambda name, raw: (name, ""),
-        display=lambda obj, **kwargs: shown.append(obj),
-        write=written.append,
-    )
+
+    class Handle:  # what IPython's display(..., display_id=True) returns
+        def update(self, obj: Any) -> None:
+            shown.append(obj)
+
+    def display(obj: Any, **kwargs: Any) -> Handle | None:
+        shown.append(obj)
+        return Handle() if kwargs.get("display_id") else None
+
+    view = LiveView(describe=lambda name, raw: (name, ""), display=display, write=written.append)
     with MessagesServer([Turn([text("Hi.")])]) as server:
         session = make_session(server, tmp_path)
         await run_session(session, "hello", view=view, max_turns=None)
+    view.finish()  # as the kernel's host does when the cell ends
     plain = [obj.data["text/plain"] for obj in shown if "text/plain" in obj.data]
     assert any("linter crashed: E999" in p for p in plain), plain
-    assert "".join(written).strip() == "Hi."
+    answers = [obj.data["text/markdown"] for obj in shown if "text/markdown" in obj.data]
+    assert answers[-1] == "Hi.", (answers, written)
 
 
 def test_hook_notices_reach_the_terminal(tmp_path: Path) -> None:

@@ -31,14 +31,14 @@ def test_cassette_mode_records_then_replays_in_a_cell(kernel: Kernel, server: Me
         "%%agent --new --cassette hello.json --cassette-mode record --mode dontAsk\nSay hello"
     )
     assert recorded.status == "ok", recorded.text()
-    assert "Recorded hello." in recorded.stdout
+    assert "Recorded hello." in recorded.answer
     status = kernel.run("%agent status").text()
     assert "permission mode" in status and "dontAsk" in status
     assert "cassette mode" in status and "record" in status
     count = len(server.requests)
     replayed = kernel.run("%%agent --new --cassette hello.json --cassette-mode replay\nSay hello")
     assert replayed.status == "ok", replayed.text()
-    assert "Recorded hello." in replayed.stdout
+    assert "Recorded hello." in replayed.answer
     assert len(server.requests) == count  # served from the file, not the server
     assert "replay" in kernel.run("%agent status").text()
 
@@ -68,7 +68,7 @@ def test_a_scheduled_prompt_firing_during_a_cell_is_queued_behind_it(
     run = kernel.run("%%agent --new --mode bypassPermissions\nPing me while you sleep")
     assert run.status == "ok", run.text()
     assert "Queued behind the running prompt: 'PING' starts when it ends." in run.text()
-    assert "Cell done." in run.stdout
+    assert "Cell done." in run.answer
     deadline = time.monotonic() + 15
     while (
         "pong 1"

@@ -100,7 +100,7 @@ def test_web_search_runs_in_a_notebook_on_the_sessions_model(
     run = kernel.run("%%agent --new --mode bypassPermissions\nWhat is the latest Python?")
 
     assert run.status == "ok", run.text()
-    assert "It is Python 3.14." in run.stdout
+    assert "It is Python 3.14." in run.answer
     assert server.errors == []
     first, second = script.main[-2:]
     assert "WebSearch" in [t["name"] for t in first["tools"]]  # offered in the notebook
@@ -130,7 +130,7 @@ def test_web_fetch_prompt_uses_the_configured_small_model(
     run = kernel.run("%%agent --new --mode bypassPermissions\nWhich version adds sockets?")
 
     assert run.status == "ok", run.text()
-    assert "Version 7.3 does." in run.stdout
+    assert "Version 7.3 does." in run.answer
     assert server.errors == []
     [small] = script.small
     assert small["model"] == "claude-haiku-by-traitlet"
