@@ -21,6 +21,7 @@ import pytest
 from kernel_helpers import CellRun, Kernel, agent_kernel
 
 from jupyter_toolhost.testing import MessagesServer, Turn, text, tool_use
+from jupyter_toolhost.testing.prompt_cache import without_cache_marks
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -118,7 +119,7 @@ def follow_up(kernel: Kernel, server: MessagesServer) -> list[dict[str, Any]]:
     assert follow.status == "ok", follow.text()
     assert "Resumed fine." in follow.answer
     assert server.errors == [], server.errors
-    last = server.requests[-1].body["messages"]
+    last = without_cache_marks(server.requests[-1].body["messages"])
     roles = [m["role"] for m in last]
     assert all(a != b for a, b in itertools.pairwise(roles)), roles
     message = last[-1]
@@ -255,7 +256,9 @@ def test_a_stopped_python_exec_is_interrupted_and_keeps_what_it_printed(
         "    time.sleep(0.2)\n"
     )
     server.add_turns(Turn([tool_use("PythonExec", {"code": code})]))
-    run = kernel.submit("%%agent --mode bypassPermissions\nPrint rows slowly.")
+    # PythonExec asks even in bypassPermissions (it can rewrite .toolhost/); a rule allows it.
+    kernel.run("%agent allow PythonExec")
+    run = kernel.submit("%%agent\nPrint rows slowly.")
     wait_for_file(kernel, run, root / "python-started")
     sent = kernel.interrupt()
     interrupted(kernel, run, sent, "PythonExec")
