@@ -256,9 +256,9 @@ def test_a_stopped_python_exec_is_interrupted_and_keeps_what_it_printed(
         "    time.sleep(0.2)\n"
     )
     server.add_turns(Turn([tool_use("PythonExec", {"code": code})]))
-    # PythonExec asks even in bypassPermissions (it can rewrite .toolhost/); a rule allows it.
-    kernel.run("%agent allow PythonExec")
     run = kernel.submit("%%agent\nPrint rows slowly.")
+    # PythonExec asks in every mode (it can rewrite .toolhost/): a person allows this one.
+    kernel.click(kernel.wait_for_button(run, "Allow")[0])
     wait_for_file(kernel, run, root / "python-started")
     sent = kernel.interrupt()
     interrupted(kernel, run, sent, "PythonExec")
