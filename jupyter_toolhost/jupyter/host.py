@@ -201,7 +201,10 @@ class AgentHost:
                 raise UsageError("The cell has no prompt: write it below the %%agent line.")
             starting = options.new or self.session is None
             if self._no_model(options):
-                _show_notice(NO_KEY_MESSAGE, level="warning")
+                from ..kernel_host import remote_kernel_hint
+
+                hint = remote_kernel_hint()  # where the key must reach, for a remote kernel
+                _show_notice(NO_KEY_MESSAGE + (f"\n{hint}" if hint else ""), level="warning")
                 return
             session = self._prepare(options)
         except UsageError as exc:
