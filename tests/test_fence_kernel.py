@@ -131,7 +131,11 @@ def attack(project: Path, sandbox_setting: str) -> tuple[str, str, Any]:
             known = kernel.manager.connection_file
             assert os.path.isfile(known)
             holder["turns"] = script(known)
-            run = kernel.run("%%agent --mode acceptEdits\ngo", timeout=180)
+            run = kernel.submit("%%agent --mode acceptEdits\ngo")
+            # The person allows running the script (a program the engine can't name for
+            # sure asks); what is under attack is the prompt after it, for PythonExec.
+            kernel.click(kernel.wait_for_button(run, "Allow", timeout=120)[0])
+            kernel.wait(run, timeout=180)
             assert run.status == "ok", run.text()
             shown = run.text()
         finally:
