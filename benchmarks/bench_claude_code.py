@@ -254,7 +254,7 @@ class ClaudeCode:
     async def run(self, scenario: Scenario, tag: str) -> Conductor:
         conductor = Conductor(scenario, tag)
         with (
-            MessagesServer(conductor) as server,
+            MessagesServer(conductor, sdk_types=False) as server,
             tempfile.TemporaryDirectory() as home,
             tempfile.TemporaryDirectory() as work,
         ):

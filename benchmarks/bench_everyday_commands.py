@@ -141,7 +141,7 @@ def claude_code(claude: ClaudeCode) -> dict[str, str] | str:
     commands = (*COMMANDS, *CONTROLS)
     script = Script(commands)
     with (
-        MessagesServer(script) as server,
+        MessagesServer(script, sdk_types=False) as server,
         tempfile.TemporaryDirectory() as home,
         tempfile.TemporaryDirectory() as work,
     ):

@@ -182,7 +182,7 @@ async def run_ours(turns: int) -> Bill:
 async def run_claude(claude: ClaudeCode, turns: int) -> Bill:
     reader = Reader(turns, "cc")
     with (
-        MessagesServer(reader) as server,
+        MessagesServer(reader, sdk_types=False) as server,
         tempfile.TemporaryDirectory() as home,
         tempfile.TemporaryDirectory() as work,
     ):

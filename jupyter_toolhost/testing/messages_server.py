@@ -247,8 +247,12 @@ class MessagesServer:
         model: str | None = None,
         signing_key: bytes | None = None,
         clock: Callable[[], float] = time.monotonic,
+        sdk_types: bool = True,
     ) -> None:
         self._lock = threading.Lock()
+        self.sdk_types = sdk_types
+        """Hold each body to the `anthropic` SDK's request types (False: a peer client such
+        as Claude Code, which sends keys the installed SDK no longer lists)."""
         self.prompt_cache = PromptCache(clock)
         """What the requests' breakpoints wrote, and when each entry expires (`clock`)."""
         self.signer = Signer(signing_key)
@@ -343,7 +347,11 @@ class MessagesServer:
             if body is None:
                 raise _Failure(400, "The request body is not valid JSON.")
             problem = validate_request(
-                body, count_tokens=path == COUNT_TOKENS_PATH, signer=self.signer, headers=headers
+                body,
+                count_tokens=path == COUNT_TOKENS_PATH,
+                signer=self.signer,
+                headers=headers,
+                sdk_types=self.sdk_types,
             )
             if problem is not None:
                 raise _Failure(400, problem.message, problem.error_code)

@@ -44,13 +44,15 @@ def validate_request(
     count_tokens: bool = False,
     signer: Signer | None = None,
     headers: Mapping[str, str] | None = None,
+    sdk_types: bool = True,
 ) -> InvalidRequest | None:
     """Check a `/v1/messages` (or `/count_tokens`) body; return the first problem found.
 
     `signer` checks the signatures of thinking blocks (the server's own); `headers`
-    (lower-cased names) lets beta fields be checked against `anthropic-beta`."""
+    (lower-cased names) lets beta fields be checked against `anthropic-beta`; `sdk_types`
+    False leaves out the check against the SDK's request types (for a peer client)."""
     try:
-        _check(body, count_tokens=count_tokens, signer=signer, headers=headers)
+        _check(body, count_tokens=count_tokens, signer=signer, headers=headers, sdk_types=sdk_types)
     except InvalidRequest as problem:
         return problem
     return None
@@ -62,6 +64,7 @@ def _check(
     count_tokens: bool,
     signer: Signer | None = None,
     headers: Mapping[str, str] | None = None,
+    sdk_types: bool = True,
 ) -> None:
     from jupyter_toolhost.testing.limits import check_limits
     from jupyter_toolhost.testing.prompt_cache import breakpoint_problem
@@ -84,7 +87,8 @@ def _check(
     check_thinking_request(
         body, messages, count_tokens=count_tokens, signer=signer, headers=headers
     )
-    _check_sdk_types(body, count_tokens=count_tokens, headers=headers)
+    if sdk_types:
+        _check_sdk_types(body, count_tokens=count_tokens, headers=headers)
     check_limits(body)
 
 
