@@ -118,8 +118,10 @@ def main(argv: list[str]) -> int:
             failures.append(module)
         seconds_so_far = round(time.perf_counter() - total, 1)
         _write_record(out, record | {"benchmarks": ran, "seconds": seconds_so_far})
-    print(f"\nthe run took {time.perf_counter() - total:.0f} s; its report: "
-          f"python -m benchmarks report{'' if out == RUN_DIR else f' --results {out}'}")
+    print(
+        f"\nthe run took {time.perf_counter() - total:.0f} s; its report: "
+        f"python -m benchmarks report{'' if out == RUN_DIR else f' --results {out}'}"
+    )
     if failures:
         print(f"benchmarks that did not run to the end: {', '.join(failures)}")
         return 1

@@ -42,6 +42,7 @@ from typing import Any
 
 from benchmarks.bench_disclosure import plain_bm25
 from benchmarks.common import Measure, median, print_table, write_results
+from benchmarks.installed_size import extra_sizes
 from benchmarks.mcp_catalog import SERVERS, Catalog, load_catalog
 from jupyter_toolhost.disclosure import search_tools
 from jupyter_toolhost.disclosure.onnx_encoder import onnx_available
@@ -52,6 +53,8 @@ QUERY_FILE = Path(__file__).resolve().parent / "data" / "tool_search_queries.jso
 SPLITS = ("heldout", "tune")
 TOP = 5
 POOL = 200
+EXTRA_OF_BACKEND = {"onnx": "search", "torch": "semantic"}
+"""The extra that installs each embedding backend (its installed size is reported)."""
 """Tools in the pool the first-search time is measured on (the target: ≤ 1 s with 200)."""
 
 Ranker = Callable[[str, Sequence[Tool[Any]]], list[str]]
@@ -189,7 +192,18 @@ def semantic_timings(
         samples.append(time.perf_counter() - started)
     load = blend.embedding.load_seconds or 0.0
     backend = blend.embedding.backend
+    extra = EXTRA_OF_BACKEND.get(backend, "")
+    sizes = extra_sizes(extra) if extra else {}
+    largest = ", ".join(f"{name} {mb:.0f}" for name, mb in list(sizes.items())[:4])
+    numpy = sizes.get("numpy", 0.0)
     return [
+        Measure(
+            f"{key}_installed_mb",
+            f"semantic ({backend}): what the [{extra}] extra installs",
+            sum(sizes.values()),
+            "MB",
+            f"{sum(sizes.values()) - numpy:.0f} MB beside numpy; largest: {largest}",
+        ),
         Measure(
             f"{key}_first_search_seconds",
             f"semantic ({backend}): first search, {len(many)} tools",

@@ -192,6 +192,23 @@ def others(run: Run) -> list[Verdict]:
         figure = f"{first:.1f}% first, {top5:.1f}% top 5"
         found.append(Verdict(target, figure, first >= 80 and top5 >= 95, "DESIGN"))
     found += [
+        # Issue #32: the default semantic ranker must be light enough to be the default.
+        _at_most(
+            run,
+            "bench_tool_search",
+            "semantic_first_search_seconds",
+            "ToolSearch's default semantic ranker: first search over 200 tools ≤ 1 s",
+            1.0,
+            " s",
+        ),
+        _at_most(
+            run,
+            "bench_tool_search",
+            "semantic_installed_mb",
+            "ToolSearch's default semantic ranker: its extra installs ≤ 150 MB",
+            150.0,
+            " MB",
+        ),
         _at_most(run, "bench_tools", "grep_ratio_worst", "Grep: ≤ 1.2 × rg", 1.2, " × rg"),
         _at_most(
             run,

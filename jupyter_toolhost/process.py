@@ -16,10 +16,12 @@ import contextlib
 import os
 import signal
 import subprocess
+import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from .context import AbortSignal
 
@@ -225,61 +227,59 @@ async def run_capture(
     time_limit: float | None = None,
     abort: AbortSignal | None = None,
 ) -> CaptureResult:
-    """Run `argv` with pipes, reading at most `max_bytes` of stdout (then killing it).
+    """Run `argv`, keeping at most `max_bytes` of stdout (the process is killed past it).
 
-    Raises `TimeoutError` after `time_limit` seconds; the process group is killed on every
-    early exit.
+    Output goes to unlinked temporary files, read once the process has exited: a search that
+    prints thousands of small writes (ripgrep does, one per file) would otherwise wake this
+    event loop for each one, and that reading competed with the search for the CPU. The cap
+    is checked every `CAP_POLL_SECONDS` from the file's size. Raises `TimeoutError` after
+    `time_limit` seconds; the process group is killed on every early exit.
     """
-    process = await asyncio.create_subprocess_exec(
-        *argv,
-        cwd=os.fspath(cwd) if cwd is not None else None,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-    )
-    pid = process.pid
-    remove = abort.add_callback(lambda _r: kill_group(pid)) if abort is not None else None
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        process = await asyncio.create_subprocess_exec(
+            *argv,
+            cwd=os.fspath(cwd) if cwd is not None else None,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=err,
+            start_new_session=True,
+        )
+        pid = process.pid
+        remove = abort.add_callback(lambda _r: kill_group(pid)) if abort is not None else None
+        try:
+            truncated = await asyncio.wait_for(_wait_capped(process, out, max_bytes), time_limit)
+        finally:
+            if remove is not None:
+                remove()
+            if process.returncode is None:
+                kill_group(pid)
+                with contextlib.suppress(Exception):
+                    await process.wait()
+        out.seek(0)
+        stdout = out.read(max_bytes)
+        err.seek(0)
+        stderr = err.read(STDERR_KEEP_BYTES)
+    return CaptureResult(process.returncode, stdout, stderr, truncated)
+
+
+CAP_POLL_SECONDS = 0.05
+STDERR_KEEP_BYTES = 1 << 16
+
+
+async def _wait_capped(process: asyncio.subprocess.Process, out: IO[bytes], max_bytes: int) -> bool:
+    """Wait for `process` to exit; kill it (and say so) once `out` holds `max_bytes`."""
+    exited = asyncio.ensure_future(process.wait())
     try:
-        return await asyncio.wait_for(_read_capped(process, max_bytes), time_limit)
+        while True:
+            done, _ = await asyncio.wait({exited}, timeout=CAP_POLL_SECONDS)
+            if done:
+                return os.fstat(out.fileno()).st_size > max_bytes
+            if os.fstat(out.fileno()).st_size >= max_bytes:
+                kill_group(process.pid)
+                await exited
+                return True
     finally:
-        if remove is not None:
-            remove()
-        if process.returncode is None:
-            kill_group(pid)
-            with contextlib.suppress(Exception):
-                await process.wait()
-
-
-async def _read_capped(process: asyncio.subprocess.Process, max_bytes: int) -> CaptureResult:
-    assert process.stdout is not None and process.stderr is not None
-    stderr_task = asyncio.ensure_future(_drain(process.stderr, 1 << 16))
-    chunks: list[bytes] = []
-    total = 0
-    truncated = False
-    while True:
-        chunk = await process.stdout.read(1 << 20)
-        if not chunk:
-            break
-        chunks.append(chunk)
-        total += len(chunk)
-        if total >= max_bytes:
-            truncated = True
-            kill_group(process.pid)
-            break
-    stderr = await stderr_task
-    await process.wait()
-    data = b"".join(chunks)
-    return CaptureResult(process.returncode, data[:max_bytes], stderr, truncated)
-
-
-async def _drain(stream: asyncio.StreamReader, keep: int) -> bytes:
-    """Read a stream to its end (so the child never blocks on it), keeping the first bytes."""
-    kept = bytearray()
-    while chunk := await stream.read(1 << 16):
-        if len(kept) < keep:
-            kept += chunk[: keep - len(kept)]
-    return bytes(kept)
+        exited.cancel()
 
 
 def spawn_detached(
