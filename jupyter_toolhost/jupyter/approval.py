@@ -32,7 +32,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from ..permissions.api import ApprovalChoice, ApprovalDecision, ApprovalRequest
+from ..permissions.api import (
+    DESTRUCTIVE_WARNING,
+    ApprovalChoice,
+    ApprovalDecision,
+    ApprovalRequest,
+)
 from ..tools.plan_mode.prompt import ASK as PLAN_ASK
 from .comm_ack import TypingWatch, acknowledging
 from .frontend import FrontEnd, headless_message
@@ -195,6 +200,8 @@ def prompt_html(request: ApprovalRequest) -> str:
         + "</div>",
         input_html(request.input),
     ]
+    if request.destructive:
+        lines.append(f"<div style='color:{ERROR}'>⚠ {html.escape(DESTRUCTIVE_WARNING)}</div>")
     if guarded(request):
         lines.append(f"<div style='color:{ERROR}'>{html.escape(ONCE_NOTE)}</div>")
     else:

@@ -58,6 +58,12 @@ class ApprovalRequest:
     suggested_rules: tuple[str, ...]
     tool_use_id: str
     agent_id: str | None = None
+    destructive: bool = False
+    """The tool declares this call destructive: the prompt warns with `DESTRUCTIVE_WARNING`."""
+
+
+DESTRUCTIVE_WARNING = "This call may not be undone: its tool marks it as destructive."
+"""The line an approval prompt adds for a destructive call (the seed's `isDestructive`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,6 +120,7 @@ def approval_request(request: PermissionRequest, ask: PermissionAsk) -> Approval
         suggested_rules=ask.suggested_rules,
         tool_use_id=request.tool_use_id,
         agent_id=request.context.agent_id,
+        destructive=request.tool.flag(request.tool.is_destructive, request.input),
     )
 
 
