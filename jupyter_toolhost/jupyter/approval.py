@@ -30,7 +30,7 @@ import json
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, assert_never
 
 from ..permissions.api import (
     DESTRUCTIVE_WARNING,
@@ -93,6 +93,8 @@ def record_text(request: ApprovalRequest, decision: ApprovalDecision, *, note: s
             text = f"Denied {what}"
             if decision.feedback:
                 text += f" — {decision.feedback}"
+        case _:
+            assert_never(decision.choice)
     return f"{text} {note}".rstrip()
 
 
@@ -289,6 +291,8 @@ class WidgetApprover:
                 return self._record(request, decision, f"(no answer within {self.timeout:g} s)")
             case "headless":
                 return self._record(request, headless_decision(request), "(no front end showed it)")
+            case _:
+                assert_never(outcome)
 
     def _record(
         self, request: ApprovalRequest, decision: ApprovalDecision, note: str = ""

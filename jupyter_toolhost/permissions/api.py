@@ -10,7 +10,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, assert_never
 
 from ..types import (
     DecisionReason,
@@ -154,6 +154,8 @@ async def ask_approver(
             return PermissionDeny(
                 message, DecisionReason("approver", "denied by the user")
             ), decision
+        case _:
+            assert_never(decision.choice)
 
 
 class BasicCanUseTool:
