@@ -23,7 +23,7 @@ class FunctionDoc:
     parameter's description on one line."""
 
     description: str = ""
-    parameters: dict[str, str] = field(default_factory=dict)
+    parameters: dict[str, str] = field(default_factory=dict[str, str])
 
 
 def parse_docstring(doc: str | None) -> FunctionDoc:

@@ -20,7 +20,7 @@ The rules a conversation with thinking keeps (the API's, found in its 400 answer
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, TypeAdapter, ValidationError
 from pydantic_core import ErrorDetails
@@ -123,7 +123,7 @@ def check_thinking(thinking: object) -> dict[str, Any] | None:
     """`thinking` as a plain dict (None stays None), or `ThinkingConfigError` in the API's words."""
     if thinking is None:
         return None
-    config = dict(thinking) if isinstance(thinking, Mapping) else None
+    config = dict(cast(Mapping[str, Any], thinking)) if isinstance(thinking, Mapping) else None
     if config is not None and config.get("type") is None:
         config.pop("type", None)  # `type: None` is no type at all
     try:
@@ -165,7 +165,11 @@ def check_context_management(
     thinking on."""
     if context_management is None:
         return None
-    config = dict(context_management) if isinstance(context_management, Mapping) else None
+    config = (
+        dict(cast(Mapping[str, Any], context_management))
+        if isinstance(context_management, Mapping)
+        else None
+    )
     try:
         checked = _CONTEXT_MANAGEMENT.validate_python(
             context_management if config is None else config

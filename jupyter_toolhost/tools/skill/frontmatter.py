@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import yaml
 
@@ -28,7 +28,7 @@ class Document:
     of text, an empty value as an empty list; nested mappings (such as `metadata:`) are left
     out, since no reader uses them."""
 
-    fields: dict[str, str | list[str]] = field(default_factory=dict)
+    fields: dict[str, str | list[str]] = field(default_factory=dict[str, str | list[str]])
     body: str = ""
 
     def text(self, key: str, default: str = "") -> str:
@@ -81,13 +81,14 @@ def _fields(block: str, source: str) -> dict[str, str | list[str]]:
             f"not a {type(loaded).__name__}"
         )
     fields: dict[str, str | list[str]] = {}
-    for key, value in loaded.items():
+    for key, value in cast(dict[object, object], loaded).items():
         if isinstance(value, dict):
             continue
         if value is None:
             fields[str(key)] = []
         elif isinstance(value, list):
-            fields[str(key)] = [_text(item) for item in value if _is_scalar(item)]
+            items = cast(list[object], value)
+            fields[str(key)] = [_text(item) for item in items if _is_scalar(item)]
         else:
             fields[str(key)] = _text(value)
     return fields
