@@ -32,7 +32,7 @@ from .events import (
 )
 from .jupyter.options import UsageError, parse_think, thinking_param
 from .model.base import ModelError
-from .permissions.api import ApprovalDecision, ApprovalRequest
+from .permissions.api import DESTRUCTIVE_WARNING, ApprovalDecision, ApprovalRequest
 from .tool import Tool
 from .types import PERMISSION_MODES
 
@@ -47,9 +47,10 @@ class TerminalApprover:
     async def ask(self, request: ApprovalRequest) -> ApprovalDecision:
         if not self.stdin.isatty():
             return ApprovalDecision("deny", "there is no terminal to ask for approval")
+        warning = f"Warning: {DESTRUCTIVE_WARNING}\n" if request.destructive else ""
         question = (
             f"\n{request.display_name}({request.summary}) needs approval: {request.message}\n"
-            "Allow? [y]es / [a]lways / [n]o: "
+            f"{warning}Allow? [y]es / [a]lways / [n]o: "
         )
         self.out.write(question)
         self.out.flush()

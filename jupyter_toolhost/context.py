@@ -227,7 +227,7 @@ class QueryTracking:
 class ToolUseOptions:
     """Configuration of a query: the tool pool and the model."""
 
-    tools: Sequence[Tool] = ()
+    tools: Sequence[Tool[Any]] = ()
     main_loop_model: str = ""
     mcp_clients: Sequence[Any] = ()
     extras: dict[str, Any] = field(default_factory=dict)

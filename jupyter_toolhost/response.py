@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
-from typing import Any, cast
+from typing import Any, assert_never, cast
 
 from .conversation import Block
 from .events import EventSink, TextDelta, ThinkingDelta, ThinkingStarted, emit_to
@@ -92,6 +92,8 @@ class ResponseReader:
                     self.cut, self.pending = held, None
                 self._flush()
                 return message
+            case _:
+                assert_never(event)
         return None
 
     def _unhanded(self, message: AssistantMessage) -> Block | None:

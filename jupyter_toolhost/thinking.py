@@ -20,20 +20,16 @@ The rules a conversation with thinking keeps (the API's, found in its 400 answer
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Annotated, Any, Literal, cast
+
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, TypeAdapter, ValidationError
+from pydantic_core import ErrorDetails
 
 from .conversation import Block, Message, add_assistant, add_user, blocks_of
 
-THINKING_TYPES = ("adaptive", "between_tools", "disabled", "enabled")
-"""The `thinking.type` values the API (anthropic 2.16's types) knows."""
-DISPLAYS = ("summarized", "omitted")
 MIN_BUDGET = 1024
 """The smallest `budget_tokens` the API takes."""
 THINKING_BLOCKS = frozenset({"thinking", "redacted_thinking"})
-EDIT_TYPES = ("clear_thinking_20251015", "clear_tool_uses_20250919")
-"""Context edits this loop can send. `compact_20260112` (server-side compaction) is refused:
-its `compaction` blocks are not something this loop keeps; `compact_threshold_tokens` is
-the loop's own compaction."""
 CLEAR_THINKING = "clear_thinking_20251015"
 
 
@@ -41,45 +37,99 @@ class ThinkingConfigError(ValueError):
     """A `thinking` or `context_management` option the API would refuse."""
 
 
+# ── the options, as the API's types (anthropic 2.16) describe them ─────────────────────
+# A discriminated union on `type` gives the API's own wording: the tag in the error's
+# location ("thinking.enabled.budget_tokens: Field required"), the expected tags listed.
+
+Display = Literal["summarized", "omitted"]
+
+
+class _Option(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class _Enabled(_Option):
+    type: Literal["enabled"]
+    budget_tokens: Annotated[StrictInt, Field(ge=MIN_BUDGET)]
+    display: Display | None = None
+
+
+class _Adaptive(_Option):
+    type: Literal["adaptive"]
+    display: Display | None = None
+
+
+class _Disabled(_Option):
+    type: Literal["disabled"]
+
+
+class _BetweenTools(_Option):
+    type: Literal["between_tools"]
+
+
+_THINKING: TypeAdapter[_Enabled | _Adaptive | _Disabled | _BetweenTools] = TypeAdapter(
+    Annotated[_Adaptive | _BetweenTools | _Disabled | _Enabled, Field(discriminator="type")]
+)
+
+
+class _Edit(BaseModel):
+    """A context edit; its own settings (`keep`, `trigger`, ...) go to the API unchecked."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+class _ClearThinking(_Edit):
+    type: Literal["clear_thinking_20251015"]
+
+
+class _ClearToolUses(_Edit):
+    type: Literal["clear_tool_uses_20250919"]
+
+
+class _ContextManagement(_Option):
+    """Context edits this loop can send. `compact_20260112` (server-side compaction) is
+    refused: its `compaction` blocks are not something this loop keeps;
+    `compact_threshold_tokens` is the loop's own compaction."""
+
+    edits: Annotated[
+        list[Annotated[_ClearThinking | _ClearToolUses, Field(discriminator="type")]],
+        Field(strict=True),
+    ] = []
+
+
+_CONTEXT_MANAGEMENT = TypeAdapter(_ContextManagement)
+
+_API_WORDING = {
+    "model_attributes_type": "Input should be a valid dictionary",
+    "union_tag_not_found": "Field required",
+}
+"""The API's words where pydantic's differ: a non-object is "not a valid dictionary", and a
+missing `type` is a missing field (reported at `.type`)."""
+
+
+def _refusal(option: str, error: ValidationError) -> ThinkingConfigError:
+    """All of a validation's errors, each as "<where>: <what>", in the API's words."""
+    return ThinkingConfigError("; ".join(_problem(option, e) for e in error.errors()))
+
+
+def _problem(option: str, error: ErrorDetails) -> str:
+    where = ".".join((option, *(str(part) for part in error["loc"])))
+    if error["type"] == "union_tag_not_found":
+        where += ".type"
+    return f"{where}: {_API_WORDING.get(error['type'], error['msg'])}"
+
+
 def check_thinking(thinking: object) -> dict[str, Any] | None:
     """`thinking` as a plain dict (None stays None), or `ThinkingConfigError` in the API's words."""
     if thinking is None:
         return None
-    if not isinstance(thinking, Mapping):
-        raise ThinkingConfigError("thinking: Input should be a valid dictionary")
-    config = dict(thinking)
-    kind = config.get("type")
-    if kind is None:
-        raise ThinkingConfigError("thinking.type: Field required")
-    if kind not in THINKING_TYPES:
-        expected = ", ".join(f"'{name}'" for name in THINKING_TYPES)
-        raise ThinkingConfigError(
-            f"thinking: Input tag '{kind}' found using 'type' does not match any of the "
-            f"expected tags: {expected}"
-        )
-    allowed = {"type"} | ({"budget_tokens", "display"} if kind == "enabled" else set())
-    allowed |= {"display"} if kind == "adaptive" else set()
-    for key in config:
-        if key not in allowed:
-            raise ThinkingConfigError(f"thinking.{kind}.{key}: Extra inputs are not permitted")
-    if kind == "enabled":
-        budget = config.get("budget_tokens")
-        if budget is None:
-            raise ThinkingConfigError("thinking.enabled.budget_tokens: Field required")
-        if isinstance(budget, bool) or not isinstance(budget, int):
-            raise ThinkingConfigError(
-                "thinking.enabled.budget_tokens: Input should be a valid integer"
-            )
-        if budget < MIN_BUDGET:
-            raise ThinkingConfigError(
-                "thinking.enabled.budget_tokens: Input should be greater than or equal to "
-                f"{MIN_BUDGET}"
-            )
-    display = config.get("display")
-    if display is not None and display not in DISPLAYS:
-        raise ThinkingConfigError(
-            f"thinking.{kind}.display: Input should be 'summarized' or 'omitted'"
-        )
+    config = dict(cast(Mapping[str, Any], thinking)) if isinstance(thinking, Mapping) else None
+    if config is not None and config.get("type") is None:
+        config.pop("type", None)  # `type: None` is no type at all
+    try:
+        _THINKING.validate_python(thinking if config is None else config)
+    except ValidationError as error:
+        raise _refusal("thinking", error) from None
     return config
 
 
@@ -109,32 +159,30 @@ def request_max_tokens(max_tokens: int, thinking: Mapping[str, Any] | None) -> i
 def check_context_management(
     context_management: object, thinking: Mapping[str, Any] | None
 ) -> dict[str, Any] | None:
-    """`context_management` as a plain dict (None stays None), or `ThinkingConfigError`."""
+    """`context_management` as a plain dict (None stays None), or `ThinkingConfigError`.
+
+    Beyond the types, the API wants `clear_thinking` first among the edits, and only with
+    thinking on."""
     if context_management is None:
         return None
-    if not isinstance(context_management, Mapping):
-        raise ThinkingConfigError("context_management: Input should be a valid dictionary")
-    config = dict(context_management)
-    for key in config:
-        if key != "edits":
-            raise ThinkingConfigError(f"context_management.{key}: Extra inputs are not permitted")
-    edits = config.get("edits", [])
-    if not isinstance(edits, list):
-        raise ThinkingConfigError("context_management.edits: Input should be a valid list")
-    for index, edit in enumerate(edits):
-        kind = edit.get("type") if isinstance(edit, Mapping) else None
-        if kind not in EDIT_TYPES:
-            expected = ", ".join(f"'{name}'" for name in EDIT_TYPES)
-            raise ThinkingConfigError(
-                f"context_management.edits.{index}: Input tag '{kind}' found using 'type' "
-                f"does not match any of the expected tags: {expected}"
-            )
-        if kind == CLEAR_THINKING and index != 0:
+    config = (
+        dict(cast(Mapping[str, Any], context_management))
+        if isinstance(context_management, Mapping)
+        else None
+    )
+    try:
+        checked = _CONTEXT_MANAGEMENT.validate_python(
+            context_management if config is None else config
+        )
+    except ValidationError as error:
+        raise _refusal("context_management", error) from None
+    for index, edit in enumerate(checked.edits):
+        if isinstance(edit, _ClearThinking) and index != 0:
             raise ThinkingConfigError(
                 f"context_management.edits.{index}: `{CLEAR_THINKING}` must be the first "
                 "strategy in `edits`"
             )
-        if kind == CLEAR_THINKING and not thinking_on(thinking):
+        if isinstance(edit, _ClearThinking) and not thinking_on(thinking):
             raise ThinkingConfigError(
                 f"`{CLEAR_THINKING}` strategy requires `thinking` to be enabled"
             )

@@ -1,9 +1,11 @@
 """The tool definition: `Tool`, `build_tool()` and the `@tool` decorator.
 
 Every field of the seed's `ToolDef` (section 3.2) has a Pythonic counterpart here. Defaults
-fail closed: a tool is not read-only, not concurrency-safe, not destructive-free and not
-deferred unless it says so. The JSON schema sent to the API is derived from the pydantic
-input model on first use, not at definition time.
+fail closed: a tool is not read-only, not concurrency-safe and not deferred unless it says
+so. It is destructive (its approval prompt warns that the call may not be undone) only when
+it says so too: that flag grants nothing, and a warning on every call would be noise. The
+JSON schema sent to the API is derived from the pydantic input model on first use, not at
+definition time.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Any, Generic, TypeVar, cast, get_type_hints, overload
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from .context import ToolUseContext
+from .docstrings import parse_docstring
 from .types import (
     ContentBlock,
     DecisionReason,
@@ -89,7 +92,7 @@ def default_map_result(output: Any) -> ToolResultContent:
     if (
         isinstance(output, list)
         and output
-        and all(isinstance(item, dict) and "type" in item for item in output)
+        and all(isinstance(item, dict) and "type" in item for item in cast(list[Any], output))
     ):
         return cast(list[ContentBlock], output)
     if isinstance(output, dict | list | tuple | int | float | bool):
@@ -121,6 +124,8 @@ class Tool(Generic[InputT]):
     is_enabled: Callable[[], bool] = _always_enabled
     is_read_only: Predicate = _never
     is_destructive: Predicate = _never
+    """Whether a call may not be undone (deletes, overwrites, sends); an approval prompt
+    for it says so. It never allows or denies anything by itself."""
     is_concurrency_safe: Predicate = _never
     should_defer: bool = False
     always_load: bool = False
@@ -155,7 +160,7 @@ class Tool(Generic[InputT]):
     input_schema_override: dict[str, Any] | None = None
     """A JSON schema sent to the API as is, instead of one derived from `input_model` (MCP
     tools pass their server's schema through and validate with a permissive model)."""
-    extras: dict[str, Any] = field(default_factory=dict)
+    extras: dict[str, Any] = field(default_factory=dict[str, Any])
     _schema: dict[str, Any] | None = field(default=None, init=False, repr=False)
     _schema_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
@@ -357,51 +362,12 @@ def unregister_tool(name: str) -> None:
         _registered.pop(name, None)
 
 
-_ARGS_HEADER = re.compile(r"^(Args|Arguments|Parameters):\s*$")
-_OTHER_SECTION = re.compile(r"^(Returns|Raises|Yields|Examples?|Notes?):\s*$")
-_ARG_LINE = re.compile(r"^(\*{0,2}\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
-
-
-def _parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
-    """Split a Google-style docstring into its description and per-argument texts."""
-    if not doc:
-        return "", {}
-    description: list[str] = []
-    args: dict[str, str] = {}
-    current: str | None = None
-    in_args = False
-    for line in inspect.cleandoc(doc).splitlines():
-        if _OTHER_SECTION.match(line):
-            break
-        if _ARGS_HEADER.match(line):
-            in_args = True
-            continue
-        indented = line.startswith((" ", "\t"))
-        if in_args and not line.strip():
-            continue
-        if in_args and indented:
-            body = line.strip()
-            match = _ARG_LINE.match(body)
-            deeper = len(line) - len(line.lstrip()) > 4
-            if match and not deeper:
-                name = match.group(1).lstrip("*")
-                args[name] = match.group(2).strip()
-                current = name
-            elif current is not None:
-                args[current] = f"{args[current]} {body}".strip()
-            continue
-        in_args = False
-        current = None
-        description.append(line)
-    return "\n".join(description).strip(), args
-
-
 def _input_model_for(fn: ToolFunction, name: str) -> tuple[type[BaseModel], str | None, str]:
     """Build a pydantic model from a function's signature; returns (model, context param,
     description)."""
     signature = inspect.signature(fn)
     hints = get_type_hints(fn, include_extras=True)
-    text, arg_docs = _parse_docstring(fn.__doc__)
+    doc = parse_docstring(fn.__doc__)
     fields: dict[str, Any] = {}
     context_param: str | None = None
     for param in signature.parameters.values():
@@ -412,10 +378,13 @@ def _input_model_for(fn: ToolFunction, name: str) -> tuple[type[BaseModel], str 
             context_param = param.name
             continue
         default = ... if param.default is inspect.Parameter.empty else param.default
-        fields[param.name] = (annotation, Field(default, description=arg_docs.get(param.name)))
+        fields[param.name] = (
+            annotation,
+            Field(default, description=doc.parameters.get(param.name)),
+        )
     model_name = "".join(part.capitalize() for part in re.split(r"[_\-]", name)) + "Input"
     model = create_model(model_name, __config__=ConfigDict(extra="forbid"), **fields)
-    return model, context_param, text
+    return model, context_param, doc.description
 
 
 def _function_caller(
@@ -482,7 +451,8 @@ def tool(
     register: bool = True,
 ) -> Tool[Any] | Callable[[ToolFunction], Tool[Any]]:
     """Make a tool from a plain function: its type hints become the input schema, its
-    docstring the description (Google-style ``Args:`` become field descriptions).
+    docstring the description (its parameter sections, in Google, NumPy, Sphinx or Epydoc
+    style, become field descriptions: see `docstrings`).
 
     A parameter annotated `ToolUseContext` receives the call's context. Sync functions run
     in a worker thread (a pool as large as the concurrency cap); a thread cannot be killed,

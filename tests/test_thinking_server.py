@@ -526,3 +526,25 @@ def test_settled_thoughts_go_and_the_open_chain_keeps_its_own() -> None:
     assert kept[1]["content"] == [{"type": "text", "text": "A"}]
     assert kept[3]["content"] == [_think("c"), use]
     assert kept[4]["content"] == [result, {"type": "text", "text": "after interrupt"}]
+
+
+def test_every_problem_of_an_option_is_named_at_once() -> None:
+    """One refusal lists each problem where it is, so one edit fixes the option."""
+    with pytest.raises(ThinkingConfigError) as caught:
+        check_thinking({"type": "enabled", "budget_tokens": 10, "display": "full", "extra": 1})
+    assert str(caught.value).split("; ") == [
+        "thinking.enabled.budget_tokens: Input should be greater than or equal to 1024",
+        "thinking.enabled.display: Input should be 'summarized' or 'omitted'",
+        "thinking.enabled.extra: Extra inputs are not permitted",
+    ]
+    with pytest.raises(ThinkingConfigError) as caught:
+        check_thinking({"type": None, "budget_tokens": 2048})
+    assert str(caught.value) == "thinking.type: Field required"
+    with pytest.raises(ThinkingConfigError) as caught:
+        check_context_management({"edits": [5, {"keep": "all"}]}, THINK)
+    assert str(caught.value).split("; ") == [
+        "context_management.edits.0: Input should be a valid dictionary",
+        "context_management.edits.1.type: Field required",
+    ]
+    with pytest.raises(ThinkingConfigError, match=r"^context_management.edits: .*valid list"):
+        check_context_management({"edits": ({"type": "clear_tool_uses_20250919"},)}, THINK)

@@ -30,9 +30,14 @@ import json
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, assert_never
 
-from ..permissions.api import ApprovalChoice, ApprovalDecision, ApprovalRequest
+from ..permissions.api import (
+    DESTRUCTIVE_WARNING,
+    ApprovalChoice,
+    ApprovalDecision,
+    ApprovalRequest,
+)
 from ..tools.plan_mode.prompt import ASK as PLAN_ASK
 from .comm_ack import TypingWatch, acknowledging
 from .frontend import FrontEnd, headless_message
@@ -88,6 +93,8 @@ def record_text(request: ApprovalRequest, decision: ApprovalDecision, *, note: s
             text = f"Denied {what}"
             if decision.feedback:
                 text += f" — {decision.feedback}"
+        case _:
+            assert_never(decision.choice)
     return f"{text} {note}".rstrip()
 
 
@@ -195,6 +202,8 @@ def prompt_html(request: ApprovalRequest) -> str:
         + "</div>",
         input_html(request.input),
     ]
+    if request.destructive:
+        lines.append(f"<div style='color:{ERROR}'>⚠ {html.escape(DESTRUCTIVE_WARNING)}</div>")
     if guarded(request):
         lines.append(f"<div style='color:{ERROR}'>{html.escape(ONCE_NOTE)}</div>")
     else:
@@ -282,6 +291,8 @@ class WidgetApprover:
                 return self._record(request, decision, f"(no answer within {self.timeout:g} s)")
             case "headless":
                 return self._record(request, headless_decision(request), "(no front end showed it)")
+            case _:
+                assert_never(outcome)
 
     def _record(
         self, request: ApprovalRequest, decision: ApprovalDecision, note: str = ""

@@ -35,7 +35,7 @@ import sys
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import asdict
-from typing import Any
+from typing import Any, assert_never
 
 from ..events import PermissionAnswered, PermissionRequested
 from ..orchestration.events import (
@@ -77,6 +77,8 @@ def _status(finished: CallFinished) -> CallStatus:
             return "done"
         case "error" | "denied" | "cancelled":
             return finished.status
+        case _:
+            assert_never(finished.status)
 
 
 class LiveView:

@@ -27,7 +27,7 @@ import html
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, TypeAlias
+from typing import Literal, TypeAlias, assert_never
 
 from .cards import CallCard
 from .render import Rendered, format_duration
@@ -87,6 +87,8 @@ def timeline_status(card: CallCard) -> TimelineStatus:
             return "running"
         case "done" | "error" | "denied":
             return card.status
+        case _:
+            assert_never(card.status)
 
 
 @dataclass(frozen=True, slots=True)

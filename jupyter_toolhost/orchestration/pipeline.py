@@ -19,7 +19,7 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias, cast
 
 from pydantic import BaseModel, ValidationError
 
@@ -30,6 +30,7 @@ from ..permissions.hooks import HookEvent, HookInput, HookOutput, Hooks
 from ..results import DEFAULT_RESULT_CAP, ResultStore, describe_error, effective_threshold
 from ..tool import Tool, ToolOutput
 from ..types import (
+    ContentBlock,
     PermissionAllow,
     PermissionDeny,
     PermissionResult,
@@ -100,7 +101,7 @@ def parse_input(tool: Tool[Any], raw: Any) -> BaseModel:
             f"got {type(raw).__name__}"
         )
     try:
-        return tool.input_model.model_validate(dict(raw))
+        return tool.input_model.model_validate(dict(cast(Mapping[str, Any], raw)))
     except ValidationError as exc:
         raise ToolInputValidationError(describe_validation_error(tool.name, exc)) from None
 
@@ -111,7 +112,7 @@ class ToolInputValidationError(ToolError):
 
 def describe_validation_error(tool_name: str, exc: ValidationError) -> str:
     """Pydantic's errors in a few lines the model can act on."""
-    lines = []
+    lines: list[str] = []
     for error in exc.errors(include_url=False):
         where = ".".join(str(part) for part in error["loc"]) or "(input)"
         match error["type"]:
@@ -363,8 +364,10 @@ def _apply_post_hooks(result: ToolResult, post: HookOutput) -> ToolResult:
 
 
 def _as_content(value: Any) -> ToolResultContent:
-    if isinstance(value, str | list):
+    if isinstance(value, str):
         return value
+    if isinstance(value, list):
+        return cast(list[ContentBlock], value)  # a hook's blocks, passed on as given
     return json.dumps(value, ensure_ascii=False, default=str)
 
 

@@ -41,7 +41,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias, cast
 
 from ..context import AbortSignal, Progress, ToolUseContext, as_progress
 from ..tool import Tool
@@ -96,7 +96,7 @@ _log = logging.getLogger(__name__)
 def interrupted_results(exc: BaseException) -> list[ToolResult] | None:
     """The results a `CancelledError` raised by `results()`/`run_tools` carries, if any."""
     results = getattr(exc, _RESULTS_ATTR, None)
-    return list(results) if isinstance(results, list) else None
+    return list(cast(list[ToolResult], results)) if isinstance(results, list) else None
 
 
 @dataclass(eq=False)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, assert_never
 
 from ..types import (
     DecisionReason,
@@ -58,6 +58,12 @@ class ApprovalRequest:
     suggested_rules: tuple[str, ...]
     tool_use_id: str
     agent_id: str | None = None
+    destructive: bool = False
+    """The tool declares this call destructive: the prompt warns with `DESTRUCTIVE_WARNING`."""
+
+
+DESTRUCTIVE_WARNING = "This call may not be undone: its tool marks it as destructive."
+"""The line an approval prompt adds for a destructive call (the seed's `isDestructive`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,6 +120,7 @@ def approval_request(request: PermissionRequest, ask: PermissionAsk) -> Approval
         suggested_rules=ask.suggested_rules,
         tool_use_id=request.tool_use_id,
         agent_id=request.context.agent_id,
+        destructive=request.tool.flag(request.tool.is_destructive, request.input),
     )
 
 
@@ -147,6 +154,8 @@ async def ask_approver(
             return PermissionDeny(
                 message, DecisionReason("approver", "denied by the user")
             ), decision
+        case _:
+            assert_never(decision.choice)
 
 
 class BasicCanUseTool:

@@ -53,6 +53,8 @@ async def start_agent(input: AgentInput, context: ToolUseContext) -> str:
         raise ToolInputError(
             f"Unknown subagent_type {input.subagent_type!r}. Available: {', '.join(types)}."
         )
+    if agent_type.problem is not None:
+        raise ToolInputError(agent_type.problem)
     if not input.prompt.strip():
         raise ToolInputError("The prompt is empty: tell the agent what to do.")
     note = ""

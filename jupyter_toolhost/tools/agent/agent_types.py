@@ -1,8 +1,9 @@
 """Kinds of subagent: the built-in `general-purpose`, and types defined in files.
 
 A type file is `<cwd>/.toolhost/agents/<name>.md` or `~/.toolhost/agents/<name>.md`:
-front matter `name`, `description`, `tools` (names; empty means all) and the body as the
-type's system prompt.
+YAML front matter `name`, `description`, `tools` (names; empty means all) and the body as
+the type's system prompt. A file whose front matter cannot be read gives a type, named by
+the file, that refuses to start and says why.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ class AgentType:
     tools: tuple[str, ...] = ()
     """Tool names it may use; empty: every tool a subagent may have."""
     source: str = "built-in"
+    problem: str | None = None
+    """Why the type cannot be used (its file's front matter cannot be read), or None."""
 
 
 BUILTIN_TYPES = (AgentType(GENERAL_PURPOSE, GENERAL_PURPOSE_DESCRIPTION, GENERAL_PURPOSE_PROMPT),)
@@ -44,6 +47,10 @@ def agent_types(cwd: Path, home: Path | None = None) -> dict[str, AgentType]:
             try:
                 document = frontmatter.read(path)
             except OSError:
+                continue
+            except frontmatter.FrontMatterError as exc:
+                # Named by its file, never started: its tool list is unknown.
+                found[path.stem] = AgentType(path.stem, "", "", source=source, problem=str(exc))
                 continue
             name = document.text("name") or path.stem
             found[name] = AgentType(

@@ -42,7 +42,7 @@ import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Literal, TypeAlias
+from typing import Literal, TypeAlias, assert_never
 
 from ...context import AppState, ToolUseContext
 from ...permissions.ruleset import CompiledRules, compile_rules
@@ -410,6 +410,8 @@ def _mount_args(path: str, kind: MountKind) -> list[str]:
             if os.path.isdir(path):
                 return ["--tmpfs", path, "--remount-ro", path]
             return ["--ro-bind", _empty_file(), path]
+        case _:
+            assert_never(kind)
 
 
 _empty_lock = threading.Lock()

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, TypeAlias
+from typing import Literal, TypeAlias, assert_never
 
 import pathspec
 
@@ -107,6 +107,8 @@ def rg_argv(rg: str, query: GrepQuery) -> list[str]:
         case "content":
             argv += ["--line-number", f"--before-context={query.before}"]
             argv.append(f"--after-context={query.after}")
+        case _:
+            assert_never(query.mode)
     if query.ignore_case:
         argv.append("--ignore-case")
     if query.multiline:

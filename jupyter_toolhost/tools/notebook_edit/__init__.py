@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, assert_never
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -123,6 +123,8 @@ def _apply(notebook: Any, input: NotebookEditInput) -> str:
                     old.outputs = []
                     old.execution_count = None
             return f"Updated cell {index} (id {cells[index].get('id')})."
+        case _:
+            assert_never(input.edit_mode)
 
 
 def _required_id(input: NotebookEditInput) -> str:

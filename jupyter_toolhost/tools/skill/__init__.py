@@ -1,7 +1,8 @@
 """Skill: finds skills on disk, lists them in the system prompt, loads one when called.
 
 A skill is a folder `<name>/` holding `SKILL.md`: front matter (`name`, `description`,
-`allowed-tools`) and markdown instructions. Folders are looked up in
+`allowed-tools`, in YAML) and markdown instructions; a skill whose front matter cannot be
+read is listed as broken, and loading it reports why. Folders are looked up in
 `<cwd>/.toolhost/skills/` (the project's, which win) and `~/.toolhost/skills/`. The system
 prompt lists skills by name and description only; the body is read when the skill is
 called. A skill's `allowed-tools` become allow rules (source `skill:<name>`) for the rest
@@ -21,7 +22,7 @@ from ...context import AppState, ToolUseContext
 from ...tool import Tool, build_tool
 from ...types import ToolInputError
 from . import frontmatter
-from .prompt import DESCRIPTION, LOADED, NAME, NO_SKILLS, PROMPT_HEADER
+from .prompt import BROKEN, DESCRIPTION, LOADED, NAME, NO_SKILLS, PROMPT_HEADER
 
 SKILL_FILE = "SKILL.md"
 
@@ -35,6 +36,8 @@ class SkillInfo:
     path: Path
     allowed_tools: tuple[str, ...] = ()
     source: str = "project"
+    problem: str | None = None
+    """Why the skill cannot be loaded (its front matter cannot be read), or None."""
 
 
 def skill_dirs(cwd: Path, home: Path | None = None) -> list[tuple[str, Path]]:
@@ -66,6 +69,8 @@ def _info(path: Path, source: str) -> SkillInfo | None:
         document = frontmatter.read(path)
     except OSError:
         return None
+    except frontmatter.FrontMatterError as exc:
+        return SkillInfo(path.parent.name, BROKEN, path, source=source, problem=str(exc))
     description = document.text("description") or _first_paragraph(document.body)
     return SkillInfo(
         name=document.text("name") or path.parent.name,
@@ -113,10 +118,14 @@ def load_skill(
     if info is None:
         known = ", ".join(sorted(skills)) or "none are installed"
         raise ToolInputError(f"Unknown skill {input.skill!r}. Available skills: {known}.")
+    if info.problem is not None:
+        raise ToolInputError(info.problem)
     try:
         body = frontmatter.read(info.path).body
     except OSError as exc:
         raise ToolInputError(f"Cannot read {info.path}: {exc}") from None
+    except frontmatter.FrontMatterError as exc:  # changed since it was listed
+        raise ToolInputError(str(exc)) from None
     args = (input.args or "").strip()
     if "$ARGUMENTS" in body:
         body = body.replace("$ARGUMENTS", args)

@@ -1,21 +1,34 @@
-"""Markdown files with a small YAML-like front matter (skills, agent types).
+"""Markdown files with a YAML front matter (skills, agent types).
 
-Only what these files need: `key: value` lines, values optionally quoted, lists written
-`[a, b]`, `a, b` (for list keys) or as `- item` lines under the key. No dependency on a
-YAML library; anything else in the block is kept as a plain string.
+The block between the opening and closing `---` lines is YAML, read with `yaml.safe_load`
+as the authors of these files expect (folded `description: >` text, quoted strings, lists in
+either form). A block that is not YAML, or not `key: value` fields, is a `FrontMatterError`
+that names the file and the line; readers report it instead of guessing.
 """
 
 from __future__ import annotations
 
+import datetime
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, cast
+
+import yaml
+
+
+class FrontMatterError(ValueError):
+    """A front matter that cannot be read; the message names the file and says why."""
 
 
 @dataclass(frozen=True, slots=True)
 class Document:
-    """A parsed file: its front matter fields and its body."""
+    """A parsed file: its front matter fields and its body.
 
-    fields: dict[str, str | list[str]] = field(default_factory=dict)
+    Scalars are kept as text (`true`, `2`, `2026-01-31` as written by YAML), lists as lists
+    of text, an empty value as an empty list; nested mappings (such as `metadata:`) are left
+    out, since no reader uses them."""
+
+    fields: dict[str, str | list[str]] = field(default_factory=dict[str, str | list[str]])
     body: str = ""
 
     def text(self, key: str, default: str = "") -> str:
@@ -23,59 +36,100 @@ class Document:
         return ", ".join(value) if isinstance(value, list) else value
 
     def items(self, key: str) -> list[str]:
-        """A list field; a plain string value is split on commas."""
+        """A list field. A text value is split on commas and on spaces outside
+        parentheses, so `Read, Grep` and `Bash(git diff:*) Read` are both two items."""
         value = self.fields.get(key)
         if value is None:
             return []
         if isinstance(value, list):
             return [v for v in value if v]
-        return [part.strip() for part in value.split(",") if part.strip()]
+        return _split_items(value)
 
 
-def parse(text: str) -> Document:
-    """Split `---` front matter from the body; a file without it is all body."""
+def parse(text: str, *, source: str = "<text>") -> Document:
+    """Split `---` front matter from the body; a file without it is all body.
+
+    `source` names the file in a `FrontMatterError`."""
     lines = text.lstrip("\ufeff").splitlines()
     if not lines or lines[0].strip() != "---":
         return Document(body=text.strip())
     end = next((i for i in range(1, len(lines)) if lines[i].strip() == "---"), None)
     if end is None:
         return Document(body=text.strip())
-    return Document(fields=_fields(lines[1:end]), body="\n".join(lines[end + 1 :]).strip())
+    fields = _fields("\n".join(lines[1:end]), source)
+    return Document(fields=fields, body="\n".join(lines[end + 1 :]).strip())
 
 
 def read(path: Path) -> Document:
-    return parse(path.read_text(encoding="utf-8", errors="replace"))
+    """Read and parse a file: `OSError` when it cannot be read, `FrontMatterError` when its
+    front matter cannot be parsed."""
+    return parse(path.read_text(encoding="utf-8", errors="replace"), source=str(path))
 
 
-def _fields(lines: list[str]) -> dict[str, str | list[str]]:
+def _fields(block: str, source: str) -> dict[str, str | list[str]]:
+    try:
+        loaded: Any = yaml.safe_load(block)
+    except yaml.YAMLError as exc:
+        raise FrontMatterError(
+            f"{source}: the front matter is not valid YAML{_where(exc)}"
+        ) from None
+    if loaded is None:
+        return {}
+    if not isinstance(loaded, dict):
+        raise FrontMatterError(
+            f"{source}: the front matter should be `key: value` lines, "
+            f"not a {type(loaded).__name__}"
+        )
     fields: dict[str, str | list[str]] = {}
-    current: str | None = None
-    for raw in lines:
-        line = raw.rstrip()
-        if not line.strip() or line.lstrip().startswith("#"):
+    for key, value in cast(dict[object, object], loaded).items():
+        if isinstance(value, dict):
             continue
-        stripped = line.strip()
-        if stripped.startswith("- ") and current is not None:
-            existing = fields.get(current)
-            items = existing if isinstance(existing, list) else []
-            items.append(_unquote(stripped[2:].strip()))
-            fields[current] = items
-            continue
-        if ":" not in line or line[0].isspace():
-            continue
-        key, _, value = line.partition(":")
-        current = key.strip()
-        value = value.strip()
-        if value.startswith("[") and value.endswith("]"):
-            fields[current] = [_unquote(v.strip()) for v in value[1:-1].split(",") if v.strip()]
-        elif value:
-            fields[current] = _unquote(value)
+        if value is None:
+            fields[str(key)] = []
+        elif isinstance(value, list):
+            items = cast(list[object], value)
+            fields[str(key)] = [_text(item) for item in items if _is_scalar(item)]
         else:
-            fields[current] = []
+            fields[str(key)] = _text(value)
     return fields
 
 
-def _unquote(value: str) -> str:
-    if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
-        return value[1:-1]
-    return value
+def _where(exc: yaml.YAMLError) -> str:
+    """' (line N: problem)', the line counted in the file (after the opening `---`)."""
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None)
+    if mark is None:
+        return f" ({exc})"
+    hint = ""
+    if problem and "mapping values are not allowed" in problem:
+        hint = '; a value that holds ": " must be quoted'
+    return f" (line {mark.line + 2}: {problem or exc}{hint})"
+
+
+def _is_scalar(value: object) -> bool:
+    return value is not None and not isinstance(value, dict | list)
+
+
+def _text(value: object) -> str:
+    """A YAML scalar as text (booleans in YAML's spelling; a folded `>` value without the
+    line break YAML ends it with)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, datetime.date):
+        return value.isoformat()
+    return str(value).strip()
+
+
+def _split_items(value: str) -> list[str]:
+    items: list[str] = []
+    current: list[str] = []
+    depth = 0
+    for char in value:
+        depth += (char == "(") - (char == ")")
+        if depth <= 0 and (char == "," or char.isspace()):
+            items.append("".join(current))
+            current = []
+            continue
+        current.append(char)
+    items.append("".join(current))
+    return [item.strip() for item in items if item.strip()]

@@ -20,3 +20,6 @@ LOADED = """Skill "{name}" loaded from {path}.
 Files of the skill are in {base}.
 
 {body}"""
+
+BROKEN = "(broken: its SKILL.md front matter cannot be read; loading it says why)"
+"""The description listed for a skill whose front matter is not valid YAML."""
