@@ -26,7 +26,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from typing import Any, cast
 
 from .conversation import Block
-from .events import EventSink, TextDelta, ThinkingDelta, ThinkingStarted, emit_to
+from .events import EventSink, LoopEvent, TextDelta, ThinkingDelta, ThinkingStarted, emit
 from .model.base import (
     CUTTING_STOPS,
     AssistantMessage,
@@ -48,7 +48,7 @@ from .types import ToolCall, ToolResult
 class ResponseReader:
     """Reads one response stream, handing each complete tool_use to the executor."""
 
-    def __init__(self, executor: StreamingToolExecutor, sinks: list[EventSink]) -> None:
+    def __init__(self, executor: StreamingToolExecutor, sinks: list[EventSink[LoopEvent]]) -> None:
         self.executor = executor
         self.sinks = sinks
         self.blocks: list[Block] = []
@@ -74,11 +74,11 @@ class ResponseReader:
             case BlockStart(type=kind):
                 self._flush()
                 if kind in THINKING_BLOCKS:
-                    emit_to(self.sinks, ThinkingStarted(redacted=kind == "redacted_thinking"))
+                    emit(self.sinks, ThinkingStarted(redacted=kind == "redacted_thinking"))
             case TextChunk(text=text):
-                emit_to(self.sinks, TextDelta(text))
+                emit(self.sinks, TextDelta(text))
             case ThinkingChunk(thinking=thinking):
-                emit_to(self.sinks, ThinkingDelta(thinking))
+                emit(self.sinks, ThinkingDelta(thinking))
             case BlockComplete(block=block, input_complete=whole):
                 self._flush()
                 self.blocks.append(block)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from .context import ToolUseContext
     from .conversation import Block, Message
-    from .events import EventSink
+    from .events import EventSink, LoopEvent
     from .tool import Tool
 
 
@@ -40,7 +40,7 @@ class SubagentConversation(Protocol):
     context: ToolUseContext
     messages: list[Message]
 
-    async def run(self, prompt: str, *, on_event: EventSink | None = None) -> str: ...
+    async def run(self, prompt: str, *, on_event: EventSink[LoopEvent] | None = None) -> str: ...
 
     def add_user(self, blocks: list[Block]) -> None:
         """Join `blocks` to the conversation's next user message (mail between turns)."""

@@ -122,7 +122,7 @@ class StreamingToolExecutor:
         *,
         pipeline: Pipeline,
         context: ToolUseContext,
-        on_event: EventSink | None = None,
+        on_event: EventSink[ToolEvent] | None = None,
         max_concurrency: int | None = None,
         interrupt_grace_s: float = INTERRUPT_GRACE_S,
     ) -> None:
