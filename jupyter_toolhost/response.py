@@ -25,6 +25,8 @@ import contextlib
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from typing import Any, cast
 
+from pydantic import BaseModel
+
 from .conversation import Block
 from .events import EventSink, LoopEvent, TextDelta, ThinkingDelta, ThinkingStarted, emit
 from .model.base import (
@@ -84,8 +86,8 @@ class ResponseReader:
                 self.blocks.append(block)
                 if block.get("type") == "tool_use":
                     self.pending = block
-                    if whole and accepted(block, self.executor.tools):
-                        self._flush()
+                    if whole and (parsed := accepted(block, self.executor.tools)) is not None:
+                        self._flush(parsed)
             case MessageComplete(message=message):
                 if message.stop_reason in CUTTING_STOPS:  # what is still held back never runs
                     held = self.pending if self.pending is not None else self._unhanded(message)
@@ -102,24 +104,25 @@ class ResponseReader:
             return None
         return last
 
-    def _flush(self) -> None:
+    def _flush(self, parsed: BaseModel | None = None) -> None:
         block, self.pending = self.pending, None
         if block is not None:
             self.handed.add(str(block["id"]))
-            self.executor.add_tool(ToolCall(str(block["id"]), str(block["name"]), block["input"]))
+            call = ToolCall(str(block["id"]), str(block["name"]), block["input"])
+            self.executor.add_tool(call, parsed=parsed)
 
 
-def accepted(block: Block, tools: Sequence[Tool[Any]]) -> bool:
-    """Whether the pipeline would take this tool_use as it is: it names an enabled tool of
-    `tools` and its input validates against that tool's model."""
+def accepted(block: Block, tools: Sequence[Tool[Any]]) -> BaseModel | None:
+    """The input of this tool_use as the pipeline would take it (None when it would not): it
+    names an enabled tool of `tools` and its input validates against that tool's model. The
+    parsed input goes with the call, so that it is validated once."""
     tool = find_tool(str(block.get("name")), tools)
     if tool is None:
-        return False
+        return None
     try:
-        parse_input(tool, block.get("input"))
+        return parse_input(tool, block.get("input"))
     except Exception:  # a validator that raises anything at all: not proven, so wait
-        return False
-    return True
+        return None
 
 
 async def settle(executor: StreamingToolExecutor) -> list[ToolResult]:
