@@ -29,3 +29,12 @@ def test_both_kinds_of_settings_file_report_a_broken_file_alike(kind: str, tmp_p
         save_rule("Bash(ls)", cwd=project, home=home)
     line, message = by_file[".toolhost"]
     assert (raised.value.line, raised.value.message) == (line, f"{message}, not changed")
+
+
+def test_a_rule_that_is_not_a_string_is_a_problem_of_its_file(tmp_path: Path) -> None:
+    folder = tmp_path / ".toolhost"
+    folder.mkdir()
+    (folder / "settings.json").write_text('{"permissions": {"allow": [["Bash(ls)"], "Read"]}}')
+    settings = load_settings(cwd=tmp_path, home=tmp_path / "home")
+    assert settings.rules["projectSettings"]["allow"] == ("Read",)
+    assert any("a rule must be a string, not list" in str(p) for p in settings.problems)

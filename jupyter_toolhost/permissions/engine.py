@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast
 
 from ..context import SHELL_CWD_KEY, AppState
 from ..types import (
@@ -212,8 +212,10 @@ class PermissionEngine:
 
 
 def _written(state: AppState) -> tuple[str, ...]:
-    found = state.extras.get(WRITTEN_KEY, ())
-    return tuple(found) if isinstance(found, tuple | list) else ()
+    found: object = state.extras.get(WRITTEN_KEY, ())
+    if not isinstance(found, tuple | list):
+        return ()
+    return tuple(str(path) for path in cast("tuple[object, ...] | list[object]", found))
 
 
 def _read_only(tool: Tool[Any], request: PermissionRequest) -> bool:

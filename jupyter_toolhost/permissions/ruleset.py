@@ -58,11 +58,11 @@ class SourcedRule:
 class BehaviorRules:
     """All rules of one behaviour, ready to match."""
 
-    tools: dict[str, SourcedRule] = field(default_factory=dict)
+    tools: dict[str, SourcedRule] = field(default_factory=dict[str, SourcedRule])
     """Whole-tool rules by tool name (``Bash``, ``Read``, ``mcp__s__t``, ``MyTool``)."""
-    servers: dict[str, SourcedRule] = field(default_factory=dict)
+    servers: dict[str, SourcedRule] = field(default_factory=dict[str, SourcedRule])
     """``mcp__server`` and ``mcp__server__*`` rules by server."""
-    classes: dict[str, SourcedRule] = field(default_factory=dict)
+    classes: dict[str, SourcedRule] = field(default_factory=dict[str, SourcedRule])
     """Whole-class rules (bare ``Bash``, ``Read``, ``Edit``, ``WebFetch``) by rule kind."""
     shell: ShellRuleSet[SourcedRule] = field(default_factory=lambda: ShellRuleSet([], folded=False))
     read: PathRuleSet[SourcedRule] = field(default_factory=lambda: PathRuleSet([], folded=False))
@@ -70,7 +70,9 @@ class BehaviorRules:
     domains: tuple[tuple[str, SourcedRule], ...] = ()
     empty: bool = True
     _domain_cache: tuple[dict[str, list[tuple[int, SourcedRule]]], ...] | None = None
-    _domain_memo: dict[tuple[str, bool], SourcedRule | None] = field(default_factory=dict)
+    _domain_memo: dict[tuple[str, bool], SourcedRule | None] = field(
+        default_factory=dict[tuple[str, bool], SourcedRule | None]
+    )
     """What `domain` answered per host (a pure function of the host and the rules)."""
 
     def domain(self, host: str, *, subdomains: bool) -> SourcedRule | None:

@@ -29,8 +29,8 @@ from .settings_file import IMPORT_CLAUDE_KEY as IMPORT_CLAUDE_KEY
 from .settings_file import MODE_ENV as MODE_ENV
 from .settings_file import Settings as Settings
 from .settings_file import SettingsError as SettingsError
+from .settings_file import json_array, json_object, parse_settings_json, read_scope
 from .settings_file import load_file as load_file
-from .settings_file import parse_settings_json, read_scope
 from .settings_file import scope_files as scope_files
 
 Scope: TypeAlias = Literal["user", "project", "local"]
@@ -90,13 +90,12 @@ def save_rule(
         if isinstance(parsed, SettingsError):
             raise SettingsError(parsed.file, f"{parsed.message}, not changed", parsed.line)
         data = parsed
-    permissions = data.setdefault("permissions", {})
-    if not isinstance(permissions, dict) or not isinstance(
-        permissions.setdefault(behavior, []), list
-    ):
+    permissions = json_object(data.setdefault("permissions", {}))
+    listed = json_array(permissions.setdefault(behavior, [])) if permissions is not None else None
+    if listed is None:
         raise SettingsError(str(path), f"'permissions.{behavior}' is not a list, not changed")
-    if rule not in permissions[behavior]:
-        permissions[behavior].append(rule)
+    if rule not in listed:
+        listed.append(rule)
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".settings-", suffix=".json")
     with os.fdopen(handle, "w", encoding="utf-8") as out:

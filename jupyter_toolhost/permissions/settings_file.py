@@ -67,15 +67,17 @@ class ClaudeImport:
 class Settings:
     """Everything the settings files say, plus what was wrong with them."""
 
-    rules: dict[str, dict[RuleBehavior, tuple[str, ...]]] = field(default_factory=dict)
-    sources: dict[str, RuleSource] = field(default_factory=dict)
+    rules: dict[str, dict[RuleBehavior, tuple[str, ...]]] = field(
+        default_factory=dict[str, dict[RuleBehavior, tuple[str, ...]]]
+    )
+    sources: dict[str, RuleSource] = field(default_factory=dict[str, RuleSource])
     default_mode: PermissionMode | None = None
     additional_directories: tuple[str, ...] = ()
     hooks: tuple[HookSpec, ...] = ()
-    problems: list[SettingsError] = field(default_factory=list)
+    problems: list[SettingsError] = field(default_factory=list[SettingsError])
     import_claude: bool = False
     """`importClaudeCodeSettings` as the most specific file that states it says."""
-    claude_imports: list[ClaudeImport] = field(default_factory=list)
+    claude_imports: list[ClaudeImport] = field(default_factory=list[ClaudeImport])
     """What was read from Claude Code's settings files, file by file (when enabled)."""
 
     def permission_context(
@@ -95,7 +97,7 @@ class Settings:
         value = (os.environ if env is None else env).get(MODE_ENV, "").strip()
         if value:
             if value in PERMISSION_MODES:
-                return cast(PermissionMode, value)
+                return value
             self.problems.append(
                 SettingsError(
                     f"${MODE_ENV}",
@@ -147,12 +149,23 @@ def read_scope(
 def parse_settings_json(file: str, text: str) -> dict[str, Any] | SettingsError:
     """A settings file's JSON object (an empty file is an empty one), or what is wrong."""
     try:
-        data = json.loads(text) if text.strip() else {}
+        data: object = json.loads(text) if text.strip() else {}
     except json.JSONDecodeError as exc:
         return SettingsError(file, f"invalid JSON: {exc.msg} (column {exc.colno})", exc.lineno)
-    if not isinstance(data, dict):
+    found = json_object(data)
+    if found is None:
         return SettingsError(file, "the settings must be a JSON object", 1)
-    return cast(dict[str, Any], data)
+    return found
+
+
+def json_object(value: object) -> dict[str, Any] | None:
+    """`value` when it is a JSON object (a dict), else None."""
+    return cast("dict[str, Any]", value) if isinstance(value, dict) else None
+
+
+def json_array(value: object) -> list[Any] | None:
+    """`value` when it is a JSON array (a list), else None."""
+    return cast("list[Any]", value) if isinstance(value, list) else None
 
 
 def load_file(
@@ -169,14 +182,14 @@ def load_file(
         settings.problems.append(data)
         return
     problem = _Reporter(settings, file, text)
-    permissions = data.get("permissions", {})
-    if not isinstance(permissions, dict):
+    permissions = json_object(data.get("permissions", {}))
+    if permissions is None:
         problem("'permissions' must be an object", '"permissions"')
         permissions = {}
     rules: dict[RuleBehavior, tuple[str, ...]] = {}
     for behavior in BEHAVIORS:
-        listed = permissions.get(behavior, [])
-        if not isinstance(listed, list):
+        listed = json_array(permissions.get(behavior, []))
+        if listed is None:
             problem(f"'permissions.{behavior}' must be a list of rule strings", f'"{behavior}"')
             continue
         good: list[str] = []
@@ -197,15 +210,15 @@ def load_file(
         ignored.append(f"defaultMode {mode!r} (the mode is this project's to choose)")
     elif mode is not None:
         if mode in PERMISSION_MODES:
-            settings.default_mode = cast(PermissionMode, mode)
+            settings.default_mode = mode
         else:
             problem(
                 f"unknown defaultMode {mode!r}; expected one of {', '.join(PERMISSION_MODES)}",
                 '"defaultMode"',
             )
-    extra = permissions.get("additionalDirectories", [])
-    if isinstance(extra, list) and all(isinstance(d, str) for d in extra):
-        settings.additional_directories += tuple(extra)
+    extra = json_array(permissions.get("additionalDirectories", []))
+    if extra is not None and all(isinstance(d, str) for d in extra):
+        settings.additional_directories += tuple(str(d) for d in extra)
     else:
         problem(
             "'permissions.additionalDirectories' must be a list of paths", '"additionalDirectories"'
@@ -230,13 +243,14 @@ class _Reporter:
 
 
 def _hooks(
-    config: Any, problem: _Reporter, file: str, ignored: list[str] | None = None
+    config: object, problem: _Reporter, file: str, ignored: list[str] | None = None
 ) -> list[HookSpec]:
-    if not isinstance(config, dict):
+    events = json_object(config)
+    if events is None:
         problem("'hooks' must be an object of event names", '"hooks"')
         return []
     specs: list[HookSpec] = []
-    for event, groups in config.items():
+    for event, value in events.items():
         if event not in HOOK_EVENTS and ignored is not None:
             ignored.append(f"hooks.{event} (no such hook event here)")
             continue
@@ -246,13 +260,15 @@ def _hooks(
                 f'"{event}"',
             )
             continue
-        if not isinstance(groups, list):
+        groups = json_array(value)
+        if groups is None:
             problem(f"hooks.{event} must be a list of {{matcher, hooks}} objects", f'"{event}"')
             continue
-        for group in groups:
-            matcher = group.get("matcher", "") if isinstance(group, dict) else None
-            entries = group.get("hooks") if isinstance(group, dict) else None
-            if not isinstance(matcher, str) or not isinstance(entries, list):
+        for item in groups:
+            group = json_object(item)
+            matcher: object = group.get("matcher", "") if group is not None else None
+            entries = json_array(group.get("hooks")) if group is not None else None
+            if not isinstance(matcher, str) or entries is None:
                 problem(
                     f"hooks.{event}: each entry needs a 'hooks' list and a string 'matcher'",
                     f'"{event}"',
@@ -267,11 +283,12 @@ def _hooks(
                 )
                 continue
             for entry in entries:
-                kind = entry.get("type", "command") if isinstance(entry, dict) else None
+                fields = json_object(entry)
+                kind: object = fields.get("type", "command") if fields is not None else None
                 if ignored is not None and isinstance(kind, str) and kind != "command":
                     ignored.append(f"hooks.{event}: a {kind!r} hook (only command hooks run here)")
                     continue
-                spec = _hook_entry(cast(HookEvent, event), matcher, entry, file)
+                spec = _hook_entry(event, matcher, fields, file)
                 if isinstance(spec, str):
                     problem(f"hooks.{event}: {spec}", f'"{event}"')
                 else:
@@ -279,13 +296,15 @@ def _hooks(
     return specs
 
 
-def _hook_entry(event: HookEvent, matcher: str, entry: Any, file: str) -> HookSpec | str:
-    if not isinstance(entry, dict) or entry.get("type", "command") != "command":
+def _hook_entry(
+    event: HookEvent, matcher: str, entry: dict[str, Any] | None, file: str
+) -> HookSpec | str:
+    if entry is None or entry.get("type", "command") != "command":
         return 'each hook must be {"type": "command", "command": ...}'
-    command = entry.get("command")
+    command: object = entry.get("command")
     if not isinstance(command, str) or not command.strip():
         return "a hook needs a non-empty 'command' string"
-    timeout = entry.get("timeout", DEFAULT_HOOK_TIMEOUT)
+    timeout: object = entry.get("timeout", DEFAULT_HOOK_TIMEOUT)
     if not isinstance(timeout, int | float) or isinstance(timeout, bool) or timeout <= 0:
         return f"timeout {timeout!r} must be a positive number of seconds"
     return HookSpec(event, matcher, command, float(timeout), file)
