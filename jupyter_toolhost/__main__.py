@@ -17,24 +17,16 @@ import asyncio
 import json
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from .disclosure.deferral import DISCLOSURE_OPTIONS
-from .events import (
-    ChildEvent,
-    LoopEvent,
-    Notice,
-    TextDelta,
-    ThinkingStarted,
-    ToolCallFinished,
-    ToolCallQueued,
-)
-from .jupyter.options import UsageError, parse_think, thinking_param
-from .model.base import ModelError
-from .permissions.api import DESTRUCTIVE_WARNING, ApprovalDecision, ApprovalRequest
-from .tool import Tool
-from .types import PERMISSION_MODES
+from .jupyter.run_options import RUN_OPTIONS, RunOption, UsageError, thinking_param
+
+if TYPE_CHECKING:
+    from .events import LoopEvent
+    from .permissions.api import ApprovalDecision, ApprovalRequest
+    from .tool import Tool
 
 
 class TerminalApprover:
@@ -45,6 +37,8 @@ class TerminalApprover:
         self.out = out or sys.stderr
 
     async def ask(self, request: ApprovalRequest) -> ApprovalDecision:
+        from .permissions.api import DESTRUCTIVE_WARNING, ApprovalDecision
+
         if not self.stdin.isatty():
             return ApprovalDecision("deny", "there is no terminal to ask for approval")
         warning = f"Warning: {DESTRUCTIVE_WARNING}\n" if request.destructive else ""
@@ -78,6 +72,15 @@ class TerminalView:
 
     def __call__(self, event: LoopEvent, *, depth: int = 0) -> None:
         """One event; a sub-agent's calls (`ChildEvent`) are indented under their Agent call."""
+        from .events import (
+            ChildEvent,
+            Notice,
+            TextDelta,
+            ThinkingStarted,
+            ToolCallFinished,
+            ToolCallQueued,
+        )
+
         indent = "  " * depth
         match event:
             case ChildEvent(event=inner):
@@ -131,83 +134,64 @@ class TerminalView:
         self._write(text + "\n")
 
 
-CASSETTE_MODES = ("auto", "record", "replay")
-"""The cassette modes (`model.cassette.CASSETTE_MODES`, not imported here: it is slow)."""
+_CLI_DEFAULTS: dict[str, object] = {"--max-turns": 100, "--disclosure": "auto", "--think": 0}
+_CLI_NOTES = {
+    "--mode": " (default: the settings' defaultMode, else default; "
+    "$JUPYTER_TOOLHOST_PERMISSION_MODE overrides both)",
+    "--model": " (default: $JUPYTER_TOOLHOST_MODEL, then built in)",
+    "--max-turns": " (default: 100)",
+    "--disclosure": " (default: auto, the API's defer_loading when the model supports it)",
+    "--think": " (default: off); thinking tokens are billed as output tokens, up to N per response",
+}
+"""What the command line adds to an option's help: its defaults here."""
 
 
-def _permission_mode(value: str) -> str:
-    """`--mode`'s value: a permission mode, with a pointer for a cassette mode given there."""
-    if value in PERMISSION_MODES:
-        return value
-    hint = f" ({value!r} is a cassette mode: use --cassette-mode {value})"
-    raise argparse.ArgumentTypeError(
-        f"invalid permission mode {value!r}; choose one of: {', '.join(PERMISSION_MODES)}"
-        + (hint if value in CASSETTE_MODES else "")
-    )
+def _checked(option: RunOption) -> Callable[[str], object]:
+    """`option.read` as argparse wants it: a mistake is an `ArgumentTypeError`."""
 
+    def read(value: str) -> object:
+        try:
+            return option.read(value)
+        except UsageError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
 
-def _think(value: str) -> int:
-    """`--think`'s value: a budget in tokens (at least 1024), or off (0)."""
-    try:
-        return parse_think(value)
-    except UsageError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+    return read
 
 
 def parser() -> argparse.ArgumentParser:
+    """The command line's options: `run_options.RUN_OPTIONS` (as `%%agent` reads them, but
+    ``--tools``), ``--permission-mode`` as another name of ``--mode``, and ``--cwd``."""
     cli = argparse.ArgumentParser(
         prog="python -m jupyter_toolhost",
         description="Run an agent session in the terminal. With no arguments: the offline demo.",
     )
     cli.add_argument("prompt", nargs="?", help="what to ask (default with no arguments: the demo)")
-    cli.add_argument(
-        "--mode",
-        "--permission-mode",
-        dest="permission_mode",
-        type=_permission_mode,
-        metavar="MODE",
-        help=(
-            f"permission mode: {' | '.join(PERMISSION_MODES)} (default: the settings' "
-            "defaultMode, else default; $JUPYTER_TOOLHOST_PERMISSION_MODE overrides both)"
-        ),
-    )
-    cli.add_argument("--cassette", type=Path, help="record to / replay from this JSON cassette")
-    cli.add_argument(
-        "--cassette-mode",
-        choices=CASSETTE_MODES,
-        help="with --cassette: auto (default: replay if the file exists, else record with a "
-        "key), record, or replay",
-    )
-    cli.add_argument("--model", help="model id (default: $JUPYTER_TOOLHOST_MODEL, then built in)")
+    for option in RUN_OPTIONS:
+        if option.name == "--tools":
+            continue
+        names = [option.name, "--permission-mode"] if option.name == "--mode" else [option.name]
+        cli.add_argument(
+            *names,
+            dest="permission_mode" if option.name == "--mode" else option.field,
+            type=_checked(option),
+            default=_CLI_DEFAULTS.get(option.name),
+            metavar=option.metavar,
+            help=option.help + _CLI_NOTES.get(option.name, ""),
+        )
     cli.add_argument("--cwd", type=Path, help="the session's working directory")
-    cli.add_argument("--max-turns", type=int, default=100, help="model requests at most")
-    cli.add_argument(
-        "--disclosure",
-        choices=DISCLOSURE_OPTIONS,
-        default="auto",
-        help="how deferred (MCP) tools reach the model: auto (default: the API's "
-        "defer_loading when the model supports it, else discovered), defer_loading, "
-        "discovered, server_bm25, server_regex",
-    )
-    cli.add_argument(
-        "--think",
-        type=_think,
-        default=0,
-        metavar="N|off",
-        help="extended thinking with a budget of N tokens (at least 1024), or off (the "
-        "default); thinking tokens are billed as output tokens, up to N per response",
-    )
     return cli
 
 
 async def run_cli(argv: list[str], *, out: TextIO, err: TextIO) -> int:
     """The CLI; returns the exit status."""
+    args = parser().parse_args(argv)  # before the heavy imports: --help and mistakes are quick
+
     from .demo import DEMO_PROMPT, demo_cassette_path, demo_tools, make_sample_folder
     from .model.anthropic_model import AnthropicModel, has_credentials
+    from .model.base import ModelError
     from .model.cassette import CassetteModel
     from .session import Session, default_tools
 
-    args = parser().parse_args(argv)
     demo = not argv
     with tempfile.TemporaryDirectory(prefix="toolhost-demo-") as scratch:
         if demo:

@@ -300,6 +300,9 @@ class ToolUseContext:
     """The session's starting folder, fixed for the session (see `rule_root`)."""
     state_home: Path | None = None
     """Where `.toolhost` state lives, fixed at session start (see `session_dir`)."""
+    home: str | None = None
+    """The home directory ``~`` stands for in permission rules: the permission engine
+    writes its own here when it decides a call (None: the user's)."""
 
     @property
     def rule_root(self) -> Path:

@@ -8,9 +8,7 @@ retries and notices, usage, compaction and the end of each model turn.
 
 from __future__ import annotations
 
-import logging
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, TypeAlias
 
@@ -21,6 +19,8 @@ from .orchestration.events import CallProgress as ToolCallProgress
 from .orchestration.events import CallQueued as ToolCallQueued
 from .orchestration.events import CallStarted as ToolCallStarted
 from .orchestration.events import ChildEvent as ChildEvent
+from .orchestration.events import EventSink as EventSink
+from .orchestration.events import emit as emit
 from .permissions.api import ApprovalDecision, ApprovalRequest
 
 if TYPE_CHECKING:
@@ -44,9 +44,8 @@ __all__ = [
     "ToolCallStarted",
     "TurnEnd",
     "UsageReported",
+    "emit",
 ]
-
-_log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,13 +171,3 @@ LoopEvent: TypeAlias = (
     | Compacted
     | TurnEnd
 )
-EventSink: TypeAlias = Callable[[LoopEvent], None]
-
-
-def emit_to(sinks: list[EventSink], event: LoopEvent) -> None:
-    """Hand `event` to every sink; one that raises is logged and never stops the run."""
-    for sink in sinks:
-        try:
-            sink(event)
-        except Exception:
-            _log.exception("an on_event handler raised on %s", type(event).__name__)

@@ -58,8 +58,7 @@ from .disclosure.deferral import (
     searches_deferred_tools,
     tools_for_request,
 )
-from .events import Compacted, EventSink, LoopEvent, Notice, TurnEnd, UsageReported
-from .events import emit_to as _emit_to
+from .events import Compacted, EventSink, LoopEvent, Notice, TurnEnd, UsageReported, emit
 from .history import MessageList, conversation
 from .loop_state import (
     CUT_BY_MAX_TOKENS,
@@ -127,7 +126,7 @@ class AgentLoop:
         self.compact_boundaries: list[CompactBoundary] = []
         self.usage = Usage()
         self.cost_usd: float | None = 0.0
-        self.sinks: list[EventSink] = []
+        self.sinks: list[EventSink[LoopEvent]] = []
         self.last_context_tokens = 0
         self._running: RunState | None = None
         self.disclosure = DisclosureState()
@@ -166,7 +165,7 @@ class AgentLoop:
 
     def emit(self, event: LoopEvent) -> None:
         """Report an event to the running prompt's sinks (the session's when idle)."""
-        _emit_to(self._running.sinks if self._running else self.sinks, event)
+        emit(self._running.sinks if self._running else self.sinks, event)
 
     def report_hook(self, event: HookEvent, outcome: str, text: str) -> None:
         """Tell the user what a hook did (a ``hook`` `Notice`) and record it in the
@@ -338,11 +337,11 @@ class AgentLoop:
         usage_event = UsageReported(
             message.usage, run.usage, self.usage, run.cost_usd, self.cost_usd
         )
-        _emit_to(run.sinks, usage_event)
+        emit(run.sinks, usage_event)
 
     # ── running ─────────────────────────────────────────────────────────────────────────
 
-    async def run(self, prompt: str, *, on_event: EventSink | None = None) -> RunResult:
+    async def run(self, prompt: str, *, on_event: EventSink[LoopEvent] | None = None) -> RunResult:
         """Send `prompt` and loop until the model stops or a limit is reached."""
         if self._running:
             raise RuntimeError("this session is already running a prompt")
@@ -365,7 +364,7 @@ class AgentLoop:
                 if not scope.expired():
                     raise
                 limit = self.settings.time_budget_s
-                _emit_to(run.sinks, Notice("limit", f"Stopped: the {limit:g} s budget is spent."))
+                emit(run.sinks, Notice("limit", f"Stopped: the {limit:g} s budget is spent."))
                 return run.result("time_budget")
         finally:
             self._running = None
@@ -374,14 +373,14 @@ class AgentLoop:
         while True:
             if run.turns >= self.settings.max_turns:
                 limit = self.settings.max_turns
-                _emit_to(run.sinks, Notice("limit", f"Stopped after {limit} model turns."))
+                emit(run.sinks, Notice("limit", f"Stopped after {limit} model turns."))
                 return run.result("max_turns")
             threshold = self.settings.compact_threshold_tokens
             if threshold is not None and self.last_context_tokens > threshold:
                 await self.compact(trigger="auto", run=run)
             stop_reason, again = await self._respond(run)
             run.turns += 1
-            _emit_to(run.sinks, TurnEnd(run.turns, stop_reason))
+            emit(run.sinks, TurnEnd(run.turns, stop_reason))
             if not again and stop_reason == "end_turn" and self.hooks is not None:
                 verdict = await run_stop_hooks(self, continuations=run.stop_continuations)
                 if verdict.ended is not None:
@@ -402,7 +401,7 @@ class AgentLoop:
             attempt += 1
             context = self._message_context(run.abort)
             executor = StreamingToolExecutor(
-                pipeline=self.pipeline, context=context, on_event=lambda e: _emit_to(run.sinks, e)
+                pipeline=self.pipeline, context=context, on_event=lambda e: emit(run.sinks, e)
             )
             reader = ResponseReader(executor, run.sinks)
             try:
@@ -414,7 +413,7 @@ class AgentLoop:
                     self._commit(broken.content, results, unanswered=NOT_STARTED)
                     self.add_user([text_block(STREAM_BROKE_NOTE)])
                     text = f"The response stream broke after some tool calls ({broken.reason})."
-                    _emit_to(run.sinks, Notice("stream", text))
+                    emit(run.sinks, Notice("stream", text))
                     return None, True
                 if attempt > self.settings.stream_retries:
                     raise ModelError(
@@ -422,7 +421,7 @@ class AgentLoop:
                     ) from broken
                 delay = min(30.0, self.settings.retry_backoff_s * 2 ** (attempt - 1))
                 note = f"The response stream broke ({broken.reason}); retrying in {delay:g} s."
-                _emit_to(run.sinks, Notice("retry", note))
+                emit(run.sinks, Notice("retry", note))
                 await asyncio.sleep(delay)
                 continue
             except asyncio.CancelledError:
@@ -455,10 +454,10 @@ class AgentLoop:
         run.text = text_of(kept)
         stop = message.stop_reason
         if stop == "max_tokens":
-            _emit_to(run.sinks, Notice("max_tokens", max_tokens_notice(reader.cut is not None)))
+            emit(run.sinks, Notice("max_tokens", max_tokens_notice(reader.cut is not None)))
             return stop, False
         if stop == "refusal":
-            _emit_to(run.sinks, Notice("refusal", "The model declined to continue."))
+            emit(run.sinks, Notice("refusal", "The model declined to continue."))
             return stop, False
         if tool_uses(kept) or stop == "pause_turn":
             return stop, True
@@ -508,5 +507,5 @@ class AgentLoop:
         if self.transcript is not None:
             self.transcript.usage(model, usage)
             self.transcript.append(boundary.to_record(self.messages))
-        _emit_to(sinks, Compacted(boundary))
+        emit(sinks, Compacted(boundary))
         return boundary

@@ -7,7 +7,7 @@ from typing import Any
 
 from .context import AbortSignal
 from .disclosure.deferral import DisclosureOption
-from .events import EventSink
+from .events import EventSink, LoopEvent
 from .model.base import Usage
 
 NOT_STARTED = "Not run: the response stopped before this call could start"
@@ -83,7 +83,7 @@ class RunResult(str):
 class RunState:
     """One run's sinks, abort signal and running totals."""
 
-    sinks: list[EventSink]
+    sinks: list[EventSink[LoopEvent]]
     abort: AbortSignal
     usage: Usage = field(default_factory=Usage)
     cost_usd: float | None = 0.0

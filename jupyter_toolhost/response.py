@@ -25,8 +25,10 @@ import contextlib
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from typing import Any, assert_never, cast
 
+from pydantic import BaseModel
+
 from .conversation import Block
-from .events import EventSink, TextDelta, ThinkingDelta, ThinkingStarted, emit_to
+from .events import EventSink, LoopEvent, TextDelta, ThinkingDelta, ThinkingStarted, emit
 from .model.base import (
     CUTTING_STOPS,
     AssistantMessage,
@@ -48,7 +50,7 @@ from .types import ToolCall, ToolResult
 class ResponseReader:
     """Reads one response stream, handing each complete tool_use to the executor."""
 
-    def __init__(self, executor: StreamingToolExecutor, sinks: list[EventSink]) -> None:
+    def __init__(self, executor: StreamingToolExecutor, sinks: list[EventSink[LoopEvent]]) -> None:
         self.executor = executor
         self.sinks = sinks
         self.blocks: list[Block] = []
@@ -74,18 +76,18 @@ class ResponseReader:
             case BlockStart(type=kind):
                 self._flush()
                 if kind in THINKING_BLOCKS:
-                    emit_to(self.sinks, ThinkingStarted(redacted=kind == "redacted_thinking"))
+                    emit(self.sinks, ThinkingStarted(redacted=kind == "redacted_thinking"))
             case TextChunk(text=text):
-                emit_to(self.sinks, TextDelta(text))
+                emit(self.sinks, TextDelta(text))
             case ThinkingChunk(thinking=thinking):
-                emit_to(self.sinks, ThinkingDelta(thinking))
+                emit(self.sinks, ThinkingDelta(thinking))
             case BlockComplete(block=block, input_complete=whole):
                 self._flush()
                 self.blocks.append(block)
                 if block.get("type") == "tool_use":
                     self.pending = block
-                    if whole and accepted(block, self.executor.tools):
-                        self._flush()
+                    if whole and (parsed := accepted(block, self.executor.tools)) is not None:
+                        self._flush(parsed)
             case MessageComplete(message=message):
                 if message.stop_reason in CUTTING_STOPS:  # what is still held back never runs
                     held = self.pending if self.pending is not None else self._unhanded(message)
@@ -104,24 +106,25 @@ class ResponseReader:
             return None
         return last
 
-    def _flush(self) -> None:
+    def _flush(self, parsed: BaseModel | None = None) -> None:
         block, self.pending = self.pending, None
         if block is not None:
             self.handed.add(str(block["id"]))
-            self.executor.add_tool(ToolCall(str(block["id"]), str(block["name"]), block["input"]))
+            call = ToolCall(str(block["id"]), str(block["name"]), block["input"])
+            self.executor.add_tool(call, parsed=parsed)
 
 
-def accepted(block: Block, tools: Sequence[Tool[Any]]) -> bool:
-    """Whether the pipeline would take this tool_use as it is: it names an enabled tool of
-    `tools` and its input validates against that tool's model."""
+def accepted(block: Block, tools: Sequence[Tool[Any]]) -> BaseModel | None:
+    """The input of this tool_use as the pipeline would take it (None when it would not): it
+    names an enabled tool of `tools` and its input validates against that tool's model. The
+    parsed input goes with the call, so that it is validated once."""
     tool = find_tool(str(block.get("name")), tools)
     if tool is None:
-        return False
+        return None
     try:
-        parse_input(tool, block.get("input"))
+        return parse_input(tool, block.get("input"))
     except Exception:  # a validator that raises anything at all: not proven, so wait
-        return False
-    return True
+        return None
 
 
 async def settle(executor: StreamingToolExecutor) -> list[ToolResult]:

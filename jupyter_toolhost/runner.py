@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from .context import ToolUseContext
-    from .conversation import Block, Message
-    from .events import EventSink
+    from .conversation import Message
+    from .events import EventSink, LoopEvent
     from .tool import Tool
 
 
@@ -34,16 +34,26 @@ class SubagentSpec:
     transcript_path: Path | None = None
 
 
+def mail_text(mail: Sequence[tuple[str, str]]) -> str:
+    """Messages between agents as the receiving agent reads them: one
+    ``<message from="sender">`` element per (sender, text), in the order they were sent."""
+    return "\n\n".join(f'<message from="{who}">\n{text}\n</message>' for who, text in mail)
+
+
 class SubagentConversation(Protocol):
     """A running subagent as the tools see it: a conversation that runs prompts."""
 
     context: ToolUseContext
     messages: list[Message]
 
-    async def run(self, prompt: str, *, on_event: EventSink | None = None) -> str: ...
+    async def run(self, prompt: str, *, on_event: EventSink[LoopEvent] | None = None) -> str:
+        """Run `prompt`, then, as follow-up prompts, any mail that came too late for a turn
+        of it; returns the last report."""
+        ...
 
-    def add_user(self, blocks: list[Block]) -> None:
-        """Join `blocks` to the conversation's next user message (mail between turns)."""
+    def deliver(self, sender: str, text: str) -> None:
+        """Mail for this subagent: it joins the conversation between two of its turns, or
+        runs as a follow-up prompt when the run was about to end."""
         ...
 
 

@@ -20,7 +20,7 @@ from .compaction import CompactBoundary
 from .context import AppState, AppStateStore, ToolUseContext, ToolUseOptions, toolhost_home
 from .conversation import Message
 from .disclosure.deferral import DISCLOSURE_OPTIONS, DisclosureOption
-from .events import EventSink, Notice, emit_to
+from .events import EventSink, LoopEvent, Notice, emit
 from .loop import AgentLoop
 from .loop_state import LoopSettings, RunResult
 from .model.anthropic_model import AnthropicModel, default_model_name
@@ -119,7 +119,7 @@ class Session:
         can_use_tool: CanUseTool | None = None,
         hooks: Hooks | None = None,
         session_id: str | None = None,
-        on_event: EventSink | None = None,
+        on_event: EventSink[LoopEvent] | None = None,
         max_turns: int = 100,
         max_tokens: int = 8192,
         time_budget_s: float | None = None,
@@ -221,7 +221,7 @@ class Session:
         self.last_result: RunResult | None = None
         self._task: asyncio.Task[Any] | None = None
         self._run_lock: asyncio.Lock | None = None
-        self._running_sink: EventSink | None = None
+        self._running_sink: EventSink[LoopEvent] | None = None
         self._waiting: list[asyncio.Task[Any]] = []
         """Tasks of queued prompts, first come first served."""
         # Tools that organise work reach the session through these (subagents share the
@@ -254,7 +254,7 @@ class Session:
 
     # ── running ─────────────────────────────────────────────────────────────────────────
 
-    async def run(self, prompt: str, *, on_event: EventSink | None = None) -> RunResult:
+    async def run(self, prompt: str, *, on_event: EventSink[LoopEvent] | None = None) -> RunResult:
         """Send `prompt` and run tools until the model stops; returns the final text.
 
         An empty prompt continues the conversation as it stands (e.g. after an interrupt).
@@ -302,13 +302,13 @@ class Session:
         self.last_result = result
         return result
 
-    def _tell(self, notice: Notice, *extra: EventSink | None) -> None:
+    def _tell(self, notice: Notice, *extra: EventSink[LoopEvent] | None) -> None:
         """Hand `notice` to the session's sinks and to `extra` ones (each sink once)."""
-        sinks: list[EventSink] = []
+        sinks: list[EventSink[LoopEvent]] = []
         for sink in (*self._loop.sinks, *extra):
             if sink is not None and all(sink is not seen for seen in sinks):
                 sinks.append(sink)
-        emit_to(sinks, notice)
+        emit(sinks, notice)
 
     @property
     def running(self) -> bool:
@@ -429,7 +429,7 @@ class Session:
             )
         )
 
-    def add_event_sink(self, sink: EventSink) -> None:
+    def add_event_sink(self, sink: EventSink[LoopEvent]) -> None:
         """Report every run's events to `sink` too."""
         self._loop.sinks.append(sink)
 

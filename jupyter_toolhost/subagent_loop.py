@@ -13,54 +13,89 @@ Its thinking blocks live in its own conversation and never reach the parent's.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
+from typing import Any, Literal
 
 from .compaction import CompactBoundary
 from .conversation import text_block
-from .events import LoopEvent, TurnEnd
+from .events import EventSink, LoopEvent, TurnEnd
 from .loop import AgentLoop
+from .loop_state import RunResult
 from .model.base import ModelRequest
-from .runner import SubagentSpec
+from .runner import SubagentSpec, mail_text
 from .transcript import Transcript
+
+CONTINUING = ("tool_use", "pause_turn")
+"""Stop reasons after which the loop sends another request (mail can join it)."""
+
+
+class Mailbox:
+    """Mail (SendMessage) for the agent of one loop: the one way messages reach an agent.
+
+    Waiting mail joins the conversation between two turns, as `mail_text`. What happens to
+    mail that comes after a run's last turn is the `afterwards` choice: the main agent keeps
+    it in its conversation for the next prompt (``"wait"``, and mail to an idle main agent
+    joins at once); a subagent, which no person prompts, runs it as a follow-up prompt
+    (``"follow_up"``, see `SubagentLoop.run`).
+    """
+
+    def __init__(self, loop: AgentLoop, *, afterwards: Literal["wait", "follow_up"]) -> None:
+        self.loop = loop
+        self.afterwards = afterwards
+        self.mail: list[tuple[str, str]] = []
+        """(sender, text), not delivered yet."""
+        loop.sinks.append(self._between_turns)
+
+    def deliver(self, sender: str, text: str) -> None:
+        self.mail.append((sender, text))
+        if self.afterwards == "wait" and not self.loop.running:
+            # Idle: the mail waits in the conversation; the next prompt joins its message.
+            self.loop.add_user([text_block(self.take())])
+
+    def take(self) -> str:
+        """The waiting mail as one message's text (empty when none), and forget it."""
+        mail, self.mail = self.mail, []
+        return mail_text(mail)
+
+    def _between_turns(self, event: LoopEvent) -> None:
+        if not isinstance(event, TurnEnd) or not self.mail:
+            return
+        if event.stop_reason in CONTINUING or self.afterwards == "wait":
+            self.loop.add_user([text_block(self.take())])
 
 
 class SubagentLoop(AgentLoop):
-    """An `AgentLoop` whose system prompt starts with its agent type's prompt."""
+    """An `AgentLoop` whose system prompt starts with its agent type's prompt, with a
+    mailbox whose late mail runs as follow-up prompts."""
 
     def __init__(self, *, type_prompt: str, **options: Any) -> None:
         super().__init__(**options)
         self.type_prompt = type_prompt
+        self.mailbox = Mailbox(self, afterwards="follow_up")
 
     def request(self, *args: Any, **kwargs: Any) -> ModelRequest:
         request = super().request(*args, **kwargs)
         return replace(request, system=[text_block(self.type_prompt), *request.system])
 
+    def deliver(self, sender: str, text: str) -> None:
+        self.mailbox.deliver(sender, text)
+
+    async def run(self, prompt: str, *, on_event: EventSink[LoopEvent] | None = None) -> RunResult:
+        report = await super().run(prompt, on_event=on_event)
+        while self.mailbox.mail:
+            report = await super().run(self.mailbox.take(), on_event=on_event)
+        return report
+
 
 class LoopRunner:
     """Starts subagents of `loop`: same model, pipeline (approver, permissions) and settings."""
 
-    def __init__(self, loop: AgentLoop) -> None:
+    def __init__(self, loop: AgentLoop, *, mailbox: Mailbox | None = None) -> None:
         self.loop = loop
-        self.mail: list[tuple[str, str]] = []
-        """(sender, text) for this runner's agent, not delivered yet."""
-        loop.sinks.append(self._carry_mail)
+        self.mailbox = mailbox or Mailbox(loop, afterwards="wait")
+        """Mail for this runner's agent (a subagent's own mailbox, when it is one)."""
 
     def deliver(self, sender: str, text: str) -> None:
-        self.mail.append((sender, text))
-        if not self.loop.running:
-            # Idle: the mail waits in the conversation; the next prompt joins its message.
-            self.loop.add_user([text_block(self.take_mail())])
-
-    def take_mail(self) -> str:
-        """The waiting mail as message blocks' text (empty when none), and forget it."""
-        mail, self.mail = self.mail, []
-        return "\n\n".join(f'<message from="{who}">\n{text}\n</message>' for who, text in mail)
-
-    def _carry_mail(self, event: LoopEvent) -> None:
-        # After any turn: it joins the tool_results of a turn that goes on, or, after the
-        # last turn of a prompt, waits in the conversation for the next prompt to join it.
-        if isinstance(event, TurnEnd) and self.mail:
-            self.loop.add_user([text_block(self.take_mail())])
+        self.mailbox.deliver(sender, text)
 
     @property
     def model_id(self) -> str:
@@ -95,5 +130,6 @@ class LoopRunner:
                     summary="",
                 )
             )
-        spec.context.options = replace(spec.context.options, subagent_runner=LoopRunner(child))
+        runner = LoopRunner(child, mailbox=child.mailbox)
+        spec.context.options = replace(spec.context.options, subagent_runner=runner)
         return child

@@ -21,6 +21,19 @@ PERMISSION_MODES: tuple[PermissionMode, ...] = (
     "plan",
     "auto",
 )
+CassetteMode: TypeAlias = Literal["auto", "record", "replay"]
+CASSETTE_MODES: tuple[CassetteMode, ...] = ("auto", "record", "replay")
+"""What a cassette does: replay when it exists, else record (auto); record; replay."""
+DISCLOSURE_OPTIONS: tuple[str, ...] = (
+    "auto",
+    "defer_loading",
+    "discovered",
+    "server_bm25",
+    "server_regex",
+)
+"""What a user may choose (`Session(disclosure=...)`, `%%agent --disclosure`, the CLI):
+``auto`` picks per model; ``server_bm25`` / ``server_regex`` are ``defer_loading`` with the
+API's server-side tool search in place of ToolSearch."""
 
 RuleBehavior: TypeAlias = Literal["allow", "ask", "deny"]
 InterruptBehavior: TypeAlias = Literal["cancel", "block"]

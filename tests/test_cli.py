@@ -231,12 +231,12 @@ def test_cassette_mode_record_then_replay_offline(tmp_path: Path) -> None:
 def test_mode_and_cassette_mode_mistakes_fail_clearly(tmp_path: Path) -> None:
     old = run_cli("--cassette", str(tmp_path / "c.json"), "--mode", "replay", "hi", cwd=tmp_path)
     assert old.returncode == 2
-    assert "invalid permission mode 'replay'" in old.stderr
+    assert "Unknown mode 'replay'" in old.stderr
     assert "use --cassette-mode replay" in old.stderr
     lone = run_cli("--cassette-mode", "replay", "hi", cwd=tmp_path)
     assert lone.returncode == 2 and "--cassette-mode needs --cassette PATH" in lone.stderr
     swapped = run_cli("--cassette", "c.json", "--cassette-mode", "dontAsk", "hi", cwd=tmp_path)
-    assert swapped.returncode == 2 and "invalid choice: 'dontAsk'" in swapped.stderr
+    assert swapped.returncode == 2 and "Unknown cassette mode 'dontAsk'" in swapped.stderr
     missing = run_cli(
         "--cassette", str(tmp_path / "none.json"), "--cassette-mode", "replay", "hi", cwd=tmp_path
     )

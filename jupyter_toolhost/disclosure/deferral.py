@@ -37,20 +37,11 @@ from typing import Any, Literal
 
 from ..history import MessageList, Watch
 from ..tool import Tool
+from ..types import DISCLOSURE_OPTIONS as DISCLOSURE_OPTIONS
 
 DisclosureStyle = Literal["discovered", "defer_loading"]
 ServerSearch = Literal["bm25", "regex"]
 DisclosureOption = Literal["auto", "defer_loading", "discovered", "server_bm25", "server_regex"]
-DISCLOSURE_OPTIONS: tuple[str, ...] = (
-    "auto",
-    "defer_loading",
-    "discovered",
-    "server_bm25",
-    "server_regex",
-)
-"""What a user may choose (`Session(disclosure=...)`, `%%agent --disclosure`, the CLI):
-``auto`` picks per model; ``server_bm25`` / ``server_regex`` are ``defer_loading`` with the
-API's server-side tool search in place of ToolSearch."""
 
 PLACEHOLDER_NAME = "deferred_tools_placeholder"
 PLACEHOLDER: dict[str, Any] = {

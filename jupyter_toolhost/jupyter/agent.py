@@ -22,11 +22,11 @@ if TYPE_CHECKING:
 DEFAULT_MAX_TURNS = 100
 
 
-class AgentHost(Protocol):
-    """What a session is made from: the part of `host.AgentHost` this module reads.
+class SessionOptions(Protocol):
+    """What a session is made from: the options of `host.AgentHost` this module reads.
 
     A protocol, so that `host` (which owns the state) imports this module and not the
-    other way round.
+    other way round; named for what it reads, not after the class that provides it.
     """
 
     model: str | None
@@ -44,7 +44,7 @@ class AgentHost(Protocol):
     def approver(self) -> Approver: ...
 
 
-def make_model(host: AgentHost) -> Any:
+def make_model(host: SessionOptions) -> Any:
     """The model the session talks to: a cassette when one is set, else the API client."""
     if host.cassette:
         from ..model.cassette import CassetteModel
@@ -55,21 +55,21 @@ def make_model(host: AgentHost) -> Any:
     return host.model
 
 
-def new_session(host: AgentHost, *, tools: list[Tool[Any]]) -> Session:
+def new_session(host: SessionOptions, *, tools: list[Tool[Any]]) -> Session:
     """A fresh session for the kernel (its working directory is the kernel's)."""
     from ..session import Session
 
     return _configured(host, Session, tools=tools)
 
 
-def resume_session(host: AgentHost, session_id: str, *, tools: list[Tool[Any]]) -> Session:
+def resume_session(host: SessionOptions, session_id: str, *, tools: list[Tool[Any]]) -> Session:
     """The session `session_id`, read back from its transcript."""
     from ..session import Session
 
     return _configured(host, Session.resume, tools=tools, session_id=session_id)
 
 
-def _configured(host: AgentHost, make: Callable[..., Session], **options: Any) -> Session:
+def _configured(host: SessionOptions, make: Callable[..., Session], **options: Any) -> Session:
     """A session with the settings files' rules, mode and hooks (Session loads them)."""
     model = make_model(host)
     session = make(
@@ -102,7 +102,7 @@ def hide_connection_file(session: Session) -> None:
     session.context.options.extras[HIDDEN_KEY] = [found]
 
 
-def update_session(session: Session, host: AgentHost, *, tools: list[Tool[Any]]) -> None:
+def update_session(session: Session, host: SessionOptions, *, tools: list[Tool[Any]]) -> None:
     """Carry the host's current tools and mode into an existing session."""
     session.set_tools(tools)
     if host.disclosure:

@@ -30,7 +30,7 @@ import json
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, assert_never
+from typing import Any, assert_never
 
 from ..permissions.api import (
     DESTRUCTIVE_WARNING,
@@ -39,12 +39,12 @@ from ..permissions.api import (
     ApprovalRequest,
 )
 from ..tools.plan_mode.prompt import ASK as PLAN_ASK
-from .comm_ack import TypingWatch, acknowledging
+from .comm_ack import TypingWatch
 from .frontend import FrontEnd, headless_message
-from .render import ERROR, FG2, Rendered
-
-if TYPE_CHECKING:
-    from .frontend import Outcome
+from .render import ERROR, FG2
+from .widget_prompt import DECIDED as DECIDED
+from .widget_prompt import show_and_wait
+from .widget_prompt import widget_bundle as widget_bundle
 
 BUTTON_LABELS: dict[ApprovalChoice, str] = {
     "allow": "Allow",
@@ -264,24 +264,18 @@ class WidgetApprover:
         loop = asyncio.get_running_loop()
         answer: asyncio.Future[ApprovalDecision] = loop.create_future()
         prompt = _build_prompt(request, answer)
-        from IPython.display import display
-
-        with acknowledging(self.front_end.shell):
-            shown = display(widget_bundle(prompt.box), display_id=True)
-            try:
-                outcome: Outcome = await self.front_end.wait(answer, prompt.box, limit=self.timeout)
-                decision = await prompt.settle(answer.result()) if outcome == "answered" else None
-            except asyncio.CancelledError:
-                self.emit(
-                    f"Approval prompt closed (interrupted): {request.display_name}: "
-                    f"{request.summary}"
-                )
-                raise
-            finally:
-                answer.cancel()
-                _close(prompt)
-                if shown is not None:
-                    shown.update(DECIDED)
+        outcome, decision = await show_and_wait(
+            self.front_end,
+            prompt.box,
+            answer,
+            limit=self.timeout,
+            settle=lambda: prompt.settle(answer.result()),
+            close=lambda: _close(prompt),
+            interrupted=(
+                f"Approval prompt closed (interrupted): {request.display_name}: {request.summary}"
+            ),
+            emit=self.emit,
+        )
         match outcome:
             case "answered":
                 assert decision is not None
@@ -392,19 +386,3 @@ def _close(prompt: _Prompt) -> None:
     prompt.typing.close()
     for control in prompt.controls:
         control.disabled = True
-
-
-def widget_bundle(widget: Any) -> Rendered:
-    """`widget` for display, with an empty `text/plain` beside its view (not the
-    `VBox(children=(HTML(value=…` repr): what a notebook keeps if it is saved while the
-    prompt waits, and what nbval compares (it keeps a display's first state)."""
-    data = dict(widget._repr_mimebundle_())  # pyright: ignore[reportPrivateUsage]
-    data["text/plain"] = ""
-    return Rendered(data)
-
-
-DECIDED = Rendered({"text/plain": ""})
-"""What a prompt's display becomes once it is decided, interrupted or not shown: nothing
-(its record is the line printed right below it), so a saved notebook, an HTML export and
-nbviewer keep no widget, and nbval compares the same empty text as when the prompt was
-first shown."""

@@ -9,21 +9,20 @@ from __future__ import annotations
 import json
 import shlex
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal, TypeAlias, get_args
+from typing import Literal, TypeAlias, cast, get_args
 
-from ..types import PERMISSION_MODES, PermissionMode
-
-if TYPE_CHECKING:
-    from ..model.cassette import CassetteMode
-
-CASSETTE_MODES: tuple[CassetteMode, ...] = ("auto", "record", "replay")
-"""`model.cassette.CASSETTE_MODES`, spelled out: importing that module at load is slow."""
-DISCLOSURES = ("auto", "defer_loading", "discovered", "server_bm25", "server_regex")
-"""`disclosure.DISCLOSURE_OPTIONS`, spelled out for the same reason."""
-THINK_MIN = 1024
-"""The smallest thinking budget the Messages API takes (`budget_tokens` ≥ 1024)."""
-THINK_OFF = 0
-"""`--think off`: the budget that means "no extended thinking"."""
+from ..types import CASSETTE_MODES as CASSETTE_MODES
+from ..types import CassetteMode, PermissionMode
+from .run_options import DISCLOSURES as DISCLOSURES
+from .run_options import RUN_OPTION_NAMES, read_options, split_words
+from .run_options import THINK_MIN as THINK_MIN
+from .run_options import THINK_OFF as THINK_OFF
+from .run_options import UsageError as UsageError
+from .run_options import parse_cassette_mode as parse_cassette_mode
+from .run_options import parse_disclosure as parse_disclosure
+from .run_options import parse_mode as parse_mode
+from .run_options import parse_think as parse_think
+from .run_options import thinking_param as thinking_param
 
 Subcommand: TypeAlias = Literal[
     "status",
@@ -63,10 +62,6 @@ LINE_USAGE = (
 )
 
 
-class UsageError(ValueError):
-    """Options that make no sense; the message says what is wrong and what is expected."""
-
-
 @dataclass(frozen=True, slots=True)
 class CellOptions:
     """The options of one `%%agent` cell (None: use the session's or the config's)."""
@@ -94,137 +89,20 @@ class Command:
     """Every word after the subcommand, as given (what `mcp` reads)."""
 
 
-def _split(line: str) -> list[str]:
-    try:
-        return shlex.split(line)
-    except ValueError as exc:
-        raise UsageError(f"Could not read the options ({exc}).") from None
-
-
-def parse_mode(value: str) -> PermissionMode:
-    """A permission mode name, checked (a cassette mode gets a pointer to --cassette-mode)."""
-    for mode in PERMISSION_MODES:
-        if mode == value:
-            return mode
-    hint = f" ({value!r} is a cassette mode: use --cassette-mode {value}.)"
-    raise UsageError(
-        f"Unknown mode {value!r}; the permission modes are: {', '.join(PERMISSION_MODES)}."
-        + (hint if value in CASSETTE_MODES else "")
-    )
-
-
-def parse_cassette_mode(value: str) -> CassetteMode:
-    """A cassette mode name, checked (a permission mode gets a pointer to --mode)."""
-    for mode in CASSETTE_MODES:
-        if mode == value:
-            return mode
-    hint = f" ({value!r} is a permission mode: use --mode {value}.)"
-    raise UsageError(
-        f"Unknown cassette mode {value!r}; choose one of: {', '.join(CASSETTE_MODES)}."
-        + (hint if value in PERMISSION_MODES and value != "auto" else "")
-    )
-
-
-def parse_disclosure(value: str) -> str:
-    """A disclosure style name, checked."""
-    if value in DISCLOSURES:
-        return value
-    raise UsageError(f"Unknown disclosure {value!r}; choose one of: {', '.join(DISCLOSURES)}.")
-
-
-def parse_think(value: object, *, name: str = "--think") -> int:
-    """A thinking budget: a whole number of tokens ≥ `THINK_MIN`, or "off" (→ `THINK_OFF`).
-
-    Takes the text of `--think` and the value of `c.ToolHost.think` (an int there) alike;
-    `name` is the option named in the error."""
-    if value is False:
-        return THINK_OFF
-    text = str(value).strip()
-    if text.lower() == "off":
-        return THINK_OFF
-    digits = text[1:] if text[:1] in ("+", "-") else text
-    if not (digits.isascii() and digits.isdigit()):
-        example = f"{name} 4096" if name.startswith("-") else f"{name} = 4096"
-        raise UsageError(
-            f"{name} takes a number of tokens (at least {THINK_MIN}, e.g. {example}) "
-            f"or off, not {text!r}."
-        )
-    budget = int(text)
-    if budget < THINK_MIN:
-        raise UsageError(
-            f"{name} {budget} is below the API's minimum thinking budget of {THINK_MIN} "
-            f"tokens: give at least {THINK_MIN}, or off."
-        )
-    return budget
-
-
-def thinking_param(budget: int | None) -> dict[str, object] | None:
-    """The API's `thinking` object for a budget (None when thinking is off).
-
-    ``display: "summarized"`` asks for the thinking text even from models whose default is
-    ``"omitted"`` (signature only), so the cell has something to show."""
-    if not budget:
-        return None
-    return {"type": "enabled", "budget_tokens": budget, "display": "summarized"}
-
-
 def parse_cell_line(line: str) -> CellOptions:
-    """The `%%agent ...` line into `CellOptions`."""
-    words = _split(line)
-    values: dict[str, str] = {}
-    new = False
-    index = 0
-    takes_value = (
-        "--model",
-        "--mode",
-        "--max-turns",
-        "--cassette",
-        "--cassette-mode",
-        "--tools",
-        "--disclosure",
-        "--think",
-    )
-    while index < len(words):
-        word = words[index]
-        name, eq, inline = word.partition("=")
-        if word == "--new":
-            new = True
-        elif name in takes_value:
-            if eq:
-                values[name] = inline
-            elif index + 1 < len(words):
-                index += 1
-                values[name] = words[index]
-            else:
-                raise UsageError(f"{name} needs a value.\nUsage: {CELL_USAGE}")
-        else:
-            raise UsageError(f"Unknown option {word!r}.\nUsage: {CELL_USAGE}")
-        index += 1
-    max_turns = None
-    if "--max-turns" in values:
-        try:
-            max_turns = int(values["--max-turns"])
-        except ValueError:
-            raise UsageError("--max-turns needs a whole number, e.g. --max-turns 5.") from None
-        if max_turns < 1:
-            raise UsageError("--max-turns must be at least 1.")
-    tools = None
-    if "--tools" in values:
-        tools = tuple(name.strip() for name in values["--tools"].split(",") if name.strip())
-        if not tools:
-            raise UsageError("--tools needs at least one tool name, e.g. --tools Read,Grep.")
+    """The `%%agent ...` line into `CellOptions` (the options as `run_options` reads them)."""
+    words = split_words(line)
+    values, flags = read_options(words, names=RUN_OPTION_NAMES, flags=("--new",), usage=CELL_USAGE)
     return CellOptions(
-        model=values.get("--model") or None,
-        mode=parse_mode(values["--mode"]) if "--mode" in values else None,
-        new=new,
-        max_turns=max_turns,
-        cassette=values.get("--cassette") or None,
-        cassette_mode=(
-            parse_cassette_mode(values["--cassette-mode"]) if "--cassette-mode" in values else None
-        ),
-        tools=tools,
-        disclosure=parse_disclosure(values["--disclosure"]) if "--disclosure" in values else None,
-        think=parse_think(values["--think"]) if "--think" in values else None,
+        model=cast(str, values.get("model")) or None,
+        mode=cast("PermissionMode | None", values.get("mode")),
+        new="--new" in flags,
+        max_turns=cast("int | None", values.get("max_turns")),
+        cassette=cast(str, values.get("cassette")) or None,
+        cassette_mode=cast("CassetteMode | None", values.get("cassette_mode")),
+        tools=cast("tuple[str, ...] | None", values.get("tools")),
+        disclosure=cast("str | None", values.get("disclosure")),
+        think=cast("int | None", values.get("think")),
     )
 
 
@@ -232,7 +110,7 @@ def parse_command(line: str) -> Command:
     """The `%agent ...` line into a `Command` (empty means `status`)."""
     if line.split(maxsplit=1)[:1] == ["check"]:  # its input is read raw, not as options
         return parse_check(line.strip()[len("check") :])
-    words = _split(line)
+    words = split_words(line)
     if not words:
         return Command("status")
     head, rest = words[0], words[1:]

@@ -24,10 +24,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..types import ToolError
-from .approval import DECIDED, widget_bundle
-from .comm_ack import TypingWatch, acknowledging
+from .comm_ack import TypingWatch
 from .frontend import FrontEnd
 from .render import FG2
+from .widget_prompt import show_and_wait
 
 CHIP = "var(--jp-layout-color2,#e8f0fe)"
 
@@ -104,26 +104,22 @@ class WidgetQuestionAsker:
         submitted: asyncio.Future[None] = loop.create_future()
         box, asked, controls = _build_form(questions, submitted)
         typing = TypingWatch(a.other for a in asked)
-        from IPython.display import display
 
-        with acknowledging(self.front_end.shell):
-            shown = display(widget_bundle(box), display_id=True)
-            try:
-                outcome = await self.front_end.wait(submitted, box, limit=self.timeout)
-                if outcome == "answered":
-                    await typing.settled()  # an "Other" answer still on its way lands first
-            except asyncio.CancelledError:
-                self.emit(
-                    "Questions closed (interrupted): " + "; ".join(q.header for q in questions)
-                )
-                raise
-            finally:
-                submitted.cancel()
-                typing.close()
-                for control in controls:
-                    control.disabled = True
-                if shown is not None:
-                    shown.update(DECIDED)
+        def close() -> None:
+            typing.close()
+            for control in controls:
+                control.disabled = True
+
+        outcome, _ = await show_and_wait(
+            self.front_end,
+            box,
+            submitted,
+            limit=self.timeout,
+            settle=typing.settled,  # an "Other" answer still on its way lands first
+            close=close,
+            interrupted="Questions closed (interrupted): " + "; ".join(q.header for q in questions),
+            emit=self.emit,
+        )
         if outcome == "headless":
             self.emit("Questions not answered (no front end showed them)")
             raise ToolError(no_front_end_message())

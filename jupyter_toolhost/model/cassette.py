@@ -35,8 +35,10 @@ import re
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Literal, TypeAlias, get_args
+from typing import Any, Literal
 
+from ..types import CASSETTE_MODES as CASSETTE_MODES
+from ..types import CassetteMode as CassetteMode
 from .base import (
     AssistantMessage,
     BlockComplete,
@@ -90,8 +92,6 @@ __all__ = [
     "request_summary",
 ]
 
-CassetteMode: TypeAlias = Literal["auto", "record", "replay"]
-CASSETTE_MODES: tuple[CassetteMode, ...] = get_args(CassetteMode)
 
 _COMPARED = ("purpose", "messages", "last")
 """Summary fields that must agree as well as the key (a hand-edited summary is honoured)."""

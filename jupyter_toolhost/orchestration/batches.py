@@ -15,7 +15,7 @@ from typing import Any
 from ..context import ToolUseContext
 from ..tool import Tool
 from ..types import ToolCall, ToolResult
-from .events import EventSink
+from .events import EventSink, ToolEvent
 from .executor import max_tool_use_concurrency, plan_call
 from .pipeline import Pipeline
 from .streaming import StreamingToolExecutor
@@ -48,7 +48,7 @@ async def run_tools(
     *,
     pipeline: Pipeline,
     context: ToolUseContext,
-    on_event: EventSink | None = None,
+    on_event: EventSink[ToolEvent] | None = None,
 ) -> list[ToolResult]:
     """Run a whole message's calls batch by batch; one result per call, in call order.
 

@@ -9,9 +9,9 @@ The calls of a subagent that a call started arrive wrapped in `ChildEvent`s of t
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Literal, TypeAlias
+from typing import Literal, TypeAlias, TypeVar
 
 from ..context import ChecklistItem
 from ..types import ToolCall, ToolResult
@@ -99,14 +99,19 @@ ToolEvent: TypeAlias = (
 )
 TOOL_EVENT_TYPES = (CallQueued, CallStarted, CallProgress, CallFinishing, CallFinished, ChildEvent)
 """The classes of `ToolEvent`, for `isinstance` checks."""
-EventSink: TypeAlias = Callable[[ToolEvent], None]
+EventT = TypeVar("EventT")
+EventSink: TypeAlias = Callable[[EventT], None]
+"""A front end's callback for one kind of event: `EventSink[ToolEvent]` here, the session's
+`EventSink[LoopEvent]` (which tool events are part of)."""
 
 
-def emit(sink: EventSink | None, event: ToolEvent) -> None:
-    """Hand `event` to `sink`; a sink that raises is logged and never stops the calls."""
-    if sink is None:
+def emit(sinks: EventSink[EventT] | Iterable[EventSink[EventT]] | None, event: EventT) -> None:
+    """Hand `event` to one sink or to each of several; a sink that raises is logged and never
+    stops the calls or the run."""
+    if sinks is None:
         return
-    try:
-        sink(event)
-    except Exception:
-        _log.exception("an on_event handler raised on %s", type(event).__name__)
+    for sink in (sinks,) if callable(sinks) else sinks:
+        try:
+            sink(event)
+        except Exception:
+            _log.exception("an on_event handler raised on %s", type(event).__name__)

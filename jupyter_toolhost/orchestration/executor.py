@@ -13,6 +13,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from pydantic import BaseModel
+
 from ..context import AbortSignal, Progress, ToolUseContext
 from ..tool import Tool
 from ..types import InterruptBehavior, PermissionAllow, ToolCall, ToolResult
@@ -20,7 +22,7 @@ from .concurrency import CONCURRENCY_ENV as CONCURRENCY_ENV
 from .concurrency import DEFAULT_MAX_CONCURRENCY as DEFAULT_MAX_CONCURRENCY
 from .concurrency import max_tool_use_concurrency as max_tool_use_concurrency
 from .events import CallStatus
-from .pipeline import error_content, find_tool, parse_input
+from .pipeline import ParsedInput, error_content, find_tool, parsed_or_error
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,33 +34,47 @@ class CallPlan:
     concurrency_safe: bool
     interrupt_behavior: InterruptBehavior
     cancels_siblings_on_error: bool
+    parsed: ParsedInput = None
+    """The call's input, validated once here and handed to the pipeline with the call."""
 
     @property
     def tool_name(self) -> str:
         return self.tool.name if self.tool is not None else self.call.name
 
 
-def plan_call(call: ToolCall, tools: Sequence[Tool[Any]]) -> CallPlan:
-    """Classify a call: unknown tools and unparsable input are unsafe (they fail fast)."""
+def plan_call(
+    call: ToolCall, tools: Sequence[Tool[Any]], *, parsed: BaseModel | None = None
+) -> CallPlan:
+    """Classify a call: unknown tools and unparsable input are unsafe (they fail fast).
+
+    `parsed` is the call's input when the caller has validated it already.
+    """
     tool = find_tool(call.name, tools)
     if tool is None:
         return CallPlan(call, None, False, "cancel", False)
+    checked = parsed if parsed is not None else _parsed_if_possible(tool, call.input)
     return CallPlan(
         call=call,
         tool=tool,
-        concurrency_safe=is_concurrency_safe(call, tool),
+        concurrency_safe=is_concurrency_safe(checked, tool),
         interrupt_behavior=_interrupt_behavior(tool),
         cancels_siblings_on_error=tool.cancels_siblings_on_error,
+        parsed=checked,
     )
 
 
-def is_concurrency_safe(call: ToolCall, tool: Tool[Any]) -> bool:
+def is_concurrency_safe(parsed: ParsedInput, tool: Tool[Any]) -> bool:
     """The tool's verdict on this parsed input; bad input or a raising predicate is unsafe."""
-    try:
-        parsed = parse_input(tool, call.input)
-    except Exception:
+    if not isinstance(parsed, BaseModel):
         return False
     return tool.flag(tool.is_concurrency_safe, parsed)
+
+
+def _parsed_if_possible(tool: Tool[Any], raw: Any) -> ParsedInput:
+    try:
+        return parsed_or_error(tool, raw)
+    except Exception:  # a validator that raises anything else: the pipeline reports it
+        return None
 
 
 def _interrupt_behavior(tool: Tool[Any]) -> InterruptBehavior:

@@ -110,6 +110,19 @@ class ToolInputValidationError(ToolError):
     """The model's input does not fit the tool's schema."""
 
 
+ParsedInput: TypeAlias = BaseModel | ToolInputValidationError | None
+"""A call's input after its one validation: the tool's model, the error the model will be
+told, or None when it was not validated yet."""
+
+
+def parsed_or_error(tool: Tool[Any], raw: Any) -> BaseModel | ToolInputValidationError:
+    """`parse_input`, with a validation error returned instead of raised."""
+    try:
+        return parse_input(tool, raw)
+    except ToolInputValidationError as exc:
+        return exc
+
+
 def describe_validation_error(tool_name: str, exc: ValidationError) -> str:
     """Pydantic's errors in a few lines the model can act on."""
     lines: list[str] = []
@@ -139,20 +152,25 @@ class Pipeline:
     """Where the hooks' failures go (the user, never the model); the session's loop sets it."""
 
     async def run(
-        self, call: ToolCall, context: ToolUseContext, *, handle: CallHandle | None = None
+        self,
+        call: ToolCall,
+        context: ToolUseContext,
+        *,
+        handle: CallHandle | None = None,
+        parsed: ParsedInput = None,
     ) -> ToolResult:
         """Run one call through every step; always returns exactly one result.
 
-        `handle` (the orchestrator's) is kept up to date with the call's phase.
+        `handle` (the orchestrator's) is kept up to date with the call's phase. `parsed` is
+        the call's input as the orchestrator validated it, so that it is validated once.
         """
         tool = find_tool(call.name, context.options.tools)
         if tool is None:
             return self._within_budget(self._unknown_tool(call, context), None)
-        try:
-            parsed = parse_input(tool, call.input)
-        except ToolInputValidationError as exc:
-            return self._within_budget(_error(call, str(exc), tool), tool)
-        result = await self._run_parsed(call, tool, parsed, context, handle or CallHandle())
+        checked = parsed if parsed is not None else parsed_or_error(tool, call.input)
+        if isinstance(checked, ToolInputValidationError):
+            return self._within_budget(_error(call, str(checked), tool), tool)
+        result = await self._run_parsed(call, tool, checked, context, handle or CallHandle())
         return self._within_budget(result, tool)
 
     def _within_budget(self, result: ToolResult, tool: Tool[Any] | None) -> ToolResult:
@@ -177,11 +195,10 @@ class Pipeline:
         observable = _observable(tool, parsed)
         pre = await self._run_hooks("PreToolUse", call, tool, observable, context)
         if pre.updated_input is not None:
-            try:
-                parsed = parse_input(tool, pre.updated_input)
-            except ToolInputValidationError as exc:
-                return _error(call, f"A PreToolUse hook rewrote the input badly: {exc}", tool)
-            observable = _observable(tool, parsed)
+            rewritten = parsed_or_error(tool, pre.updated_input)
+            if isinstance(rewritten, ToolInputValidationError):
+                return _error(call, f"A PreToolUse hook rewrote the input badly: {rewritten}", tool)
+            parsed, observable = rewritten, _observable(tool, rewritten)
 
         request = PermissionRequest(tool, parsed, observable, context, call.id, pre)
         try:
@@ -192,10 +209,11 @@ class Pipeline:
             message = getattr(decision, "message", "Permission was not granted.")
             return _error(call, message, tool, decision=decision)
         if decision.updated_input is not None:
-            try:
-                parsed = parse_input(tool, decision.updated_input)
-            except ToolInputValidationError as exc:
-                return _error(call, f"The permission check rewrote the input badly: {exc}", tool)
+            rewritten = parsed_or_error(tool, decision.updated_input)
+            if isinstance(rewritten, ToolInputValidationError):
+                message = f"The permission check rewrote the input badly: {rewritten}"
+                return _error(call, message, tool)
+            parsed = rewritten
 
         result = await self._call(call, tool, parsed, context, decision, handle)
         result.additional_context = (*pre.additional_context, *result.additional_context)

@@ -43,6 +43,8 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Literal, TypeAlias, cast
 
+from pydantic import BaseModel
+
 from ..context import AbortSignal, Progress, ToolUseContext, as_progress
 from ..tool import Tool
 from ..types import ToolCall, ToolResult
@@ -122,7 +124,7 @@ class StreamingToolExecutor:
         *,
         pipeline: Pipeline,
         context: ToolUseContext,
-        on_event: EventSink | None = None,
+        on_event: EventSink[ToolEvent] | None = None,
         max_concurrency: int | None = None,
         interrupt_grace_s: float = INTERRUPT_GRACE_S,
     ) -> None:
@@ -153,13 +155,16 @@ class StreamingToolExecutor:
 
     # ── the public surface ──────────────────────────────────────────────────────────────
 
-    def add_tool(self, call: ToolCall) -> None:
-        """Queue a tool_use whose block has finished streaming; start it if it may run now."""
+    def add_tool(self, call: ToolCall, *, parsed: BaseModel | None = None) -> None:
+        """Queue a tool_use whose block has finished streaming; start it if it may run now.
+
+        `parsed` is its input when the caller has validated it already.
+        """
         if self._finalized:
             raise RuntimeError("results() has already answered this message's calls")
         self._loop = asyncio.get_running_loop()
         self._loop_thread = threading.get_ident()
-        plan = plan_call(call, self._context.options.tools)
+        plan = plan_call(call, self._context.options.tools, parsed=parsed)
         self._entries.append(_Entry(plan))
         self._answered.clear()
         self._emit(CallQueued(call, plan.tool_name, plan.concurrency_safe))
@@ -259,7 +264,7 @@ class StreamingToolExecutor:
         )
         self._emit(CallStarted(call.id, entry.started_at))
         entry.task = self._loop.create_task(
-            self._pipeline.run(call, context, handle=entry.handle),
+            self._pipeline.run(call, context, handle=entry.handle, parsed=entry.plan.parsed),
             name=f"tool {entry.plan.tool_name} {call.id}",
         )
         entry.task.add_done_callback(partial(self._task_done, entry))

@@ -368,7 +368,7 @@ def _suggestion_notes(checks: Sequence[ModeCheck]) -> list[str]:
     for check in checks:
         if check.behavior == "ask":
             by_rules.setdefault(check.suggested_rules, []).append(check.mode)
-    lines = []
+    lines: list[str] = []
     for rules, modes in by_rules.items():
         added = ", ".join(rules) if rules else "nothing (a safety check: allow it once)"
         lines.append(f"Always allow would add: {added} ({', '.join(modes)})")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast
 
 from ..context import SHELL_CWD_KEY, AppState
 from ..types import (
@@ -28,7 +28,7 @@ from .api import Approver, PermissionRequest, ask_approver, tool_check
 from .decision import PLAN_MODE_MESSAGE, decide
 from .facts import call_facts, mcp_server
 from .paths import OsResolver, PathResolver, candidates
-from .ruleset import SESSION, CompiledRules, RuleSource, compile_rules
+from .ruleset import SESSION, CompiledRules, RuleSource, compiled_rules
 from .settings import SettingsError, save_rule
 from .written import WRITTEN_KEY, written_by
 
@@ -78,22 +78,19 @@ class PermissionEngine:
         self.problems: list[str] = []
         """Rules that did not compile and settings that could not be saved."""
         self._home = home
-        self._cache: tuple[object, str, CompiledRules] | None = None
 
     def compiled(self, permission: ToolPermissionContext, cwd: str) -> CompiledRules:
         """The rules of `permission`, compiled once for each new rules mapping."""
-        cached = self._cache
-        if cached is not None and cached[0] is permission.rules and cached[1] == cwd:
-            return cached[2]
-        compiled = compile_rules(
+        compiled = compiled_rules(
             permission.rules, cwd=cwd, home=self.resolver.home(), sources=self.sources
         )
         self.problems.extend(p for p in compiled.problems if p not in self.problems)
-        self._cache = (permission.rules, cwd, compiled)
         return compiled
 
     async def __call__(self, request: PermissionRequest) -> PermissionResult:
         context = request.context
+        # The call's own view of the rules (`read_denied`, the sandbox) uses this home too.
+        context.home = self.resolver.home()
         state = context.get_app_state()
         permission = state.tool_permission_context
         cwd = os.fspath(context.cwd)
@@ -215,8 +212,10 @@ class PermissionEngine:
 
 
 def _written(state: AppState) -> tuple[str, ...]:
-    found = state.extras.get(WRITTEN_KEY, ())
-    return tuple(found) if isinstance(found, tuple | list) else ()
+    found: object = state.extras.get(WRITTEN_KEY, ())
+    if not isinstance(found, tuple | list):
+        return ()
+    return tuple(str(path) for path in cast("tuple[object, ...] | list[object]", found))
 
 
 def _read_only(tool: Tool[Any], request: PermissionRequest) -> bool:
@@ -305,11 +304,14 @@ def tools_denied_whole(
 ) -> set[str]:
     """Names of tools a deny rule names whole (``Tool``, ``mcp__server``, bare ``Bash`` for
     every shell tool, bare ``WebFetch`` for every fetching tool): not sent to the model."""
-    compiled = compile_rules(permission.rules, cwd=cwd, home=home or os.path.expanduser("~"))
+    compiled = compiled_rules(permission.rules, cwd=cwd, home=home or os.path.expanduser("~"))
     return _denied_whole(tools, compiled)
 
 
-_hidden_cache: list[tuple[object, str, CompiledRules]] = []
+def rules_home(context: ToolUseContext) -> str:
+    """The home directory ``~`` stands for in the rules a call is checked against: the
+    permission engine's, once it has decided the call; the user's before."""
+    return context.home if context.home is not None else os.path.expanduser("~")
 
 
 def nothing_hidden(path: str) -> bool:
@@ -324,7 +326,7 @@ def read_denied(context: ToolUseContext) -> Callable[[str], bool]:
     it; the tool must drop what this predicate flags from what it returns.
     """
     cwd = os.fspath(context.cwd)
-    resolver = OsResolver()
+    resolver = OsResolver(home=rules_home(context))
     deny = _read_rules(context).deny
     if "read" in deny.classes:
         return lambda path: True
@@ -343,7 +345,7 @@ def read_denied(context: ToolUseContext) -> Callable[[str], bool]:
 def edit_denied(context: ToolUseContext) -> Callable[[str], bool]:
     """A predicate for tools that write: True for a path an Edit deny protects."""
     cwd = os.fspath(context.cwd)
-    resolver = OsResolver()
+    resolver = OsResolver(home=rules_home(context))
     deny = _read_rules(context).deny
 
     def protected(path: str) -> bool:
@@ -360,7 +362,8 @@ def reads_withheld_under(context: ToolUseContext, root: str) -> bool:
     deny = _read_rules(context).deny
     if "read" in deny.classes:
         return True
-    for path in candidates(root, cwd=os.fspath(context.cwd), resolver=OsResolver()):
+    resolver = OsResolver(home=rules_home(context))
+    for path in candidates(root, cwd=os.fspath(context.cwd), resolver=resolver):
         if deny.read.match((path,)) is not None or deny.read.reaching_tree(path)[0] is not None:
             return True
     return False
@@ -369,12 +372,7 @@ def reads_withheld_under(context: ToolUseContext, root: str) -> bool:
 def _read_rules(context: ToolUseContext) -> CompiledRules:
     permission = context.get_app_state().tool_permission_context
     anchor = os.fspath(context.rule_root)
-    cached = _hidden_cache[0] if _hidden_cache else None
-    if cached is not None and cached[0] is permission.rules and cached[1] == anchor:
-        return cached[2]
-    compiled = compile_rules(permission.rules, cwd=anchor, home=os.path.expanduser("~"))
-    _hidden_cache[:] = [(permission.rules, anchor, compiled)]
-    return compiled
+    return compiled_rules(permission.rules, cwd=anchor, home=rules_home(context))
 
 
 def _denied_whole(tools: Iterable[Tool[Any]], compiled: CompiledRules) -> set[str]:

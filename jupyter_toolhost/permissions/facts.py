@@ -36,13 +36,16 @@ from .shell import Command, ShellAnalysis, analyze
 from .shell_lex import Redirect, Word
 from .shell_safety import (
     copies_trees,
+    fed_by_xargs,
     git_prints_contents,
     git_sets_config,
     git_stages_worktree,
     is_read_only,
+    line_is_read_only,
     recursive_roots,
     runs_inline_code,
 )
+from .shell_safety import operands_from_environment as _environment_only
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,7 +86,7 @@ def _traits(command: Command) -> Traits:
         redirects=tuple(command.file_redirects()),
         roots=recursive_roots(command) if named else None,
         read_only=named and is_read_only(command),
-        fed_by_xargs=_fed_by_xargs(command),
+        fed_by_xargs=fed_by_xargs(command),
         inline_code=runs_inline_code(command) if named else None,
         git_contents=git_prints_contents(command),
         git_stages=git_stages_worktree(command),
@@ -157,28 +160,10 @@ def _inside(paths: tuple[str, ...], roots: tuple[str, ...]) -> bool:
     return inside_any(paths, roots)
 
 
-NOT_FILES = frozenset(
-    {"echo", "printf", "sleep", "seq", "expr", "true", "false", "test", "[", "basename",
-     "dirname", "date", "export", "read", "shift", "exit", "return", "set", "unset", "local"}
-)  # fmt: skip
-"""Commands whose operands are never file names: a variable among them reads no file."""
-_SETS_VARIABLES = re.compile(
-    r"=|\b(?:for|select|read|mapfile|readarray|set|getopts|declare|typeset|local|export"
-    r"|readonly|shift|cd|pushd|popd)\b|\bprintf\b[^;&|\n]*\s-v\b"
-)
-
-
 def operands_from_environment(text: str, item: CommandFacts) -> bool:
-    """``echo $HOME``: a command that names no files (``echo``, ``printf``...) whose unknown
-    operands are variables the line itself never sets, so they hold the user's environment
-    (each Bash call is a fresh shell), not text the agent chose. Not for operands fed by
-    xargs, nor when any word is a command substitution."""
-    command = item.command
-    if command.name not in NOT_FILES or (item.traits is not None and item.traits.fed_by_xargs):
-        return False
-    if any(w.substituted for w in command.parts) or item.dynamic_target:
-        return False
-    return _SETS_VARIABLES.search(text) is None
+    """`shell_safety.operands_from_environment` for one resolved command: also not when a
+    redirection target is unknown here (after a ``cd`` to an unknown directory)."""
+    return not item.dynamic_target and _environment_only(text, item.command)
 
 
 def mcp_server(tool_name: str) -> str | None:
@@ -289,13 +274,8 @@ def _resolve_shell(
         linked = linked or (command.name in _LINK_MAKERS and not traits.read_only)
         if command.changes_directory:
             dirs = _after_cd(command, dirs, resolver)
-    read_only = (
-        bool(built)
-        and all(not c.command.parts or (c.traits and c.traits.read_only) for c in built)
-        and not any(c.write_targets or c.dynamic_target for c in built)
-        and all(not c.dynamic or operands_from_environment(text, c) for c in built)
-    )
-    return _ShellFacts(analysis, shell_dirs, tuple(built), bool(read_only))
+    read_only = line_is_read_only(text, environment_operands=True)
+    return _ShellFacts(analysis, shell_dirs, tuple(built), read_only)
 
 
 def _after_cd(
@@ -444,12 +424,6 @@ def _path_words(command: Command) -> list[Word]:
             if colon and path and "/" not in rev and not word.dynamic:
                 words.append(Word(path, path, word.quoted, False, word.glob))
     return words
-
-
-def _fed_by_xargs(command: Command) -> bool:
-    """``xargs cmd``: the operands come from standard input, so they are not known."""
-    skipped = len(command.source) - len(command.parts)
-    return any(w.value.rsplit("/", 1)[-1] == "xargs" for w in command.source[:skipped])
 
 
 def _absolute_word(value: str) -> bool:

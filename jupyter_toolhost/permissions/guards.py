@@ -30,12 +30,12 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ..types import DecisionReason
-from .facts import NOT_FILES, CallFacts, CommandFacts, PathRef
+from .facts import CallFacts, CommandFacts, PathRef
 from .paths import PathResolver, PathRuleSet, glob_base, glob_shape, is_inside
 from .ruleset import CompiledRules, SourcedRule
 from .shell import normalize
 from .shell_globs import component_matches
-from .shell_safety import READ_ONLY_PROGRAMS
+from .shell_safety import NOT_FILES, READ_ONLY_PROGRAMS
 from .shell_wrappers import program
 from .written import runs_written, written_by
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Literal, TypeAlias
+from typing import Literal, TypeAlias, cast
 
 RuleKind: TypeAlias = Literal["tool", "shell", "read", "edit", "web", "mcp_server"]
 
@@ -62,14 +62,16 @@ class Rule:
 
 
 def parse_rule(text: str) -> Rule:
-    """Parse one rule string; raises `RuleError` for an unknown shape."""
-    return _parse(text)
+    """Parse one rule string; raises `RuleError` for an unknown shape, and for a value that
+    is not a string at all (a settings file may hold one)."""
+    value = cast(object, text)  # a settings file may hold anything where a rule belongs
+    if not isinstance(value, str):
+        raise RuleError(f"a rule must be a string, not {type(value).__name__}")
+    return _parse(value)
 
 
 @lru_cache(maxsize=8192)
 def _parse(text: str) -> Rule:
-    if not isinstance(text, str):
-        raise RuleError(f"a rule must be a string, not {type(text).__name__}")
     raw = text
     text = text.strip()
     if not text:

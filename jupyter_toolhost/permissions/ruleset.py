@@ -8,6 +8,7 @@ width-insensitively (a look-alike is still caught); allow rules compare exactly.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -57,11 +58,11 @@ class SourcedRule:
 class BehaviorRules:
     """All rules of one behaviour, ready to match."""
 
-    tools: dict[str, SourcedRule] = field(default_factory=dict)
+    tools: dict[str, SourcedRule] = field(default_factory=dict[str, SourcedRule])
     """Whole-tool rules by tool name (``Bash``, ``Read``, ``mcp__s__t``, ``MyTool``)."""
-    servers: dict[str, SourcedRule] = field(default_factory=dict)
+    servers: dict[str, SourcedRule] = field(default_factory=dict[str, SourcedRule])
     """``mcp__server`` and ``mcp__server__*`` rules by server."""
-    classes: dict[str, SourcedRule] = field(default_factory=dict)
+    classes: dict[str, SourcedRule] = field(default_factory=dict[str, SourcedRule])
     """Whole-class rules (bare ``Bash``, ``Read``, ``Edit``, ``WebFetch``) by rule kind."""
     shell: ShellRuleSet[SourcedRule] = field(default_factory=lambda: ShellRuleSet([], folded=False))
     read: PathRuleSet[SourcedRule] = field(default_factory=lambda: PathRuleSet([], folded=False))
@@ -69,7 +70,9 @@ class BehaviorRules:
     domains: tuple[tuple[str, SourcedRule], ...] = ()
     empty: bool = True
     _domain_cache: tuple[dict[str, list[tuple[int, SourcedRule]]], ...] | None = None
-    _domain_memo: dict[tuple[str, bool], SourcedRule | None] = field(default_factory=dict)
+    _domain_memo: dict[tuple[str, bool], SourcedRule | None] = field(
+        default_factory=dict[tuple[str, bool], SourcedRule | None]
+    )
     """What `domain` answered per host (a pure function of the host and the rules)."""
 
     def domain(self, host: str, *, subdomains: bool) -> SourcedRule | None:
@@ -186,6 +189,37 @@ def compile_rules(
         target.empty = not (target.tools or target.servers or shell or read or edit or domains)
         built[behavior] = target
     return CompiledRules(built["deny"], built["ask"], built["allow"], tuple(problems), count)
+
+
+_RECENT = 8
+"""How many compiled forms `compiled_rules` keeps (a session has one or two at a time)."""
+_recent: list[tuple[object, str, str, object, CompiledRules]] = []
+_recent_lock = threading.Lock()
+
+
+def compiled_rules(
+    rules: Mapping[str, Mapping[RuleBehavior, Sequence[str]]],
+    *,
+    cwd: str,
+    home: str,
+    sources: Mapping[str, RuleSource] | None = None,
+) -> CompiledRules:
+    """`compile_rules`, remembered: the engine, the tools that withhold denied files and the
+    sandbox all ask for the same rules, several times per call.
+
+    A rules mapping is recognised by identity (the app state replaces it, never changes it),
+    with the directory, the home `~` stands for and the settings sources it was compiled for.
+    """
+    with _recent_lock:
+        for known, where, known_home, known_sources, compiled in _recent:
+            same = known is rules and known_sources is sources
+            if same and where == cwd and known_home == home:
+                return compiled
+    compiled = compile_rules(rules, cwd=cwd, home=home, sources=sources)
+    with _recent_lock:
+        _recent.insert(0, (rules, cwd, home, sources, compiled))
+        del _recent[_RECENT:]
+    return compiled
 
 
 def _domain(spec: str) -> str:

@@ -52,7 +52,7 @@ class _Walk:
     cwd: str
     roots: tuple[str, ...]
     limit: int
-    listings: dict[str, list[str]] = field(default_factory=dict)
+    listings: dict[str, list[str]] = field(default_factory=dict[str, list[str]])
     walked: int = 0
 
 
@@ -231,11 +231,11 @@ def _subject(name: str) -> str:
 
 
 def _covered(path: str, hidden: dict[str, None]) -> bool:
-    probe = path
+    probe: str = path
     while True:
         if probe in hidden:
             return True
-        parent = os.path.dirname(probe)
+        parent: str = os.path.dirname(probe)
         if parent == probe:
             return False
         probe = parent

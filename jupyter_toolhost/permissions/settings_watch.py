@@ -34,7 +34,7 @@ class SettingsWatch:
 
     def changes(self) -> list[str]:
         """Messages for files that changed since the start or the last report."""
-        messages = []
+        messages: list[str] = []
         for path, before in self._stamps.items():
             now = _stamp(path)
             if now == before:

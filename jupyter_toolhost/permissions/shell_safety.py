@@ -13,7 +13,8 @@ Anything not listed counts as writing.
 is read too. `git_prints_contents` names git commands that print files from the repository's
 objects (``git show``, ``git log -p``, ``git grep``...), which a sandbox does not hide.
 `writes_operands(command)` says whether the operands may be written (not a reader).
-Redirections are not judged here: their targets are checked as file reads and writes.
+`line_is_read_only(text)` judges a whole line: the one answer the Bash tool (may it run
+beside other calls?) and the permission engine (may it run without asking?) share.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from .shell import Command
+from .shell import Command, analyze
 
 _READ_ONLY = frozenset(
     {
@@ -99,6 +100,61 @@ def is_read_only(command: Command) -> bool:
         return False
     check = _CHECKS.get(name)
     return check(args) if check is not None else True
+
+
+NOT_FILES = frozenset(
+    {"echo", "printf", "sleep", "seq", "expr", "true", "false", "test", "[", "basename",
+     "dirname", "date", "export", "read", "shift", "exit", "return", "set", "unset", "local"}
+)  # fmt: skip
+"""Commands whose operands are never file names: a variable among them reads no file."""
+_SETS_VARIABLES = re.compile(
+    r"=|\b(?:for|select|read|mapfile|readarray|set|getopts|declare|typeset|local|export"
+    r"|readonly|shift|cd|pushd|popd)\b|\bprintf\b[^;&|\n]*\s-v\b"
+)
+
+
+def line_is_read_only(text: str, *, environment_operands: bool = False) -> bool:
+    """Whether every command of the line is a known reader (`is_read_only`), nothing is
+    redirected into a file, no redirection target is computed by the shell, and no operand
+    is either (a variable, a substitution, input from ``xargs``). ``cd`` is no reader: it
+    moves the directory the next call starts in.
+
+    `environment_operands` lets ``echo $HOME`` pass (`operands_from_environment`): the
+    permission engine's choice; the Bash tool keeps such a line out of parallel runs.
+    """
+    analysis = analyze(text)
+    if analysis.error or not analysis.commands:
+        return False
+    for command in analysis.commands:
+        if command.parts and not is_read_only(command):
+            return False
+        redirects = command.file_redirects()
+        if any(r.op not in ("<", "<&") or r.target.dynamic or r.target.glob for r in redirects):
+            return False
+        unknown = fed_by_xargs(command) or any(w.dynamic for w in command.path_args())
+        if unknown and not (environment_operands and operands_from_environment(text, command)):
+            return False
+    return True
+
+
+def operands_from_environment(text: str, command: Command) -> bool:
+    """``echo $HOME``: a command that names no files (``echo``, ``printf``...) whose unknown
+    operands are variables the line itself never sets, so they hold the user's environment
+    (each Bash call is a fresh shell), not text the agent chose. Not for operands fed by
+    xargs, nor when any word is a command substitution or a redirection target is unknown."""
+    if command.name not in NOT_FILES or fed_by_xargs(command):
+        return False
+    if any(w.substituted for w in command.parts):
+        return False
+    if any(r.target.dynamic or r.target.glob for r in command.file_redirects()):
+        return False
+    return _SETS_VARIABLES.search(text) is None
+
+
+def fed_by_xargs(command: Command) -> bool:
+    """``xargs cmd``: the operands come from standard input, so they are not known."""
+    skipped = len(command.source) - len(command.parts)
+    return any(w.value.rsplit("/", 1)[-1] == "xargs" for w in command.source[:skipped])
 
 
 def _uses_option(arg: str, forbidden: tuple[str, ...]) -> bool:

@@ -23,8 +23,6 @@ from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
 from ...context import AbortSignal, FileStateCache, ToolUseContext, ToolUseOptions
-from ...conversation import text_block
-from ...events import LoopEvent, TurnEnd
 from ...runner import SubagentConversation, SubagentRunner, SubagentSpec
 from ...tool import Tool
 from ...types import ToolError
@@ -37,8 +35,6 @@ the working directory, teams, further agents) and is not given to subagents."""
 REGISTRY_KEY = "subagents"
 MAX_DEPTH = 3
 LEAD = "lead"
-CONTINUING = ("tool_use", "pause_turn")
-"""Stop reasons after which the loop sends another request (mail can join it)."""
 
 AgentStatus: TypeAlias = Literal["running", "idle", "failed", "stopped"]
 
@@ -57,8 +53,6 @@ class Subagent:
     status: AgentStatus = "idle"
     last_report: str = ""
     runs: int = 0
-    mailbox: list[tuple[str, str]] = field(default_factory=list)
-    """(sender, text) messages not yet delivered."""
     lock: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False)
     abort: AbortSignal = field(default_factory=AbortSignal, repr=False)
     """Fired to stop the subagent for good (TaskStop, TeamDelete)."""
@@ -73,7 +67,8 @@ class Subagent:
         return self.lock.locked() or self.status == "running"
 
     def deliver(self, sender: str, text: str) -> None:
-        self.mailbox.append((sender, text))
+        """Mail for this subagent (its conversation's mailbox)."""
+        self.loop.deliver(sender, text)
 
 
 class Subagents:
@@ -204,7 +199,7 @@ async def run(
     prompt: str,
     *,
     abort: AbortSignal | None = None,
-    on_event: Callable[[LoopEvent], None] | None = None,
+    on_event: Callable[[Any], None] | None = None,
 ) -> str:
     """Run `prompt` in the subagent, then any mail that came too late for a turn; returns
     its last report. `abort` (the calling call's signal) cancels the run when it fires;
@@ -217,10 +212,7 @@ async def run(
         signals = [s for s in (abort, agent.abort) if s is not None]
         removers = [s.add_callback(_canceller(loop, task)) for s in signals]
         try:
-            sink = _mail_carrier(agent, on_event)
-            report = await agent.loop.run(prompt, on_event=sink)
-            while agent.mailbox:
-                report = await agent.loop.run(_take_mail(agent), on_event=sink)
+            report = await agent.loop.run(prompt, on_event=on_event)  # and late mail after it
         except asyncio.CancelledError:
             agent.status = "stopped"
             raise
@@ -241,22 +233,3 @@ def _canceller(loop: asyncio.AbstractEventLoop, task: asyncio.Task[Any] | None) 
             loop.call_soon_threadsafe(task.cancel)
 
     return cancel
-
-
-def _mail_carrier(agent: Subagent, forward: Callable[[LoopEvent], None] | None = None) -> Any:
-    """An event sink that hands waiting mail to the loop between two turns (and every
-    event to `forward`, when given)."""
-
-    def on_event(event: LoopEvent) -> None:
-        if forward is not None:
-            forward(event)
-        between_turns = isinstance(event, TurnEnd) and event.stop_reason in CONTINUING
-        if between_turns and agent.mailbox:
-            agent.loop.add_user([text_block(_take_mail(agent))])
-
-    return on_event
-
-
-def _take_mail(agent: Subagent) -> str:
-    mail, agent.mailbox = agent.mailbox, []
-    return "\n\n".join(f'<message from="{sender}">\n{text}\n</message>' for sender, text in mail)

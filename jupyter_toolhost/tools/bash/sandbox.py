@@ -45,7 +45,8 @@ from pathlib import Path
 from typing import Literal, TypeAlias, assert_never
 
 from ...context import AppState, ToolUseContext
-from ...permissions.ruleset import CompiledRules, compile_rules
+from ...permissions.engine import rules_home
+from ...permissions.ruleset import CompiledRules, compiled_rules
 from ...permissions.sandbox_paths import SandboxPaths, sandbox_paths
 from ...types import ToolError
 
@@ -224,19 +225,9 @@ def _notice_once(context: ToolUseContext) -> str | None:
     return None if shown else NOTICE
 
 
-_compiled_cache: list[tuple[object, str, str, CompiledRules]] = []
-
-
 def _compiled(context: ToolUseContext) -> CompiledRules:
     rules = context.get_app_state().tool_permission_context.rules
-    cwd = _anchor(context)
-    home = os.path.expanduser("~")
-    cached = _compiled_cache[0] if _compiled_cache else None
-    if cached is not None and cached[0] is rules and cached[1] == cwd and cached[2] == home:
-        return cached[3]
-    compiled = compile_rules(rules, cwd=cwd, home=home)
-    _compiled_cache[:] = [(rules, cwd, home, compiled)]
-    return compiled
+    return compiled_rules(rules, cwd=_anchor(context), home=rules_home(context))
 
 
 def _anchor(context: ToolUseContext) -> str:

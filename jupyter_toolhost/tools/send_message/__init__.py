@@ -10,6 +10,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from ...context import ToolUseContext
+from ...runner import mail_text
 from ...tool import Tool, build_tool, no_permission_needed
 from ...types import ToolInputError
 from ..agent import subagents as agents
@@ -68,7 +69,7 @@ async def send_message(input: SendMessageInput, context: ToolUseContext) -> str:
 
 
 async def _follow_up(target: Subagent, sender: str, text: str, context: ToolUseContext) -> str:
-    prompt = f'<message from="{sender}">\n{text}\n</message>'
+    prompt = mail_text([(sender, text)])
     report = await agents.run(target, prompt, abort=context.abort)
     reply = report.strip() or "(no reply)"
     return f"Reply from {target.label}:\n{reply}" + FOOTER.format(id=target.id)

@@ -1,0 +1,76 @@
+"""Showing a widget in the asking cell and waiting for its answer: one way for every prompt.
+
+The approval buttons (`approval`) and AskUserQuestion's form (`questions`) both show a widget
+in the cell that runs the agent and wait, in that cell's awaiting coroutine, for a future a
+click resolves (ipykernel >= 7.4 handles the click's comm message while the cell awaits).
+`show_and_wait` does the part they share: display the widget with an empty `text/plain`
+(`widget_bundle`), acknowledge typing while it waits (`comm_ack`), wait as `frontend` says
+(a click, a timeout, or no front end at all), let typed text land, and, whatever happened,
+disable the widget and empty its display (`DECIDED`) so only the record line stays. What the
+answer means, and who may give it (an approval takes a click only from the client whose
+cell asked), stays with each prompt.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from .comm_ack import acknowledging
+from .frontend import FrontEnd, Outcome
+from .render import Rendered
+
+T = TypeVar("T")
+
+DECIDED = Rendered({"text/plain": ""})
+"""What a prompt's display becomes once it is decided, interrupted or not shown: nothing
+(its record is the line printed right below it), so a saved notebook, an HTML export and
+nbviewer keep no widget, and nbval compares the same empty text as when the prompt was
+first shown."""
+
+
+def widget_bundle(widget: Any) -> Rendered:
+    """`widget` for display, with an empty `text/plain` beside its view (not the
+    `VBox(children=(HTML(value=…` repr): what a notebook keeps if it is saved while the
+    prompt waits, and what nbval compares (it keeps a display's first state)."""
+    data = dict(widget._repr_mimebundle_())  # pyright: ignore[reportPrivateUsage]
+    data["text/plain"] = ""
+    return Rendered(data)
+
+
+async def show_and_wait(
+    front_end: FrontEnd,
+    box: Any,
+    answer: asyncio.Future[Any],
+    *,
+    limit: float | None,
+    settle: Callable[[], Awaitable[T]],
+    close: Callable[[], None],
+    interrupted: str,
+    emit: Callable[[str], None],
+) -> tuple[Outcome, T | None]:
+    """Show `box` (made with `_view_count=0`) in the running cell and wait for `answer`
+    (up to `limit` s when set; see `FrontEnd.wait`).
+
+    Returns how the wait ended and, when it was answered, what `settle` made of it (run
+    while typing is still acknowledged, so text typed just before the click lands first).
+    An interrupt writes `interrupted` through `emit` and is raised again. `close` (which
+    disables the widgets) runs in every case, and the display is emptied.
+    """
+    from IPython.display import display
+
+    with acknowledging(front_end.shell):
+        shown = display(widget_bundle(box), display_id=True)
+        try:
+            outcome = await front_end.wait(answer, box, limit=limit)
+            settled = await settle() if outcome == "answered" else None
+        except asyncio.CancelledError:
+            emit(interrupted)
+            raise
+        finally:
+            answer.cancel()
+            close()
+            if shown is not None:
+                shown.update(DECIDED)
+    return outcome, settled
