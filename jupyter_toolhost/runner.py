@@ -38,7 +38,11 @@ class SubagentConversation(Protocol):
     """A running subagent as the tools see it: a conversation that runs prompts."""
 
     context: ToolUseContext
-    messages: list[Message]
+
+    @property
+    def messages(self) -> list[Message]:
+        """The subagent's conversation in the Messages API's format."""
+        ...
 
     async def run(self, prompt: str, *, on_event: EventSink | None = None) -> str: ...
 

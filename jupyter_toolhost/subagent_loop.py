@@ -72,7 +72,17 @@ class LoopRunner:
     def start(self, spec: SubagentSpec) -> SubagentLoop:
         parent = self.loop
         transcript = Transcript(spec.transcript_path) if spec.transcript_path else None
-        child = SubagentLoop(
+        inherited = self.discovered_tools() & {tool.name for tool in spec.tools}
+        # The child starts knowing the deferred tools its parent found, the way a
+        # conversation keeps them across a compaction: a boundary that carries them.
+        carried = CompactBoundary(
+            trigger="auto",
+            pre_tokens=0,
+            messages_summarised=0,
+            pre_compact_discovered_tools=tuple(sorted(inherited)),
+            summary="",
+        )
+        return SubagentLoop(
             type_prompt=spec.system_prompt,
             model=parent.model,
             model_id=parent.model_id,
@@ -81,19 +91,7 @@ class LoopRunner:
             context=spec.context,
             settings=replace(parent.settings),
             transcript=transcript,
+            hidden_tools=parent.hidden_tools,
+            subagent_runner=LoopRunner,
+            compact_boundaries=[carried] if inherited else [],
         )
-        inherited = self.discovered_tools() & {tool.name for tool in spec.tools}
-        if inherited:
-            # The child starts knowing the deferred tools its parent found, the way a
-            # conversation keeps them across a compaction: a boundary that carries them.
-            child.compact_boundaries.append(
-                CompactBoundary(
-                    trigger="auto",
-                    pre_tokens=0,
-                    messages_summarised=0,
-                    pre_compact_discovered_tools=tuple(sorted(inherited)),
-                    summary="",
-                )
-            )
-        spec.context.options = replace(spec.context.options, subagent_runner=LoopRunner(child))
-        return child

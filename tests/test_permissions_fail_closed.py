@@ -395,7 +395,6 @@ def test_a_shell_folder_that_is_gone_stops_the_call_and_is_reset(tmp_path: Path)
     import asyncio
 
     from jupyter_toolhost.context import (
-        SHELL_CWD_KEY,
         AppState,
         AppStateStore,
         ToolUseContext,
@@ -409,7 +408,7 @@ def test_a_shell_folder_that_is_gone_stops_the_call_and_is_reset(tmp_path: Path)
     gone = project / "tmpd"
     gone.mkdir()
     permission = ToolPermissionContext(mode="bypassPermissions", rules={})
-    state = AppState(tool_permission_context=permission, extras={SHELL_CWD_KEY: str(gone)})
+    state = AppState(tool_permission_context=permission, shell_cwd=str(gone))
     context = ToolUseContext(
         options=ToolUseOptions(tools=[BASH_TOOL]), cwd=project, app_state=AppStateStore(state)
     )
@@ -420,7 +419,7 @@ def test_a_shell_folder_that_is_gone_stops_the_call_and_is_reset(tmp_path: Path)
     request = PermissionRequest(BASH_TOOL, parsed, raw, context, "toolu_1", HookOutput())
     result = asyncio.run(engine(request))
     assert isinstance(result, PermissionDeny) and "no longer exists" in result.message
-    assert SHELL_CWD_KEY not in context.get_app_state().extras
+    assert context.get_app_state().shell_cwd is None
 
 
 @pytest.mark.parametrize(

@@ -58,6 +58,8 @@ class ApprovalRequest:
     suggested_rules: tuple[str, ...]
     tool_use_id: str
     agent_id: str | None = None
+    plan: str | None = None
+    """A plan presented for approval (ExitPlanMode's), in Markdown; None for a call."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,6 +116,7 @@ def approval_request(request: PermissionRequest, ask: PermissionAsk) -> Approval
         suggested_rules=ask.suggested_rules,
         tool_use_id=request.tool_use_id,
         agent_id=request.context.agent_id,
+        plan=ask.plan,
     )
 
 
