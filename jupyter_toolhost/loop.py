@@ -78,7 +78,7 @@ from .thinking import (
     only_thinking,
 )
 from .tool import Tool
-from .transcript import Transcript
+from .transcript import LoadedTranscript, Transcript
 from .turn_hooks import STOP_FEEDBACK, blocked_text, run_prompt_hooks, run_stop_hooks
 from .types import ToolResult
 
@@ -151,6 +151,17 @@ class AgentLoop(LoopRequests):
     def running(self) -> bool:
         """Whether a prompt is running now."""
         return self._running is not None
+
+    def restore(self, loaded: LoadedTranscript) -> None:
+        """Continue a stored conversation (`Session.resume`): its messages, its compact
+        boundaries and the usage and cost of its requests."""
+        self.messages = loaded.messages
+        self.compact_boundaries = [
+            CompactBoundary.from_record(r) for r in loaded.compact_boundaries
+        ]
+        for model, usage in loaded.usage:
+            self.usage += usage
+            self.cost_usd = add_cost(self.cost_usd, model, usage)
 
     def report_hook(self, event: HookEvent, outcome: str, text: str) -> None:
         """Tell the user what a hook did (a ``hook`` `Notice`) and record it in the

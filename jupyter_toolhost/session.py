@@ -25,7 +25,6 @@ from .events import EventSink, Notice, emit_to
 from .loop_state import LoopSettings, RunResult
 from .model.anthropic_model import AnthropicModel, default_model_name
 from .model.base import Model, Usage
-from .model.pricing import add_cost
 from .permissions.api import Approver, CanUseTool
 from .permissions.hooks import Hooks
 from .sent import SentRequest
@@ -211,15 +210,7 @@ class Session:
         path = session.transcript_path
         if not path.exists():
             raise FileNotFoundError(f"no transcript for session {session_id!r} at {path}")
-        loaded = load_transcript(path)
-        loop = session._loop
-        loop.messages = loaded.messages
-        loop.compact_boundaries = [
-            CompactBoundary.from_record(r) for r in loaded.compact_boundaries
-        ]
-        for model, usage in loaded.usage:
-            loop.usage += usage
-            loop.cost_usd = add_cost(loop.cost_usd, model, usage)
+        session._loop.restore(load_transcript(path))
         return session
 
     # ── running ─────────────────────────────────────────────────────────────────────────
