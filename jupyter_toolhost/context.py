@@ -187,6 +187,9 @@ class AppState:
     """The directory a shell tool's next command starts in: the shell tool keeps it between
     calls, and the permission engine resolves the command's paths against it. None: the
     working directory."""
+    written_paths: tuple[str, ...] = ()
+    """Absolute paths the calls allowed so far may have written: the permission engine
+    records them, so a rule never trusts a program the agent just wrote (`permissions.written`)."""
     extras: dict[str, Any] = field(default_factory=dict[str, Any])
     """State owned by individual tools (tasks, the worktree, the task board, ...), keyed by
     owner; the session's own state has the fields above."""

@@ -314,7 +314,6 @@ def test_the_engine_remembers_what_allowed_calls_may_write(tmp_path: Path) -> No
         PermissionRequest,
     )
     from jupyter_toolhost.permissions.hooks import HookOutput
-    from jupyter_toolhost.permissions.written import WRITTEN_KEY
     from jupyter_toolhost.tools import builtin_tools
     from jupyter_toolhost.types import ToolPermissionContext
 
@@ -346,12 +345,12 @@ def test_the_engine_remembers_what_allowed_calls_may_write(tmp_path: Path) -> No
         report = str(project / "src" / "report.py")
         wrote = await ask("Write", {"file_path": report, "content": "print(1)\n"})
         assert isinstance(wrote, PermissionAllow)
-        assert report in context.get_app_state().extras[WRITTEN_KEY]
+        assert report in context.get_app_state().written_paths
         ran = await ask("Bash", {"command": "python3 src/report.py"})
         assert not isinstance(ran, PermissionAllow)
         assert "this session wrote" in asked[-1]
         await ask("Bash", {"command": "echo x > work/out.txt"})
-        assert str(project / "work" / "out.txt") in context.get_app_state().extras[WRITTEN_KEY]
+        assert str(project / "work" / "out.txt") in context.get_app_state().written_paths
 
     asyncio.run(scenario())
 

@@ -30,7 +30,7 @@ from .facts import call_facts, mcp_server
 from .paths import OsResolver, PathResolver, candidates
 from .ruleset import SESSION, CompiledRules, RuleSource, compile_rules
 from .settings import SettingsError, save_rule
-from .written import WRITTEN_KEY, written_by
+from .written import written_by
 
 if TYPE_CHECKING:
     from ..context import ToolUseContext
@@ -179,7 +179,7 @@ class PermissionEngine:
         def update(state: AppState) -> AppState:
             before = _written(state)
             added = tuple(p for p in dict.fromkeys(paths) if p not in before)
-            return replace(state, extras={**state.extras, WRITTEN_KEY: (*before, *added)})
+            return replace(state, written_paths=(*before, *added))
 
         context.set_app_state(update)
 
@@ -216,8 +216,7 @@ class PermissionEngine:
 
 
 def _written(state: AppState) -> tuple[str, ...]:
-    found = state.extras.get(WRITTEN_KEY, ())
-    return tuple(found) if isinstance(found, tuple | list) else ()
+    return state.written_paths
 
 
 def _read_only(tool: Tool[Any], request: PermissionRequest) -> bool:
