@@ -89,7 +89,7 @@ def default_map_result(output: Any) -> ToolResultContent:
     if (
         isinstance(output, list)
         and output
-        and all(isinstance(item, dict) and "type" in item for item in output)
+        and all(isinstance(item, dict) and "type" in item for item in cast(list[object], output))
     ):
         return cast(list[ContentBlock], output)
     if isinstance(output, dict | list | tuple | int | float | bool):
@@ -155,7 +155,7 @@ class Tool(Generic[InputT]):
     input_schema_override: dict[str, Any] | None = None
     """A JSON schema sent to the API as is, instead of one derived from `input_model` (MCP
     tools pass their server's schema through and validate with a permissive model)."""
-    extras: dict[str, Any] = field(default_factory=dict)
+    extras: dict[str, Any] = field(default_factory=dict[str, Any])
     _schema: dict[str, Any] | None = field(default=None, init=False, repr=False)
     _schema_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
