@@ -53,6 +53,7 @@ RUN_TIMEOUT_S = 600.0
 def ours(sandbox: bool) -> dict[str, str] | str:
     """Default mode's decision per command (and per control), or why it was not measured."""
     from jupyter_toolhost import Session
+    from jupyter_toolhost.context import SandboxOptions
     from jupyter_toolhost.model.anthropic_model import AnthropicModel
     from jupyter_toolhost.tools.bash.sandbox import bwrap_problem
 
@@ -70,8 +71,8 @@ def ours(sandbox: bool) -> dict[str, str] | str:
                 model_id="claude-sonnet-4-5",
                 cwd=project,
                 write_transcript=False,
+                sandbox=SandboxOptions(enabled=sandbox),
             )
-            session.context.options.extras["bash_sandbox"] = sandbox
             decided = {}
             for command in (*COMMANDS, *CONTROLS):
                 report = session.check("Bash", {"command": command})

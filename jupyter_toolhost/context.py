@@ -13,7 +13,7 @@ import os
 import threading
 import uuid
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -180,13 +180,19 @@ class AppState:
 
     tool_permission_context: ToolPermissionContext = field(default_factory=ToolPermissionContext)
     todos: tuple[Any, ...] = ()
-    extras: dict[str, Any] = field(default_factory=dict)
-    """State owned by individual tools (tasks, worktree, ...), keyed by owner."""
-
-
-SHELL_CWD_KEY = "bash.cwd"
-"""`AppState.extras` key of the directory a shell tool's next command starts in: the shell
-tool keeps it between calls, and the permission engine resolves paths against it."""
+    working_directory: Path | None = None
+    """Where the session works now, when a tool moved it (EnterWorktree); None: the folder
+    the session started in. The loop gives each message's calls this as `context.cwd`."""
+    shell_cwd: str | None = None
+    """The directory a shell tool's next command starts in: the shell tool keeps it between
+    calls, and the permission engine resolves the command's paths against it. None: the
+    working directory."""
+    written_paths: tuple[str, ...] = ()
+    """Absolute paths the calls allowed so far may have written: the permission engine
+    records them, so a rule never trusts a program the agent just wrote (`permissions.written`)."""
+    extras: dict[str, Any] = field(default_factory=dict[str, Any])
+    """State owned by individual tools (tasks, the worktree, the task board, ...), keyed by
+    owner; the session's own state has the fields above."""
 
 
 class AppStateStore:
@@ -223,17 +229,51 @@ class QueryTracking:
         return QueryTracking(chain_id=self.chain_id, depth=self.depth + 1)
 
 
+@dataclass(slots=True)
+class SandboxOptions:
+    """How the Bash sandbox runs shell commands (see `tools.bash.sandbox`).
+
+    One object per session, shared by every copy of its options (a subagent's included), so
+    a change made between runs reaches every later command."""
+
+    enabled: bool | None = None
+    """True requires the sandbox, False turns it off; None: ``JUPYTER_TOOLHOST_BASH_SANDBOX``
+    decides (on where bubblewrap can start)."""
+    network: bool | None = None
+    """Whether sandboxed commands share the host's network; None:
+    ``JUPYTER_TOOLHOST_BASH_SANDBOX_NETWORK`` decides (off unless set)."""
+    hidden_paths: tuple[str, ...] = ()
+    """More paths to hide from commands (a front end names its kernel's connection file)."""
+    environment: Mapping[str, str] | None = None
+    """The sandbox's environment variables as read once for the session (`freeze`), so that
+    nothing a command changes later reaches the setting; None until read."""
+
+
 @dataclass(frozen=True, slots=True)
 class ToolUseOptions:
-    """Configuration of a query: the tool pool and the model."""
+    """Configuration of a query: the tool pool, the model and what the session provides to
+    tools (its small model, web search, sandbox settings, a way to run a prompt)."""
 
     tools: Sequence[Tool[Any]] = ()
     main_loop_model: str = ""
     mcp_clients: Sequence[Any] = ()
-    extras: dict[str, Any] = field(default_factory=dict)
+    extras: dict[str, Any] = field(default_factory=dict[str, Any])
+    """Options of individual tools (a tool's own settings, keyed by owner); what the session
+    itself provides has the fields below."""
     subagent_runner: SubagentRunner | None = None
     """Starts subagents of the agent this context belongs to (see `runner`); the session
     sets it. None: no subagents here."""
+    small_model: Callable[[str], Any] | None = None
+    """The fast model that answers WebFetch's `prompt`: takes one prompt, returns the answer
+    (or an awaitable of it). None: no small model."""
+    web_search: Any = None
+    """The session's web search backend (a `tools.web_search.SearchBackend`); None: none."""
+    sandbox: SandboxOptions = field(default_factory=SandboxOptions)
+    run_prompt: Callable[[str], Any] | None = None
+    """Runs a prompt in the session, queued behind the running one (scheduled prompts use
+    it). None: this host cannot run prompts on its own."""
+    question_asker: Any = None
+    """Who answers AskUserQuestion (a `tools.ask_user.QuestionAsker`); None: no one."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -267,6 +307,11 @@ def as_progress(value: str | Progress) -> Progress:
     return value if isinstance(value, Progress) else Progress(text=str(value))
 
 
+def new_session_id() -> str:
+    """A fresh session id (12 hex digits)."""
+    return uuid.uuid4().hex[:12]
+
+
 def toolhost_home(cwd: str | os.PathLike[str] | None = None) -> Path:
     """Where `.toolhost/` state lives: `JUPYTER_TOOLHOST_HOME`, else `<cwd>/.toolhost`."""
     override = os.environ.get("JUPYTER_TOOLHOST_HOME")
@@ -284,7 +329,7 @@ class ToolUseContext:
     read_file_state: FileStateCache = field(default_factory=FileStateCache)
     abort: AbortSignal = field(default_factory=AbortSignal)
     cwd: Path = field(default_factory=Path.cwd)
-    session_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
+    session_id: str = field(default_factory=lambda: new_session_id())
     agent_id: str | None = None
     query_tracking: QueryTracking = field(default_factory=QueryTracking)
     tool_use_id: str | None = None

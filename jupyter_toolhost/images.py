@@ -20,7 +20,7 @@ import io
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 __all__ = [
     "MAX_BASE64_BYTES",
@@ -150,15 +150,17 @@ def fit_content(content: str | Sequence[Any]) -> str | list[Any]:
         return content
     blocks: list[Any] = []
     notes: list[str] = []
-    for block in content:
-        source = block.get("source") if isinstance(block, dict) else None
+    for item in content:
+        block = cast("dict[str, Any]", item) if isinstance(item, dict) else None
+        found = block.get("source") if block is not None else None
+        source = cast("dict[str, Any]", found) if isinstance(found, dict) else None
         if (
-            not isinstance(block, dict)
+            block is None
             or block.get("type") != "image"
-            or not isinstance(source, dict)
+            or source is None
             or source.get("type") != "base64"
         ):
-            blocks.append(block)
+            blocks.append(item)
             continue
         fitted = _fit_block(source)
         if fitted.note:

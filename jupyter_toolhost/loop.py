@@ -26,8 +26,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any
 
 from .compaction import (
     CompactBoundary,
@@ -41,7 +40,6 @@ from .conversation import (
     Block,
     Message,
     add_assistant,
-    add_user,
     error_result,
     storable,
     text_block,
@@ -51,15 +49,9 @@ from .conversation import (
 from .disclosure.deferral import (
     DisclosureState,
     DiscoveredTools,
-    carried_unreferenced,
-    is_deferred,
-    reload_exchange,
-    resolve_disclosure,
-    searches_deferred_tools,
-    tools_for_request,
 )
 from .events import Compacted, EventSink, LoopEvent, Notice, TurnEnd, UsageReported, emit
-from .history import MessageList, conversation
+from .loop_requests import HiddenTools, LoopRequests
 from .loop_state import (
     CUT_BY_MAX_TOKENS,
     NOT_STARTED,
@@ -72,7 +64,6 @@ from .model.base import (
     AssistantMessage,
     Model,
     ModelError,
-    ModelRequest,
     StreamBroken,
     Usage,
 )
@@ -80,24 +71,29 @@ from .model.pricing import add_cost
 from .orchestration.pipeline import Pipeline
 from .orchestration.streaming import StreamingToolExecutor, interrupted_results
 from .permissions.hooks import HookEvent, Hooks
-from .prompt import announce, cache_last, enabled_tools, system_prompt
 from .response import ResponseReader, max_tokens_notice, settle
-from .sent import Deferral, SentLog, deferral_of
+from .sent import Deferral, SentLog
 from .thinking import (
     only_thinking,
-    request_max_tokens,
-    thinking_on,
-    thought_missing,
-    without_thinking_edits,
 )
 from .tool import Tool
-from .transcript import Transcript
+from .transcript import LoadedTranscript, Transcript
 from .turn_hooks import STOP_FEEDBACK, blocked_text, run_prompt_hooks, run_stop_hooks
 from .types import ToolResult
 
+if TYPE_CHECKING:
+    from .runner import SubagentRunner
 
-class AgentLoop:
-    """A conversation with a model and a tool pool; `run(prompt)` drives it."""
+
+class AgentLoop(LoopRequests):
+    """A conversation with a model and a tool pool; `run(prompt)` drives it.
+
+    `extra_tools` are offered beside `tools`, asked for at every request (MCP servers');
+    `hidden_tools` names the tools never to offer (see `loop_requests.HiddenTools`);
+    `sinks` get every run's events; `subagent_runner` makes the runner this loop's tools
+    start subagents with (`subagent_loop.LoopRunner`), installed in the context's options;
+    `compact_boundaries` are boundaries the conversation starts with (a subagent's carry
+    the deferred tools its parent found)."""
 
     def __init__(
         self,
@@ -111,6 +107,11 @@ class AgentLoop:
         transcript: Transcript | None = None,
         messages: Sequence[Message] = (),
         hooks: Hooks | None = None,
+        extra_tools: Callable[[], Sequence[Tool[Any]]] | None = None,
+        hidden_tools: HiddenTools | None = None,
+        sinks: Sequence[EventSink] = (),
+        subagent_runner: Callable[[AgentLoop], SubagentRunner] | None = None,
+        compact_boundaries: Sequence[CompactBoundary] = (),
     ) -> None:
         self.model = model
         self.model_id = model_id
@@ -121,12 +122,12 @@ class AgentLoop:
         self.transcript = transcript
         if transcript is not None and transcript.on_error is None:
             transcript.on_error = lambda text: self.emit(Notice("storage", text))
-        self.messages = messages  # a `MessageList` copy (see the property)
+        self.messages = list(messages)  # a `MessageList` copy (see the property)
         self._discovered = DiscoveredTools()
-        self.compact_boundaries: list[CompactBoundary] = []
+        self.compact_boundaries = list(compact_boundaries)
         self.usage = Usage()
         self.cost_usd: float | None = 0.0
-        self.sinks: list[EventSink[LoopEvent]] = []
+        self.sinks: list[EventSink[LoopEvent]] = list(sinks)
         self.last_context_tokens = 0
         self._running: RunState | None = None
         self.disclosure = DisclosureState()
@@ -135,37 +136,31 @@ class AgentLoop:
         self.sent = SentLog()
         """The exact body and usage of each request of this conversation (not compaction's)."""
         self._deferral = Deferral()
-        self.extra_tools: Callable[[], Sequence[Tool[Any]]] | None = None
-        """More tools offered beside `tools`, asked for at every request (MCP servers')."""
+        self.extra_tools = extra_tools
+        self.hidden_tools = hidden_tools
         self.hooks = hooks
         """The session's (a subagent's loop has none): UserPromptSubmit, Stop, and where
         the pipeline reports hook failures."""
         if hooks is not None and pipeline.on_hook_errors is None:
             pipeline.on_hook_errors = self.report_hook_errors
-
-    @property
-    def messages(self) -> MessageList:
-        """The conversation in API format. Assigning a list (compaction, resume) stores a
-        copy, and what is derived from the conversation starts over (see `history`)."""
-        return self._messages
-
-    @messages.setter
-    def messages(self, messages: Sequence[Message]) -> None:
-        self._messages = conversation(messages)
-
-    def discovered_tool_names(self) -> set[str]:
-        """`extract_discovered_tool_names` of the conversation and its compact boundaries,
-        kept incrementally: a turn reads only the messages added or edited since the last."""
-        return self._discovered.names(self.messages, self.compact_boundaries)
+        if subagent_runner is not None:
+            context.options = replace(context.options, subagent_runner=subagent_runner(self))
 
     @property
     def running(self) -> bool:
         """Whether a prompt is running now."""
         return self._running is not None
 
-    def emit(self, event: LoopEvent) -> None:
-        """Report an event to the running prompt's sinks (the session's when idle)."""
-        emit(self._running.sinks if self._running else self.sinks, event)
+    def restore(self, loaded: LoadedTranscript) -> None:
+        """Continue a stored conversation (`Session.resume`): its messages, its compact
+        boundaries and the usage and cost of its requests."""
+        self.messages = loaded.messages
+        self.compact_boundaries = [
+            CompactBoundary.from_record(r) for r in loaded.compact_boundaries
+        ]
+        for model, usage in loaded.usage:
+            self.usage += usage
+            self.cost_usd = add_cost(self.cost_usd, model, usage)
 
     def report_hook(self, event: HookEvent, outcome: str, text: str) -> None:
         """Tell the user what a hook did (a ``hook`` `Notice`) and record it in the
@@ -180,124 +175,7 @@ class AgentLoop:
         for error in errors:
             self.report_hook(event, "error", error)
 
-    # ── requests ────────────────────────────────────────────────────────────────────────
-
-    def request(
-        self,
-        messages: Sequence[Message] | None = None,
-        *,
-        tool_choice: dict[str, Any] | None = None,
-        max_tokens: int | None = None,
-    ) -> ModelRequest:
-        """The next request (or one with other `messages`, for compaction).
-
-        The next request also refreshes the pool the pipeline finds tools in, and adds the
-        deferred-tools announcement (when it changed) to the last user message, where it
-        stays in the history."""
-        pool = self.tool_pool()
-        next_request = messages is None
-        state = self.disclosure if next_request else self.disclosure.copy()
-        style, server_search = resolve_disclosure(self.settings.disclosure, self.model)
-        if next_request and style == "defer_loading" and server_search is None:
-            self._reload_carried_tools(pool)
-        chosen = tools_for_request(
-            pool,
-            self.messages if next_request else messages or [],
-            state=state,
-            style=style,
-            compact_boundaries=self.compact_boundaries,
-            server_search=server_search,
-            discovered=self.discovered_tool_names() if next_request else None,
-        )
-        if next_request:
-            self.context.options = replace(self.context.options, tools=tuple(pool))
-            self._deferral = deferral_of(pool, chosen.deferred_names)
-            if chosen.attachment:
-                announce(self.messages, chosen.attachment)
-        cwd = self.working_directory()
-        # The system prompt holds the always-sent tools only, so discovering a deferred tool
-        # does not change it (the prompt cache keeps hitting).
-        resident = [tool for tool in chosen.loaded if not is_deferred(tool)]
-        # Compaction's summary needs no thinking (and would pay for it).
-        thinking = self.settings.thinking if next_request else None
-        context_management = self.settings.context_management if next_request else None
-        if next_request and thinking_on(thinking) and thought_missing(self.messages):
-            thinking, context_management = None, without_thinking_edits(context_management)
-            self._note_thinking_paused()
-        elif next_request:
-            self._thinking_paused = False
-        return ModelRequest(
-            model=self.model_id,
-            messages=tuple(self.messages if next_request else messages or []),
-            max_tokens=request_max_tokens(max_tokens or self.settings.max_tokens, thinking),
-            system=system_prompt(resident, cwd),
-            tools=cache_last(chosen.api_tools),
-            tool_choice=tool_choice,
-            cwd=str(cwd),
-            thinking=thinking,
-            context_management=context_management,
-            cache_messages=True,
-        )
-
-    def _note_thinking_paused(self) -> None:
-        """Tell once per tool-use chain that thinking waits for it to end: the chain began
-        without a thought (thinking was turned on inside it, after an interrupt), and the
-        API refuses thinking until the model has answered it."""
-        if not self._thinking_paused:
-            self._thinking_paused = True
-            text = (
-                "Thinking resumes after this answer: the open tool calls were made without "
-                "it, and the API takes thinking only from the start of a turn."
-            )
-            self.emit(Notice("thinking", text))
-
-    def _reload_carried_tools(self, pool: Sequence[Tool[Any]]) -> None:
-        """Load again, with a ToolSearch exchange at the end of the history, the deferred
-        tools a compaction (or a parent, for a sub-agent) carried over but no reference in
-        the conversation names: with `defer_loading` the model sees only referenced ones."""
-        referenced = self._discovered.names(self.messages)
-        names = carried_unreferenced(
-            pool, self.messages, self.compact_boundaries, referenced=referenced
-        )
-        finder = next((tool.name for tool in pool if searches_deferred_tools(tool)), None)
-        if not names or finder is None or not self.messages:
-            return
-        if self.messages[-1].get("role") != "user":
-            return  # a prefill: nothing can follow it
-        self._reloads += 1
-        call, result = reload_exchange(
-            names, tool_use_id=f"toolu_reload_{self._reloads:02d}", search_tool=finder
-        )
-        add_assistant(self.messages, call["content"])
-        if self.transcript is not None:
-            self.transcript.message("assistant", call["content"])
-        self.add_user([result])
-
-    def tool_pool(self) -> list[Tool[Any]]:
-        """Every tool the model may use now: the session's and the extra ones that are
-        enabled, less those a deny rule names whole, plus ToolSearch while any is deferred."""
-        from .tools.tool_search import with_tool_search
-
-        extra = list(self.extra_tools()) if self.extra_tools is not None else []
-        pool = enabled_tools([*self.tools, *extra])
-        hidden = getattr(self.pipeline.can_use_tool, "tools_denied_whole", None)
-        if callable(hidden):
-            denied = cast(set[str], hidden(pool, self.context))
-            pool = [tool for tool in pool if tool.name not in denied]
-        return with_tool_search(pool)
-
-    def working_directory(self) -> Path:
-        """Where the session works now: a tool (EnterWorktree) may move it, through the app
-        state's ``extras["cwd"]``; otherwise the directory the session started in."""
-        moved = self.context.get_app_state().extras.get("cwd")
-        return Path(moved) if moved else self.context.cwd
-
     # ── committing to the conversation ─────────────────────────────────────────────────
-
-    def add_user(self, blocks: list[Block]) -> None:
-        add_user(self.messages, blocks)
-        if self.transcript is not None and blocks:
-            self.transcript.message("user", blocks)
 
     def _commit(
         self, blocks: Sequence[Block], results: Sequence[ToolResult], *, unanswered: str

@@ -27,6 +27,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 from .types import ToolResult, ToolResultContent
 
@@ -229,10 +230,18 @@ def safe_name(text: str, fallback: str = "result") -> str:
 
 def describe_error(exc: BaseException) -> str:
     """An exception as `Type: message` (the first of a group), for people and the model."""
-    if isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        return describe_error(exc.exceptions[0])
+    first = _first_in_group(exc)
+    if first is not None:
+        return describe_error(first)
     text = str(exc)
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _first_in_group(exc: BaseException) -> BaseException | None:
+    if not isinstance(exc, BaseExceptionGroup):
+        return None
+    group = cast("BaseExceptionGroup[BaseException]", exc)
+    return group.exceptions[0] if group.exceptions else None
 
 
 _MAX_NAME_TRIES = 1000

@@ -44,7 +44,11 @@ class SubagentConversation(Protocol):
     """A running subagent as the tools see it: a conversation that runs prompts."""
 
     context: ToolUseContext
-    messages: list[Message]
+
+    @property
+    def messages(self) -> list[Message]:
+        """The subagent's conversation in the Messages API's format."""
+        ...
 
     async def run(self, prompt: str, *, on_event: EventSink[LoopEvent] | None = None) -> str:
         """Run `prompt`, then, as follow-up prompts, any mail that came too late for a turn

@@ -11,42 +11,28 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .compaction import CompactBoundary
-from .context import AppState, AppStateStore, ToolUseContext, ToolUseOptions, toolhost_home
+from .context import SandboxOptions, ToolUseContext
 from .conversation import Message
 from .disclosure.deferral import DISCLOSURE_OPTIONS, DisclosureOption
 from .events import EventSink, LoopEvent, Notice, emit
-from .loop import AgentLoop
 from .loop_state import LoopSettings, RunResult
 from .model.anthropic_model import AnthropicModel, default_model_name
 from .model.base import Model, Usage
-from .model.classifier import ModelClassifier
-from .model.pricing import add_cost
-from .orchestration.pipeline import Pipeline
 from .permissions.api import Approver, CanUseTool
-from .permissions.engine import PermissionEngine, no_classifier
 from .permissions.hooks import Hooks
-from .results import ResultStore
 from .sent import SentRequest
-from .session_setup import (
-    ReportingApprover,
-    attach_side_models,
-    cassette_session,
-    mcp_from_settings,
-    starting_permissions,
-    thinking_options,
-    watch_settings,
-    web_search_for,
-)
-from .subagent_loop import LoopRunner
+from .session_build import assemble, check_call, session_root, transcript_path
+from .session_setup import thinking_options, web_search_for
 from .tool import Tool
-from .transcript import Transcript, load_transcript
-from .types import PermissionMode
+from .transcript import load_transcript
+from .types import PermissionMode, RuleBehavior
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -84,7 +70,9 @@ class Session:
     rules and hooks only with `"importClaudeCodeSettings": true` in those files, or after
     `import_claude_settings()`: off by default, since their allow rules widen what runs.
     What is left as "ask" goes to `approver`; with none, it is denied with advice.
-    `load_settings=False` ignores the files (rules then come only from code). In `auto`
+    `load_settings=False` ignores the files (rules then come only from code). `rules` are
+    ``(rule, behavior)`` pairs the session starts with, as its own (the ``session`` source);
+    `add_rule()` adds more later, and `rules` reads all of them by source. In `auto`
     mode the session's own model judges calls that would ask (`ModelClassifier`); when it
     is unsure, offline or slow, the call is asked as in `default` mode.
 
@@ -105,6 +93,11 @@ class Session:
     "clear_thinking_20251015", "keep": "all"}]}``. Both are checked here: a malformed one
     raises `ValueError` in the API's words. Change them between runs through
     `settings.thinking` and `settings.context_management`.
+
+    `sandbox` says how the Bash sandbox runs commands (`context.SandboxOptions`: required
+    or off, the network, more paths to hide); by default the environment decides. Scheduled
+    prompts (CronCreate) run through `run(prompt)`, or through `run_scheduled(session,
+    prompt)` when given (a notebook shows them in an area of their own).
     """
 
     def __init__(
@@ -133,6 +126,9 @@ class Session:
         disclosure: DisclosureOption = "auto",
         thinking: Mapping[str, Any] | None = None,
         context_management: Mapping[str, Any] | None = None,
+        rules: Iterable[tuple[str, RuleBehavior]] = (),
+        sandbox: SandboxOptions | None = None,
+        run_scheduled: Callable[[Session, str], Awaitable[Any]] | None = None,
     ) -> None:
         if disclosure not in DISCLOSURE_OPTIONS:
             raise ValueError(
@@ -150,38 +146,6 @@ class Session:
         duplicates = sorted({n for n in names if names.count(n) > 1})
         if duplicates:
             raise ValueError(f"tool names must be unique; repeated: {', '.join(duplicates)}")
-        root = Path(cwd if cwd is not None else os.getcwd()).resolve()
-        hooks = hooks if hooks is not None else Hooks()  # an empty Hooks is falsy
-        reporter = ReportingApprover(approver)
-        permissions, can_use_tool = starting_permissions(
-            root, permission_mode, reporter, can_use_tool, hooks, load_settings
-        )
-        self._settings_watch = watch_settings(root) if load_settings else None
-        self.settings_problems: list[str] = [str(p) for p in permissions.problems]
-        """What was wrong in the settings files (each with its file and line)."""
-        self.claude_imports: list[ClaudeImport] = list(permissions.claude_imports)
-        """What was read from Claude Code's settings files, file by file (only when
-        `importClaudeCodeSettings` is on, or after `import_claude_settings()`)."""
-        context = ToolUseContext(
-            options=ToolUseOptions(tools=tuple(pool), main_loop_model=model_id),
-            app_state=AppStateStore(AppState(tool_permission_context=permissions.context)),
-            cwd=root,
-            project_root=root,
-            state_home=toolhost_home(root),
-        )
-        from .tools.bash.sandbox import freeze
-
-        freeze(context)  # the sandbox's environment settings, read once for the session
-        # A session on a cassette takes its id from it, so the paths it shows
-        # (`.toolhost/sessions/<id>/...`) are the same when it is recorded and replayed.
-        session_id = session_id or cassette_session(model)
-        if session_id is not None:
-            context.session_id = session_id
-        pipeline = Pipeline(
-            results=ResultStore(context.session_dir() / "tool-results"),
-            can_use_tool=can_use_tool,
-            hooks=hooks,
-        )
         settings = LoopSettings(
             max_turns=max_turns,
             max_tokens=max_tokens,
@@ -193,46 +157,51 @@ class Session:
             thinking=thinking,
             context_management=context_management,
         )
-        transcript = Transcript(self.transcript_path_for(context)) if write_transcript else None
-        self._loop = AgentLoop(
+        # Scheduled prompts (CronCreate) queue behind the running one, through `run`, or
+        # through the host's `run_scheduled(session, prompt)` when it shows them itself.
+        scheduled = self.run if run_scheduled is None else partial(run_scheduled, self)
+        parts = assemble(
+            pool=pool,
             model=model,
             model_id=model_id,
-            tools=pool,
-            pipeline=pipeline,
-            context=context,
+            web_search=search,
+            root=session_root(cwd),
             settings=settings,
-            transcript=transcript,
-            hooks=hooks,  # UserPromptSubmit, Stop, and where hook failures are shown
+            permission_mode=permission_mode,
+            approver=approver,
+            can_use_tool=can_use_tool,
+            hooks=hooks if hooks is not None else Hooks(),  # an empty Hooks is falsy
+            session_id=session_id,
+            on_event=on_event,
+            write_transcript=write_transcript,
+            load_settings=load_settings,
+            mcp=mcp,
+            small_model=small_model,
+            rules=rules,
+            sandbox=sandbox,
+            run_prompt=scheduled,
         )
-        reporter.loop = self._loop
-        engine = pipeline.can_use_tool
-        if isinstance(engine, PermissionEngine) and engine.classifier is no_classifier:
-            # Auto mode: the session's own model judges what would ask (unsure -> ask).
-            engine.classifier = ModelClassifier(
-                model=model, model_id=model_id, transcript=lambda: self._loop.messages
-            )
-        self.mcp = mcp if mcp is not None else mcp_from_settings(root, load_settings)
+        self._loop = parts.loop
+        self._engine = parts.engine
+        self._settings_watch = parts.settings_watch
+        self.settings_problems: list[str] = parts.problems
+        """What was wrong in the settings files (each with its file and line)."""
+        self.claude_imports: list[ClaudeImport] = parts.claude_imports
+        """What was read from Claude Code's settings files, file by file (only when
+        `importClaudeCodeSettings` is on, or after `import_claude_settings()`)."""
+        self.mcp = parts.mcp
         """The session's MCP servers (from `mcpServers` in the settings files); they connect
         on the first run, and their tools are offered from then on (deferred by default)."""
-        if self.mcp is not None:
-            self._loop.extra_tools = self.mcp.tools
-        if on_event is not None:
-            self._loop.sinks.append(on_event)
         self.last_result: RunResult | None = None
         self._task: asyncio.Task[Any] | None = None
         self._run_lock: asyncio.Lock | None = None
         self._running_sink: EventSink[LoopEvent] | None = None
         self._waiting: list[asyncio.Task[Any]] = []
         """Tasks of queued prompts, first come first served."""
-        # Tools that organise work reach the session through these (subagents share the
-        # model, pipeline and approver; scheduled prompts queue behind the running one).
-        context.options = replace(context.options, subagent_runner=LoopRunner(self._loop))
-        context.options.extras["run_prompt"] = self.run
-        attach_side_models(context, model, search, small_model)
 
     @staticmethod
     def transcript_path_for(context: ToolUseContext) -> Path:
-        return context.session_dir() / "transcript.jsonl"
+        return transcript_path(context)
 
     @classmethod
     def resume(cls, session_id: str, **options: Any) -> Session:
@@ -241,15 +210,7 @@ class Session:
         path = session.transcript_path
         if not path.exists():
             raise FileNotFoundError(f"no transcript for session {session_id!r} at {path}")
-        loaded = load_transcript(path)
-        loop = session._loop
-        loop.messages = loaded.messages
-        loop.compact_boundaries = [
-            CompactBoundary.from_record(r) for r in loaded.compact_boundaries
-        ]
-        for model, usage in loaded.usage:
-            loop.usage += usage
-            loop.cost_usd = add_cost(loop.cost_usd, model, usage)
+        session._loop.restore(load_transcript(path))
         return session
 
     # ── running ─────────────────────────────────────────────────────────────────────────
@@ -374,11 +335,10 @@ class Session:
         to `settings_problems`. Returns what this call imported, file by file."""
         from .permissions.claude_settings import import_into
 
-        engine = self._loop.pipeline.can_use_tool
         found, problems = import_into(
             self.context,
             hooks=self._loop.hooks,
-            sources=engine.sources if isinstance(engine, PermissionEngine) else None,
+            sources=self._engine.sources if self._engine is not None else None,
             skip={done.source for done in self.claude_imports},
         )
         self.claude_imports += found
@@ -398,36 +358,31 @@ class Session:
     def permission_mode(self) -> PermissionMode:
         return self.context.get_app_state().tool_permission_context.mode
 
+    def add_rule(self, rule: str, behavior: RuleBehavior = "allow") -> None:
+        """Add a permission rule for this session, in Claude Code's syntax (``"Bash(npm
+        test:*)"``, ``"Read(./docs/**)"``, ``"WebFetch"``), from the next call on. It goes to
+        the ``session`` source, beside the settings files' rules, and is not saved (see
+        `permissions.settings.save_rule` for that). Raises `RuleError` (a `ValueError`)
+        for a rule that does not parse, and `ValueError` for an unknown `behavior`."""
+        from .permissions.engine import add_session_rules
+        from .permissions.rules import parse_rule
+
+        if behavior not in ("allow", "ask", "deny"):
+            raise ValueError(f"behavior must be allow, ask or deny, not {behavior!r}")
+        parse_rule(rule)
+        add_session_rules(self.context, (rule,), behavior)
+
+    @property
+    def rules(self) -> Mapping[str, Mapping[RuleBehavior, tuple[str, ...]]]:
+        """The rules in force, by source (``"userSettings"``, ``"projectSettings"``,
+        ``"localSettings"``, ``"session"``, ...) and behaviour; change them with `add_rule`."""
+        return self.context.get_app_state().tool_permission_context.rules
+
     def check(self, tool_name: str, input: Mapping[str, Any] | str) -> CheckReport:
         """What the permission engine decides for this call in every mode, with the rule and
         settings file behind each decision, without running the call or asking anyone (see
         `permissions.check`). A string `input` goes to the tool's primary field."""
-        from .orchestration.pipeline import ToolInputValidationError, find_tool, parse_input
-        from .permissions.check import check_permission, find_tool_named, input_for, run_blocking
-
-        loop = self._loop
-        extra = list(loop.extra_tools()) if loop.extra_tools is not None else []
-        tool = find_tool_named(tool_name, [*loop.tool_pool(), *loop.tools, *extra])
-        raw = input_for(tool, input)
-        parsed, refused = None, f"{tool.name} is disabled: the pipeline answers 'No such tool'"
-        if find_tool(tool.name, [tool]) is not None:
-            try:
-                parsed, refused = parse_input(tool, raw), None
-            except ToolInputValidationError as exc:
-                refused = str(exc)
-        context = replace(self.context, cwd=loop.working_directory())
-        pipeline = loop.pipeline
-        return run_blocking(
-            check_permission(
-                tool=tool,
-                input=raw,
-                parsed=parsed,
-                context=context,
-                engine=pipeline.can_use_tool,
-                hooks=pipeline.hooks,
-                refused=refused,
-            )
-        )
+        return check_call(self._loop, tool_name, input)
 
     def add_event_sink(self, sink: EventSink[LoopEvent]) -> None:
         """Report every run's events to `sink` too."""

@@ -4,22 +4,22 @@ servers from the settings files, and the approver wrapper that reports each appr
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .context import ToolUseContext
-from .events import PermissionAnswered, PermissionRequested
+from .events import LoopEvent, PermissionAnswered, PermissionRequested
 from .model.anthropic_model import AnthropicModel
 from .model.base import Model
 from .permissions.api import ApprovalDecision, ApprovalRequest, Approver, CanUseTool
-from .permissions.engine import PermissionEngine
+from .permissions.engine import Classifier, PermissionEngine, no_classifier, with_session_rules
 from .permissions.hooks import Hooks
-from .types import PermissionMode, ToolPermissionContext
+from .types import PermissionMode, RuleBehavior, ToolPermissionContext
 
 if TYPE_CHECKING:
-    from .loop import AgentLoop
     from .mcp import McpManager
+    from .model.small import SmallModel
     from .permissions.claude_settings import ClaudeImport
     from .permissions.settings_watch import SettingsWatch
 
@@ -62,33 +62,36 @@ def cassette_session(model: Model) -> str | None:
         return None
 
 
-def attach_side_models(
-    context: ToolUseContext, model: Model, search: Any, small_model: str | None
-) -> None:
-    """Put the session's web search backend and small model (WebFetch's `prompt`; id from
-    `small_model`, then `JUPYTER_TOOLHOST_SMALL_MODEL`, then a Haiku) where tools find them."""
+def side_models(model: Model, small_model: str | None) -> SmallModel | None:
+    """The session's small model (WebFetch's `prompt`; id from `small_model`, then
+    `JUPYTER_TOOLHOST_SMALL_MODEL`, then a Haiku), on the session's client."""
     from .model.small import small_model_for, small_model_name
-    from .tools.web_fetch import SMALL_MODEL_KEY
-    from .tools.web_search import BACKEND_KEY
 
-    small = small_model_for(model, small_model_name(small_model))
-    for key, value in ((BACKEND_KEY, search), (SMALL_MODEL_KEY, small)):
-        if value is not None:
-            context.options.extras[key] = value
+    return small_model_for(model, small_model_name(small_model))
+
+
+def sandbox_environment() -> dict[str, str]:
+    """The Bash sandbox's environment settings, read once when the session starts."""
+    from .tools.bash.sandbox import read_environment
+
+    return read_environment()
 
 
 class ReportingApprover:
     """Reports each approval request as a `PermissionRequested` event, asks, and reports
-    the answer (or that none came) as a `PermissionAnswered` event."""
+    the answer (or that none came) as a `PermissionAnswered` event, through `emit` (the
+    session's loop)."""
 
-    def __init__(self, inner: Approver | None, loop: AgentLoop | None = None) -> None:
+    def __init__(
+        self, inner: Approver | None, emit: Callable[[LoopEvent], None] | None = None
+    ) -> None:
         self.inner = inner
-        self.loop = loop
+        self.emit = emit
 
     async def ask(self, request: ApprovalRequest) -> ApprovalDecision:
         asked = PermissionRequested(request)
-        if self.loop is not None:
-            self.loop.emit(asked)
+        if self.emit is not None:
+            self.emit(asked)
         decision: ApprovalDecision | None = None
         try:
             if self.inner is None:
@@ -97,9 +100,9 @@ class ReportingApprover:
                 decision = await self.inner.ask(request)
             return decision
         finally:
-            if self.loop is not None:
+            if self.emit is not None:
                 answered = time.perf_counter()
-                self.loop.emit(PermissionAnswered(request, decision, asked.asked_at, answered))
+                self.emit(PermissionAnswered(request, decision, asked.asked_at, answered))
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,18 +119,25 @@ def starting_permissions(
     can_use_tool: CanUseTool | None,
     hooks: Hooks,
     load: bool,
+    rules: Iterable[tuple[str, RuleBehavior]] = (),
+    classifier: Classifier = no_classifier,
 ) -> tuple[StartingPermissions, CanUseTool]:
-    """The starting permission context and the decision function of a new session."""
+    """The starting permission context (with `rules` added as the session's own) and the
+    decision function of a new session (a `PermissionEngine` judging auto mode's calls
+    with `classifier`, unless `can_use_tool` is given)."""
     from .permissions.settings import Settings, load_settings
 
     settings = load_settings(cwd=cwd) if load else Settings()
     if load:
         settings.register_hooks(hooks)
     context = settings.permission_context(mode=mode)  # may note a bad mode variable
+    context = with_session_rules(context, rules)
     starting = StartingPermissions(
         context, tuple(settings.problems), tuple(settings.claude_imports)
     )
-    engine = can_use_tool or PermissionEngine(approver=approver, sources=settings.sources)
+    engine = can_use_tool or PermissionEngine(
+        approver=approver, sources=settings.sources, classifier=classifier
+    )
     return starting, engine
 
 

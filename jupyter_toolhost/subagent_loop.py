@@ -71,6 +71,10 @@ class SubagentLoop(AgentLoop):
         super().__init__(**options)
         self.type_prompt = type_prompt
         self.mailbox = Mailbox(self, afterwards="follow_up")
+        # Its own subagents' runner delivers to this mailbox, so it is made here, once the
+        # mailbox exists (the base class would make one with a mailbox of its own).
+        runner = LoopRunner(self, mailbox=self.mailbox)
+        self.context.options = replace(self.context.options, subagent_runner=runner)
 
     def request(self, *args: Any, **kwargs: Any) -> ModelRequest:
         request = super().request(*args, **kwargs)
@@ -107,7 +111,17 @@ class LoopRunner:
     def start(self, spec: SubagentSpec) -> SubagentLoop:
         parent = self.loop
         transcript = Transcript(spec.transcript_path) if spec.transcript_path else None
-        child = SubagentLoop(
+        inherited = self.discovered_tools() & {tool.name for tool in spec.tools}
+        # The child starts knowing the deferred tools its parent found, the way a
+        # conversation keeps them across a compaction: a boundary that carries them.
+        carried = CompactBoundary(
+            trigger="auto",
+            pre_tokens=0,
+            messages_summarised=0,
+            pre_compact_discovered_tools=tuple(sorted(inherited)),
+            summary="",
+        )
+        return SubagentLoop(
             type_prompt=spec.system_prompt,
             model=parent.model,
             model_id=parent.model_id,
@@ -116,20 +130,6 @@ class LoopRunner:
             context=spec.context,
             settings=replace(parent.settings),
             transcript=transcript,
+            hidden_tools=parent.hidden_tools,
+            compact_boundaries=[carried] if inherited else [],
         )
-        inherited = self.discovered_tools() & {tool.name for tool in spec.tools}
-        if inherited:
-            # The child starts knowing the deferred tools its parent found, the way a
-            # conversation keeps them across a compaction: a boundary that carries them.
-            child.compact_boundaries.append(
-                CompactBoundary(
-                    trigger="auto",
-                    pre_tokens=0,
-                    messages_summarised=0,
-                    pre_compact_discovered_tools=tuple(sorted(inherited)),
-                    summary="",
-                )
-            )
-        runner = LoopRunner(child, mailbox=child.mailbox)
-        spec.context.options = replace(spec.context.options, subagent_runner=runner)
-        return child

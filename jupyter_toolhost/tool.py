@@ -92,7 +92,7 @@ def default_map_result(output: Any) -> ToolResultContent:
     if (
         isinstance(output, list)
         and output
-        and all(isinstance(item, dict) and "type" in item for item in cast(list[Any], output))
+        and all(isinstance(item, dict) and "type" in item for item in cast(list[object], output))
     ):
         return cast(list[ContentBlock], output)
     if isinstance(output, dict | list | tuple | int | float | bool):

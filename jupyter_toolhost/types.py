@@ -83,6 +83,9 @@ class PermissionAsk:
     suggested_rules: tuple[str, ...] = ()
     """Rules that "Always allow" would add, e.g. one per sub-command of a compound command."""
     updated_input: Mapping[str, Any] | None = None
+    plan: str | None = None
+    """The plan this ask presents for approval (ExitPlanMode's), in Markdown; None for an
+    ordinary call."""
     behavior: Literal["ask"] = "ask"
 
 
@@ -98,7 +101,9 @@ class ToolPermissionContext:
     """
 
     mode: PermissionMode = "default"
-    rules: Mapping[str, Mapping[RuleBehavior, tuple[str, ...]]] = field(default_factory=dict)
+    rules: Mapping[str, Mapping[RuleBehavior, tuple[str, ...]]] = field(
+        default_factory=dict[str, Mapping[RuleBehavior, tuple[str, ...]]]
+    )
     additional_working_directories: tuple[str, ...] = ()
     pre_plan_mode: PermissionMode | None = None
     """The mode to restore when plan mode ends."""

@@ -369,6 +369,7 @@ class Project:
 
     def __init__(self, root: Path) -> None:
         from jupyter_toolhost import Session
+        from jupyter_toolhost.context import SandboxOptions
         from jupyter_toolhost.model.anthropic_model import AnthropicModel
         from jupyter_toolhost.tools import builtin_tools
 
@@ -383,10 +384,10 @@ class Project:
             model_id="claude-sonnet-4-5",
             cwd=self.project,
             write_transcript=False,
+            sandbox=SandboxOptions(enabled=False),
         )
         problems = self.session.settings_problems
         assert not problems, problems
-        self.session.context.options.extras["bash_sandbox"] = False
         self._runner = asyncio.Runner()
 
     def decide(self, command: str) -> Decision:

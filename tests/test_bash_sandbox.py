@@ -17,7 +17,13 @@ from typing import Any
 
 import pytest
 
-from jupyter_toolhost.context import AppState, AppStateStore, ToolUseContext, ToolUseOptions
+from jupyter_toolhost.context import (
+    AppState,
+    AppStateStore,
+    SandboxOptions,
+    ToolUseContext,
+    ToolUseOptions,
+)
 from jupyter_toolhost.orchestration.pipeline import Pipeline
 from jupyter_toolhost.permissions.engine import PermissionEngine
 from jupyter_toolhost.permissions.ruleset import compile_rules
@@ -91,10 +97,13 @@ def make_tree(root: Path) -> dict[str, Path]:
     return files
 
 
-def make_context(cwd: Path, rules: dict[str, tuple[str, ...]] | None = None, **extras: Any):
+def make_context(
+    cwd: Path, rules: dict[str, tuple[str, ...]] | None = None, **sandbox: Any
+) -> ToolUseContext:
+    """A dontAsk context with `rules`; `sandbox` are `SandboxOptions` fields."""
     permission = ToolPermissionContext(mode="dontAsk", rules={"session": rules or RULES})
     return ToolUseContext(
-        options=ToolUseOptions(tools=builtin_tools(), extras=extras),
+        options=ToolUseOptions(tools=builtin_tools(), sandbox=SandboxOptions(**sandbox)),
         app_state=AppStateStore(AppState(tool_permission_context=permission)),
         cwd=cwd,
     )
@@ -325,7 +334,7 @@ async def test_sandbox_off_runs_unsandboxed(
     assert not bash.TOOL.runs_sandboxed(context)
     result = await run(context, "cat secrets/key.txt")
     assert text(result) == SECRET  # the sandbox is off: only the command check would stop this
-    option_off = make_context(work, bash_sandbox=False)
+    option_off = make_context(work, enabled=False)
     monkeypatch.delenv(sandbox.SANDBOX_ENV)
     assert text(await run(option_off, "cat secrets/key.txt")) == SECRET
 
@@ -349,7 +358,7 @@ async def test_without_bwrap_the_notice_comes_once_per_session(
     fresh = make_context(work)
     failed = await run(fresh, "exit 3")
     assert failed.is_error and text(failed).count(sandbox.NOTICE) == 1
-    required = make_context(work, bash_sandbox=True)
+    required = make_context(work, enabled=True)
     refused = await run(required, f"touch {work / 'ran'}")
     assert refused.is_error and "bubblewrap" in text(refused)
     assert not (work / "ran").exists()
@@ -363,7 +372,7 @@ async def test_sandboxed_flag(bwrap: None, home: Path, tmp_path: Path) -> None:
     assert not bash.TOOL.runs_sandboxed(bare_read)  # a path sandbox cannot hide everything
     above = make_context(work, {"deny": (f"Read(/{tmp_path}/**/*.txt)",)})
     assert not bash.TOOL.runs_sandboxed(above)  # the walk covers the roots only
-    assert not bash.TOOL.runs_sandboxed(make_context(work, bash_sandbox=False))
+    assert not bash.TOOL.runs_sandboxed(make_context(work, enabled=False))
     plain = build_tool(
         name="Plain", input_model=bash.BashInput, call=bash.run_bash, description="x"
     )

@@ -19,6 +19,7 @@ import pytest
 from everyday_commands import COMMANDS, CONTROLS, build_project
 
 from jupyter_toolhost import Session
+from jupyter_toolhost.context import SandboxOptions
 from jupyter_toolhost.model.anthropic_model import AnthropicModel
 from jupyter_toolhost.tools.bash.sandbox import bwrap_problem
 
@@ -56,9 +57,9 @@ def session(
             model_id="claude-sonnet-4-5",
             cwd=project,
             write_transcript=False,
+            sandbox=SandboxOptions(enabled=sandbox),
         )
         assert not made.settings_problems
-        made.context.options.extras["bash_sandbox"] = sandbox
         yield made
 
 
@@ -98,7 +99,7 @@ def _stricter(command: str, *, sandbox: bool) -> str | None:
 
 
 def test_ours_asks_no_more_often_than_claude_code(session: Session) -> None:
-    sandbox = bool(session.context.options.extras["bash_sandbox"])
+    sandbox = bool(session.context.options.sandbox.enabled)
     decided = {c: _default(session, c) for c in COMMANDS}
     ours = sum(b != "allow" for b in decided.values())
     print(

@@ -71,7 +71,7 @@ async def test_network_setting_opens_it(
 ) -> None:
     work = tmp_path / "work"
     make_tree(work)
-    opened = await run(make_context(work, bash_sandbox_network=True), _fetch(loopback))
+    opened = await run(make_context(work, network=True), _fetch(loopback))
     assert text(opened) == "LOOPBACK-ANSWER"
     monkeypatch.setenv(sandbox.NETWORK_ENV, "1")
     assert text(await run(make_context(work), _fetch(loopback))) == "LOOPBACK-ANSWER"
@@ -92,7 +92,7 @@ async def test_connection_files_are_hidden(
     elsewhere.write_text('{"key": "OWN-HMAC-KEY"}')
     (elsewhere.parent / "kernel-other.json").write_text('{"key": "OTHER-HMAC-KEY"}')
     monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(runtime))
-    context = make_context(work, **{sandbox.HIDDEN_KEY: [str(elsewhere)]})
+    context = make_context(work, hidden_paths=(str(elsewhere),))
     result = await run(
         context, f"ls -A {runtime}; cat {runtime}/*.json {elsewhere.parent}/*.json; true"
     )
@@ -173,7 +173,7 @@ async def test_kernel_secrets_are_not_in_the_environment(
     monkeypatch.setenv("JPY_SESSION_NAME", "/notebooks/JPY-KEEP-OUT.ipynb")
     monkeypatch.setenv("JUPYTERHUB_API_TOKEN", "HUB-KEEP-OUT")
     monkeypatch.setenv("MY_OWN_SETTING", "kept")
-    for context in (make_context(work), make_context(work, bash_sandbox=False)):
+    for context in (make_context(work), make_context(work, enabled=False)):
         shown = text(await run(context, "env; cat /proc/1/environ 2>/dev/null | tr '\\0' '\\n'"))
         assert "KEEP-OUT" not in shown
         assert "MY_OWN_SETTING=kept" in shown

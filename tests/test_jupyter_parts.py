@@ -433,8 +433,8 @@ async def test_unanswered_questions_fail_clearly_through_the_pipeline(tmp_path: 
     # Plain IPython (no kernel): nothing can show the questions, so even with a timeout
     # they fail at once (the timeout applies where a kernel could show them).
     asker = WidgetQuestionAsker(timeout=30, emit=lines.append)
-    extras = {ask_user.ASKER_KEY: asker}
-    waiting = ToolUseContext(options=ToolUseOptions(tools=tools, extras=extras), cwd=tmp_path)
+    options = ToolUseOptions(tools=tools, question_asker=asker)
+    waiting = ToolUseContext(options=options, cwd=tmp_path)
     started = time.monotonic()
     unanswered = await pipeline.run(call, waiting)
     assert time.monotonic() - started < 5
@@ -507,6 +507,20 @@ def test_rules_and_mode_chosen_before_the_first_cell_apply_to_it(host: AgentHost
     assert context.rules["session"]["allow"] == ("Bash(seq:*)",)
     assert context.rules["session"]["deny"] == ("Read(./secrets/**)",)
     assert context.mode == "acceptEdits" and host.pending_rules == []
+
+
+def test_rules_added_to_a_session_go_through_its_add_rule(host: AgentHost):
+    session = host.ensure_session()
+    run_line(host, "ask Bash(git push:*)")
+    run_line(host, "allow Bash(seq:*)")
+    assert session.rules["session"] == {"ask": ("Bash(git push:*)",), "allow": ("Bash(seq:*)",)}
+    assert session.check("Bash", "seq 3").mode("default").behavior == "allow"
+    assert "Bash(git push:*)" in str(run_line(host, "rules"))
+    with pytest.raises(IPythonUsageError, match="Not a valid rule"):
+        run_line(host, "deny Bash(unclosed")
+    # The session was made for this kernel: scheduled prompts are shown by the host.
+    scheduled = session.context.options.run_prompt
+    assert scheduled is not None and scheduled.func == host.run_scheduled  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize(

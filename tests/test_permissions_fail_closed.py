@@ -314,7 +314,6 @@ def test_the_engine_remembers_what_allowed_calls_may_write(tmp_path: Path) -> No
         PermissionRequest,
     )
     from jupyter_toolhost.permissions.hooks import HookOutput
-    from jupyter_toolhost.permissions.written import WRITTEN_KEY
     from jupyter_toolhost.tools import builtin_tools
     from jupyter_toolhost.types import ToolPermissionContext
 
@@ -346,12 +345,12 @@ def test_the_engine_remembers_what_allowed_calls_may_write(tmp_path: Path) -> No
         report = str(project / "src" / "report.py")
         wrote = await ask("Write", {"file_path": report, "content": "print(1)\n"})
         assert isinstance(wrote, PermissionAllow)
-        assert report in context.get_app_state().extras[WRITTEN_KEY]
+        assert report in context.get_app_state().written_paths
         ran = await ask("Bash", {"command": "python3 src/report.py"})
         assert not isinstance(ran, PermissionAllow)
         assert "this session wrote" in asked[-1]
         await ask("Bash", {"command": "echo x > work/out.txt"})
-        assert str(project / "work" / "out.txt") in context.get_app_state().extras[WRITTEN_KEY]
+        assert str(project / "work" / "out.txt") in context.get_app_state().written_paths
 
     asyncio.run(scenario())
 
@@ -395,7 +394,6 @@ def test_a_shell_folder_that_is_gone_stops_the_call_and_is_reset(tmp_path: Path)
     import asyncio
 
     from jupyter_toolhost.context import (
-        SHELL_CWD_KEY,
         AppState,
         AppStateStore,
         ToolUseContext,
@@ -409,7 +407,7 @@ def test_a_shell_folder_that_is_gone_stops_the_call_and_is_reset(tmp_path: Path)
     gone = project / "tmpd"
     gone.mkdir()
     permission = ToolPermissionContext(mode="bypassPermissions", rules={})
-    state = AppState(tool_permission_context=permission, extras={SHELL_CWD_KEY: str(gone)})
+    state = AppState(tool_permission_context=permission, shell_cwd=str(gone))
     context = ToolUseContext(
         options=ToolUseOptions(tools=[BASH_TOOL]), cwd=project, app_state=AppStateStore(state)
     )
@@ -420,7 +418,7 @@ def test_a_shell_folder_that_is_gone_stops_the_call_and_is_reset(tmp_path: Path)
     request = PermissionRequest(BASH_TOOL, parsed, raw, context, "toolu_1", HookOutput())
     result = asyncio.run(engine(request))
     assert isinstance(result, PermissionDeny) and "no longer exists" in result.message
-    assert SHELL_CWD_KEY not in context.get_app_state().extras
+    assert context.get_app_state().shell_cwd is None
 
 
 @pytest.mark.parametrize(

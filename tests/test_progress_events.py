@@ -18,6 +18,7 @@ from jupyter_toolhost import build_tool
 from jupyter_toolhost.context import (
     ChecklistItem,
     Progress,
+    SandboxOptions,
     ToolUseContext,
     ToolUseOptions,
 )
@@ -65,7 +66,7 @@ async def run_calls(
     tmp_path: Path, tools: list[Tool[Any]], *calls: ToolCall
 ) -> tuple[list[ToolResult], Recorder]:
     context = ToolUseContext(
-        options=ToolUseOptions(tools=tools, extras={"bash_sandbox": False}), cwd=tmp_path
+        options=ToolUseOptions(tools=tools, sandbox=SandboxOptions(enabled=False)), cwd=tmp_path
     )
     recorder = Recorder()
     pipeline = Pipeline(ResultStore(context.session_dir() / "tool-results"))

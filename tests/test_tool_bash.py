@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from jupyter_toolhost.context import ToolUseContext, ToolUseOptions
+from jupyter_toolhost.context import SandboxOptions, ToolUseContext, ToolUseOptions
 from jupyter_toolhost.orchestration.pipeline import Pipeline
 from jupyter_toolhost.results import ResultStore
 from jupyter_toolhost.tools import bash, builtin_tools
@@ -21,10 +21,10 @@ from jupyter_toolhost.tools.bash.readonly import is_read_only_command
 from jupyter_toolhost.types import ToolCall, ToolResult
 
 
-def make_context(tmp_path: Path, **extras: Any) -> ToolUseContext:
-    return ToolUseContext(
-        options=ToolUseOptions(tools=builtin_tools(), extras=extras), cwd=tmp_path
-    )
+def make_context(tmp_path: Path, **sandbox: Any) -> ToolUseContext:
+    """A context in `tmp_path`; `sandbox` are `SandboxOptions` fields."""
+    options = ToolUseOptions(tools=builtin_tools(), sandbox=SandboxOptions(**sandbox))
+    return ToolUseContext(options=options, cwd=tmp_path)
 
 
 async def run(
@@ -262,7 +262,7 @@ async def test_required_sandbox_runs_under_bwrap_with_the_host_file_system(tmp_p
     work = tmp_path / "work"
     work.mkdir()
     outside = tmp_path / "outside.txt"
-    context = make_context(work, bash_sandbox=True)
+    context = make_context(work, enabled=True)
     inside = await run(context, {"command": "echo hi > inside.txt && cat inside.txt"})
     assert inside.content == "hi"
     wrote = await run(context, {"command": f"echo out > {outside} && cat {outside}"})
@@ -270,7 +270,7 @@ async def test_required_sandbox_runs_under_bwrap_with_the_host_file_system(tmp_p
     probe = f"test -e /proc/{os.getpid()}/root && echo seen || echo unseen"
     sandboxed = await run(context, {"command": probe})
     assert sandboxed.content == "unseen"  # its own PID namespace: this process is not visible
-    host = await run(make_context(work, bash_sandbox=False), {"command": probe})
+    host = await run(make_context(work, enabled=False), {"command": probe})
     assert host.content == "seen"
 
 
@@ -278,7 +278,7 @@ async def test_sandbox_without_bwrap_refuses_to_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("PATH", str(tmp_path / "empty-path"))
-    context = make_context(tmp_path, bash_sandbox=True)
+    context = make_context(tmp_path, enabled=True)
     result = await run(context, {"command": f"touch {tmp_path / 'ran'}"})
     assert result.is_error and "bubblewrap" in str(result.content)
     assert not (tmp_path / "ran").exists()

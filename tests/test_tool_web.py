@@ -82,10 +82,9 @@ def server() -> Iterator[str]:
         httpd.server_close()
 
 
-def make_context(tmp_path: Path, **extras: Any) -> ToolUseContext:
-    return ToolUseContext(
-        options=ToolUseOptions(tools=builtin_tools(), extras=extras), cwd=tmp_path
-    )
+def make_context(tmp_path: Path, **options: Any) -> ToolUseContext:
+    """A context in `tmp_path`; `options` are `ToolUseOptions` fields (`small_model`)."""
+    return ToolUseContext(options=ToolUseOptions(tools=builtin_tools(), **options), cwd=tmp_path)
 
 
 async def run(context: ToolUseContext, name: str, call_input: dict[str, Any]) -> ToolResult:

@@ -4,6 +4,7 @@ loop, the scheduler on plain asyncio, and the cron expression parser."""
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 
@@ -12,7 +13,7 @@ from test_tools2_support import Router, last_results, result_text, session_for
 
 from jupyter_toolhost.testing import MessagesServer, Turn, text, tool_use
 from jupyter_toolhost.tools import cron
-from jupyter_toolhost.tools.cron import MIN_INTERVAL_KEY, RUN_PROMPT_KEY, scheduler
+from jupyter_toolhost.tools.cron import MIN_INTERVAL_KEY, scheduler
 from jupyter_toolhost.tools.cron.prompt import LIFETIME
 from jupyter_toolhost.tools.cron.schedule import ScheduleError, parse_schedule
 from jupyter_toolhost.tools.cron.scheduler import CronScheduler
@@ -55,7 +56,7 @@ async def test_a_scheduled_prompt_fires_twice_into_the_session(tmp_path: Path) -
             if len(answers) == 2:
                 done.set()
 
-        session.context.options.extras[RUN_PROMPT_KEY] = run_prompt
+        session.context.options = replace(session.context.options, run_prompt=run_prompt)
         session.context.options.extras[MIN_INTERVAL_KEY] = 0.1
         async with lock:
             assert await session.run("MAIN-CRON: ping me") == "Scheduled."
@@ -106,10 +107,11 @@ async def test_cron_create_needs_a_runner_and_a_valid_expression(tmp_path: Path)
     )
     with MessagesServer(router) as server:
         session = session_for(server, tmp_path / "a", cron.make_tools())
-        session.context.options.extras.pop(RUN_PROMPT_KEY)  # a host that cannot run prompts
+        # a host that cannot run prompts
+        session.context.options = replace(session.context.options, run_prompt=None)
         await session.run("MAIN-NORUN")
         other = session_for(server, tmp_path / "b", cron.make_tools())
-        other.context.options.extras[RUN_PROMPT_KEY] = lambda prompt: None
+        other.context.options = replace(other.context.options, run_prompt=lambda prompt: None)
         await other.run("MAIN-BADCRON")
     assert server.errors == []
     [norun] = last_results(router.seen["MAIN-NORUN"][1])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from test_tools2_support import Router, ScriptedApprover, last_results, result_text, session_for
@@ -125,7 +126,7 @@ async def test_ask_user_question_with_an_asker_and_headless(tmp_path: Path) -> N
     )
     with MessagesServer(router) as server:
         session = session_for(server, tmp_path / "a", [ask_user.make_tool()])
-        session.context.options.extras[ask_user.ASKER_KEY] = asker
+        session.context.options = replace(session.context.options, question_asker=asker)
         assert await session.run("MAIN-ASK: export") == "Parquet it is."
         headless = session_for(server, tmp_path / "b", [ask_user.make_tool()])
         assert await headless.run("HEADLESS-ASK: export") == "Assuming CSV."

@@ -6,7 +6,8 @@ the rest of `jupyter/` does not depend on the session's internals.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
     from ..permissions.api import Approver
     from ..session import Session
     from ..tool import Tool
+    from ..types import RuleBehavior
     from .live import LiveView
 
 DEFAULT_MAX_TURNS = 100
@@ -37,11 +39,17 @@ class SessionOptions(Protocol):
     think: int | None
     small_model: str | None
     settings_problems: list[str]
+    pending_rules: list[tuple[str, RuleBehavior]]
+    """Rules added with `%agent allow|ask|deny` before the first session: it starts with them."""
 
     @property
     def cwd(self) -> Path: ...
 
     def approver(self) -> Approver: ...
+
+    def run_scheduled(self, session: Any, prompt: str) -> Awaitable[Any]:
+        """Run a scheduled prompt in `session`, shown where the host shows them."""
+        ...
 
 
 def make_model(host: SessionOptions) -> Any:
@@ -70,7 +78,11 @@ def resume_session(host: SessionOptions, session_id: str, *, tools: list[Tool[An
 
 
 def _configured(host: SessionOptions, make: Callable[..., Session], **options: Any) -> Session:
-    """A session with the settings files' rules, mode and hooks (Session loads them)."""
+    """A session with the settings files' rules, mode and hooks (Session loads them), the
+    rules added with `%agent allow|ask|deny` before it began, this kernel's connection
+    file hidden from the Bash sandbox, and scheduled prompts shown by the host."""
+    from ..context import SandboxOptions
+
     model = make_model(host)
     session = make(
         model=model,
@@ -81,25 +93,26 @@ def _configured(host: SessionOptions, make: Callable[..., Session], **options: A
         small_model=host.small_model,
         disclosure=host.disclosure or "auto",
         thinking=thinking_param(host.think),
+        rules=host.pending_rules,
+        sandbox=SandboxOptions(hidden_paths=connection_file()),
+        run_scheduled=host.run_scheduled,
         **options,
     )
+    host.pending_rules.clear()
     host.settings_problems = list(session.settings_problems)
-    hide_connection_file(session)
     return session
 
 
-def hide_connection_file(session: Session) -> None:
-    """Name this kernel's connection file (its signing key and ports) for the Bash sandbox
-    to hide, wherever it lies (the Jupyter runtime folder is hidden in any case)."""
-    from ..tools.bash.sandbox import HIDDEN_KEY
-
+def connection_file() -> tuple[str, ...]:
+    """This kernel's connection file (its signing key and ports), for the Bash sandbox to
+    hide wherever it lies (the Jupyter runtime folder is hidden in any case); none outside
+    a kernel (plain IPython)."""
     try:
         from ipykernel.connect import get_connection_file
 
-        found = get_connection_file()
-    except Exception:  # not in a kernel (plain IPython)
-        return
-    session.context.options.extras[HIDDEN_KEY] = [found]
+        return (get_connection_file(),)
+    except Exception:  # not in a kernel
+        return ()
 
 
 def update_session(session: Session, host: SessionOptions, *, tools: list[Tool[Any]]) -> None:
@@ -119,14 +132,10 @@ def set_mode(session: Session, mode: str) -> None:
 
 
 def attach_question_asker(session: Session, asker: Any | None) -> None:
-    """Let AskUserQuestion reach a person through `asker` (None: no one to ask)."""
-    from ..tools.ask_user import ASKER_KEY
-
-    extras = session.context.options.extras
-    if asker is None:
-        extras.pop(ASKER_KEY, None)
-    else:
-        extras[ASKER_KEY] = asker
+    """Let AskUserQuestion reach a person through `asker` (None: no one to ask): who can
+    answer depends on the cell (a front end that shows widgets, a mode that asks)."""
+    context = session.context
+    context.options = replace(context.options, question_asker=asker)
 
 
 def permission_mode(session: Session) -> str:

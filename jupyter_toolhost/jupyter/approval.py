@@ -18,7 +18,7 @@ plain IPython) nobody clicks: the prompt is denied at once with a message that s
 run unattended (see `frontend`). An explicit timeout makes every prompt wait that long
 instead. ipywidgets is imported when the first prompt is built, never at `%load_ext`.
 
-A plan presented for approval (ExitPlanMode's ask, recognised by its message) is shown as
+A plan presented for approval (an ask that carries a `plan`, ExitPlanMode's) is shown as
 rendered Markdown under the heading "Approve this plan?", with the same buttons.
 """
 
@@ -38,7 +38,6 @@ from ..permissions.api import (
     ApprovalDecision,
     ApprovalRequest,
 )
-from ..tools.plan_mode.prompt import ASK as PLAN_ASK
 from .comm_ack import TypingWatch
 from .frontend import FrontEnd, headless_message
 from .render import ERROR, FG2
@@ -62,7 +61,6 @@ PLAN_HINT = (
     "Allow leaves plan mode and lets the model start on it; Deny keeps plan mode and "
     "sends your feedback."
 )
-_PLAN_PREFIX = PLAN_ASK.split("{plan}")[0]
 
 
 def approval_timeout_from_env() -> float | None:
@@ -158,9 +156,7 @@ def markdown_html(text: str) -> str:
 
 def plan_of(request: ApprovalRequest) -> str | None:
     """The plan in an ask that presents one for approval, else None."""
-    if not request.message.startswith(_PLAN_PREFIX):
-        return None
-    return request.message[len(_PLAN_PREFIX) :]
+    return request.plan
 
 
 def plan_html(plan: str) -> str:

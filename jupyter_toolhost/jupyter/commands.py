@@ -165,7 +165,6 @@ def _mode(host: AgentHost, command: Command) -> Rendered:
 
 
 def _rule(host: AgentHost, command: Command) -> Rendered:
-    from ..permissions.engine import add_session_rules
     from ..permissions.rules import RuleError, parse_rule
     from ..permissions.settings import SettingsError, save_rule
 
@@ -181,7 +180,7 @@ def _rule(host: AgentHost, command: Command) -> Rendered:
         host.pending_rules.append((rule, behavior))
         later = " (it applies from the first %%agent cell)"
     else:
-        add_session_rules(host.session.context, (rule,), behavior)
+        host.session.add_rule(rule, behavior)
     saved = ""
     if "--save" in command.flags:
         try:
@@ -195,7 +194,7 @@ def _rule(host: AgentHost, command: Command) -> Rendered:
 def _rules(host: AgentHost, command: Command) -> Rendered:
     rows = []
     if host.session is not None:
-        rules = host.session.context.permission_context.rules
+        rules = host.session.rules
         for source, by_behavior in rules.items():
             for behavior, listed in by_behavior.items():
                 rows.extend((behavior, rule, source) for rule in listed)

@@ -24,6 +24,7 @@ from .options import CellOptions, UsageError, parse_cell_line
 
 if TYPE_CHECKING:
     from ..tool import Tool
+    from ..types import RuleBehavior
     from ..workdir import WorkingFolder
     from .approval import WidgetApprover
     from .cards import CallCard
@@ -61,7 +62,7 @@ class AgentHost:
         self.settings_problems: list[str] = []
         self.scheduled_area: Any = None
         """The output area where scheduled prompts (CronCreate) show their runs."""
-        self.pending_rules: list[tuple[str, str]] = []
+        self.pending_rules: list[tuple[str, RuleBehavior]] = []
         """(rule, behavior) added with `%agent allow|ask|deny` before a conversation began."""
         self._approver: WidgetApprover | None = None
         self._asker: WidgetQuestionAsker | None = None
@@ -348,18 +349,9 @@ class AgentHost:
         if starting:
             from .agent import new_session
 
+            # Scheduled prompts run in this kernel's session and show in their own area;
+            # rules added before the first cell are the session's from the start.
             self.session = new_session(self, tools=tools)
-            # Scheduled prompts run in this kernel's session and show in their own area.
-            started = self.session
-            started.context.options.extras["run_prompt"] = lambda prompt: self.run_scheduled(
-                started, prompt
-            )
-            if self.pending_rules:
-                from ..permissions.engine import add_session_rules
-
-                for rule, behavior in self.pending_rules:
-                    add_session_rules(self.session.context, (rule,), behavior)  # type: ignore[arg-type]
-                self.pending_rules.clear()
         else:
             from .agent import update_session
 

@@ -60,6 +60,8 @@ class ApprovalRequest:
     agent_id: str | None = None
     destructive: bool = False
     """The tool declares this call destructive: the prompt warns with `DESTRUCTIVE_WARNING`."""
+    plan: str | None = None
+    """A plan presented for approval (ExitPlanMode's), in Markdown; None for a call."""
 
 
 DESTRUCTIVE_WARNING = "This call may not be undone: its tool marks it as destructive."
@@ -121,6 +123,7 @@ def approval_request(request: PermissionRequest, ask: PermissionAsk) -> Approval
         tool_use_id=request.tool_use_id,
         agent_id=request.context.agent_id,
         destructive=request.tool.flag(request.tool.is_destructive, request.input),
+        plan=ask.plan,
     )
 
 

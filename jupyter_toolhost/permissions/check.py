@@ -24,7 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from ..context import SHELL_CWD_KEY, AppStateStore, ToolUseContext
+from ..context import AppStateStore, ToolUseContext
 from ..types import (
     PERMISSION_MODES,
     DecisionReason,
@@ -314,7 +314,7 @@ def _facts(
     """What the call touches, exactly as `decide()` computes it for the engine."""
     state = context.get_app_state()
     cwd = os.fspath(context.cwd)
-    shell_cwd = state.extras.get(SHELL_CWD_KEY) if tool.shell_command is not None else None
+    shell_cwd = state.shell_cwd if tool.shell_command is not None else None
     return call_facts(
         tool,
         parsed,

@@ -12,9 +12,9 @@ from __future__ import annotations
 import os
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
-from ..context import SHELL_CWD_KEY, AppState
+from ..context import AppState
 from ..types import (
     DecisionReason,
     PermissionAllow,
@@ -30,7 +30,7 @@ from .facts import call_facts, mcp_server
 from .paths import OsResolver, PathResolver, candidates
 from .ruleset import SESSION, CompiledRules, RuleSource, compiled_rules
 from .settings import SettingsError, save_rule
-from .written import WRITTEN_KEY, written_by
+from .written import written_by
 
 if TYPE_CHECKING:
     from ..context import ToolUseContext
@@ -51,6 +51,7 @@ __all__ = [
     "nothing_hidden",
     "read_denied",
     "tools_denied_whole",
+    "with_session_rules",
 ]
 
 
@@ -95,7 +96,7 @@ class PermissionEngine:
         permission = state.tool_permission_context
         cwd = os.fspath(context.cwd)
         tool = request.tool
-        shell_cwd = state.extras.get(SHELL_CWD_KEY) if tool.shell_command is not None else None
+        shell_cwd = state.shell_cwd if tool.shell_command is not None else None
         if isinstance(shell_cwd, str) and not os.path.isdir(shell_cwd):  # noqa: ASYNC240 (one stat)
             return _shell_folder_gone(context, shell_cwd, cwd)
         verdict = decide(
@@ -175,7 +176,7 @@ class PermissionEngine:
         def update(state: AppState) -> AppState:
             before = _written(state)
             added = tuple(p for p in dict.fromkeys(paths) if p not in before)
-            return replace(state, extras={**state.extras, WRITTEN_KEY: (*before, *added)})
+            return replace(state, written_paths=(*before, *added))
 
         context.set_app_state(update)
 
@@ -212,10 +213,7 @@ class PermissionEngine:
 
 
 def _written(state: AppState) -> tuple[str, ...]:
-    found: object = state.extras.get(WRITTEN_KEY, ())
-    if not isinstance(found, tuple | list):
-        return ()
-    return tuple(str(path) for path in cast("tuple[object, ...] | list[object]", found))
+    return state.written_paths
 
 
 def _read_only(tool: Tool[Any], request: PermissionRequest) -> bool:
@@ -229,8 +227,7 @@ def _shell_folder_gone(context: ToolUseContext, gone: str, cwd: str) -> Permissi
     the next call is checked against."""
 
     def reset(state: AppState) -> AppState:
-        extras = {k: v for k, v in state.extras.items() if k != SHELL_CWD_KEY}
-        return replace(state, extras=extras)
+        return replace(state, shell_cwd=None)
 
     context.set_app_state(reset)
     message = (
@@ -293,6 +290,23 @@ def add_session_rules(
         return replace(state, tool_permission_context=replace(permission, rules=all_rules))
 
     context.set_app_state(update)
+
+
+def with_session_rules(
+    permission: ToolPermissionContext, rules: Iterable[tuple[str, RuleBehavior]]
+) -> ToolPermissionContext:
+    """`permission` with `(rule, behavior)` pairs added to its session source, as
+    `add_session_rules` adds them (for a session's starting rules)."""
+    new = tuple(rules)
+    if not new:
+        return permission
+    all_rules = {source: dict(by) for source, by in permission.rules.items()}
+    session = all_rules.setdefault(SESSION, {})
+    for rule, behavior in new:
+        current = tuple(session.get(behavior, ()))
+        if rule not in current:
+            session[behavior] = (*current, rule)
+    return replace(permission, rules=all_rules)
 
 
 def tools_denied_whole(

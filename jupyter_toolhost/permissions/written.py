@@ -4,7 +4,7 @@ A rule such as ``Bash(python3:*)`` trusts the programs it names with the code th
 trust does not extend to code the agent wrote a moment ago. The engine records every path a
 call it allowed may write (`written_by`: a Write/Edit/NotebookEdit path, a shell redirection
 target, the operands of a shell command that copies, moves, links or edits files), in the
-session's state under `WRITTEN_KEY`. Recording happens when the call is allowed, before it
+session's state (`AppState.written_paths`). Recording happens when the call is allowed, before it
 runs, so a call that fails still counts (failing closed).
 
 `runs_written` then says when a command runs such code: an interpreter whose script, or a
@@ -23,10 +23,6 @@ from collections.abc import Collection, Iterable
 
 from .facts import CallFacts, CommandFacts
 from .paths import is_inside
-
-WRITTEN_KEY = "permissions.written"
-"""The app state extra holding the tuple of absolute paths the session's calls may have
-written."""
 
 _INTERPRETER = re.compile(
     r"(python|pypy|node|nodejs|deno|bun|perl|ruby|php|lua|Rscript|R|bash|sh|zsh|dash)[\d.]*"

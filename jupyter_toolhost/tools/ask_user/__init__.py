@@ -1,7 +1,7 @@
 """AskUserQuestion, and the `QuestionAsker` seam a front end implements to answer it.
 
 A front end (the notebook's widgets, a terminal) puts an object with
-`async ask_questions(questions) -> answers` into `context.options.extras["question_asker"]`.
+`async ask_questions(questions) -> answers` into `context.options.question_asker`.
 Without one (nbclient, nbval, scripts) the call fails with a clear is_error result, so a
 run never waits for a person who is not there.
 """
@@ -18,8 +18,6 @@ from ...context import ToolUseContext
 from ...tool import Tool, build_tool
 from ...types import ToolError, ToolInputError
 from .prompt import ANSWERED, DESCRIPTION, NAME, NO_USER
-
-ASKER_KEY = "question_asker"
 
 
 class QuestionOption(BaseModel):
@@ -56,7 +54,7 @@ class QuestionAsker(Protocol):
 
 
 async def ask_user(input: AskUserQuestionInput, context: ToolUseContext) -> dict[str, object]:
-    asker = context.options.extras.get(ASKER_KEY)
+    asker = context.options.question_asker
     if asker is None:
         raise ToolError(NO_USER)
     if not isinstance(asker, QuestionAsker):

@@ -5,14 +5,14 @@ written straight to files under ``<session>/tool-results`` so even a 1 GB output
 in this process's memory; output over the budget stays there and the model gets a
 `<persisted-output>` reference with a preview. An EXIT trap writes the shell's final
 directory to a side file, which becomes the next call's working directory (kept in the app
-state under ``extras["bash.cwd"]``). Timeout, cancel and sibling abort kill the whole group.
+state as `AppState.shell_cwd`). Timeout, cancel and sibling abort kill the whole group.
 A non-zero exit raises, so the result is an error and siblings are cancelled. While a
 command runs, its progress (about once a second) is the output's size and its last lines.
 
 Sandbox (`sandbox`): by default every command, foreground or background, runs under
 bubblewrap where it can start; paths a Read deny rule protects are not visible inside, paths
 an Edit deny protects and the settings files are read-only. ``JUPYTER_TOOLHOST_BASH_SANDBOX=0``
-(or ``options.extras["bash_sandbox"] = False``) turns it off, ``=1`` (or True) requires it.
+(or ``options.sandbox.enabled = False``) turns it off, ``=1`` (or True) requires it.
 Where bwrap is missing the command runs unsandboxed, and the session's first result says so.
 The kernel's own secrets (``ANTHROPIC_*``, ``JPY_*``, hub and server tokens) are left out of
 every command's environment (`_env`).
@@ -46,8 +46,6 @@ from .prompt import (
 from .readonly import is_read_only_command
 from .sandbox import plan, sandboxed
 
-CWD_KEY = "bash.cwd"
-
 
 class BashInput(BaseModel):
     """Input of Bash."""
@@ -75,7 +73,7 @@ def shell_cwd(context: ToolUseContext) -> Path:
     A remembered folder that no longer exists is an error, never a silent move to the
     session's folder (the permission check looked at the old one): the shell is put back in
     the session's folder and the command does not run."""
-    saved = context.get_app_state().extras.get(CWD_KEY)
+    saved = context.get_app_state().shell_cwd
     if not saved:
         return context.cwd
     if not Path(saved).is_dir():
@@ -89,7 +87,7 @@ def shell_cwd(context: ToolUseContext) -> Path:
 
 def _remember_cwd(context: ToolUseContext, cwd: str) -> None:
     def update(state: AppState) -> AppState:
-        return replace(state, extras={**state.extras, CWD_KEY: cwd})
+        return replace(state, shell_cwd=cwd)
 
     context.set_app_state(update)
 

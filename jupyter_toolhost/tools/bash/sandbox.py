@@ -11,7 +11,7 @@ configuration (``~/.gitconfig``, ``~/.config/git``, and the repository's ``.git/
 ``.git/hooks`` and ``.git/info``) are read-only too: ``.git`` itself stays writable so that
 ``git add`` and ``git commit`` work, but nothing in it that makes git run a program can be
 changed. The Jupyter runtime folder (every kernel's connection file) and the paths the front
-end names in ``options.extras["sandbox.hidden"]`` (the kernel's own connection file) are
+end names in ``options.sandbox.hidden_paths`` (the kernel's own connection file) are
 hidden.
 Relative rules and the project's folders are anchored at the session's project root
 (`ToolUseContext.rule_root`), wherever EnterWorktree or ``cd`` moves the shell.
@@ -22,9 +22,9 @@ neither the kernel's ports nor any other host is reachable) and, as root, only c
 that cannot undo a mount.
 
 Settings, read once per session (the first command, or `freeze` at session start) so that
-nothing the agent runs later can change them: ``options.extras["bash_sandbox"]``
-(True/False) or ``JUPYTER_TOOLHOST_BASH_SANDBOX`` (``0`` off, ``1`` required; unset means on
-where bwrap can start); ``options.extras["bash_sandbox_network"]`` (True/False) or
+nothing the agent runs later can change them: ``options.sandbox.enabled`` (True/False) or
+``JUPYTER_TOOLHOST_BASH_SANDBOX`` (``0`` off, ``1`` required; unset means on where bwrap can
+start); ``options.sandbox.network`` (True/False) or
 ``JUPYTER_TOOLHOST_BASH_SANDBOX_NETWORK=1`` shares the host's network with sandboxed
 commands (there is no per-host allow-list). Whether bwrap can start is probed once per
 process. Where it cannot and the setting is the default, commands run unsandboxed and the
@@ -39,7 +39,7 @@ import shutil
 import subprocess
 import tempfile
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal, TypeAlias, assert_never
@@ -52,10 +52,6 @@ from ...types import ToolError
 
 SANDBOX_ENV = "JUPYTER_TOOLHOST_BASH_SANDBOX"
 NETWORK_ENV = "JUPYTER_TOOLHOST_BASH_SANDBOX_NETWORK"
-FROZEN_KEY = "bash.sandbox_settings"
-"""Where `freeze` keeps the settings it read (in `options.extras`, shared by every call)."""
-HIDDEN_KEY = "sandbox.hidden"
-"""`options.extras` key: more paths to hide (a front end puts its connection file here)."""
 NOTICE_KEY = "bash.sandbox_notice"
 MAX_MOUNTS = 2_000
 """More covered paths than this and the command is refused (narrow the deny patterns)."""
@@ -98,20 +94,23 @@ class Plan:
     paths: SandboxPaths | None = None
 
 
-def freeze(context: ToolUseContext) -> dict[str, str]:
+def freeze(context: ToolUseContext) -> Mapping[str, str]:
     """Read the sandbox's environment settings once for the session (later reads get the
-    same values, whatever a tool did to `os.environ` since)."""
-    extras = context.options.extras
-    frozen = extras.get(FROZEN_KEY)
-    if not isinstance(frozen, dict):
-        frozen = {name: os.environ.get(name, "") for name in (SANDBOX_ENV, NETWORK_ENV)}
-        extras[FROZEN_KEY] = frozen
-    return frozen
+    same values, whatever a tool did to `os.environ` since); kept in `options.sandbox`."""
+    options = context.options.sandbox
+    if options.environment is None:
+        options.environment = read_environment()
+    return options.environment
+
+
+def read_environment() -> dict[str, str]:
+    """The sandbox's environment variables as they are now."""
+    return {name: os.environ.get(name, "") for name in (SANDBOX_ENV, NETWORK_ENV)}
 
 
 def setting(context: ToolUseContext) -> Setting:
     """The sandbox setting: the option first, then the environment; unknown values require."""
-    value = context.options.extras.get("bash_sandbox")
+    value = context.options.sandbox.enabled
     if value is not None:
         return "required" if value else "off"
     text = freeze(context).get(SANDBOX_ENV, "").strip().lower()
@@ -124,7 +123,7 @@ def setting(context: ToolUseContext) -> Setting:
 
 def network(context: ToolUseContext) -> bool:
     """Whether sandboxed commands share the host's network (off unless a setting says so)."""
-    value = context.options.extras.get("bash_sandbox_network")
+    value = context.options.sandbox.network
     if value is not None:
         return bool(value)
     text = freeze(context).get(NETWORK_ENV, "").strip().lower()
@@ -358,7 +357,7 @@ def _hidden_extras(context: ToolUseContext) -> list[str]:
         from jupyter_core.paths import jupyter_runtime_dir
 
         found.append(jupyter_runtime_dir())
-    named = [os.fspath(p) for p in context.options.extras.get(HIDDEN_KEY) or ()]
+    named = [os.fspath(p) for p in context.options.sandbox.hidden_paths]
     found += named
     roots = _roots(context)
     for path in named:  # a Jupyter runtime folder holds the other kernels' files too

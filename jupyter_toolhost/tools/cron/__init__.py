@@ -1,7 +1,7 @@
 """CronCreate, CronList, CronDelete: prompts scheduled on the kernel's event loop.
 
 The scheduler (`CronScheduler`) is one per session, in `extras["cron"]` of the app state;
-firing runs `context.options.extras["run_prompt"](prompt)`, a hook the session provides.
+firing runs `context.options.run_prompt(prompt)`, a hook the session provides.
 Nothing survives the kernel, and the tools say so.
 """
 
@@ -31,7 +31,6 @@ from .scheduler import CronJob, CronScheduler
 __all__ = ["CronJob", "CronScheduler", "Schedule", "make_tools", "parse_schedule", "scheduler"]
 
 SCHEDULER_KEY = "cron"
-RUN_PROMPT_KEY = "run_prompt"
 MIN_INTERVAL_KEY = "cron_min_interval_s"
 """`context.options.extras[MIN_INTERVAL_KEY]`: the shortest `@every` interval (default 1 s)."""
 
@@ -60,8 +59,8 @@ class CronDeleteInput(BaseModel):
 
 
 async def create_job(input: CronCreateInput, context: ToolUseContext) -> str:
-    run_prompt = context.options.extras.get(RUN_PROMPT_KEY)
-    if not callable(run_prompt):
+    run_prompt = context.options.run_prompt
+    if run_prompt is None:
         raise ToolError(NO_RUNNER)
     if not input.prompt.strip():
         raise ToolInputError("The prompt is empty.")

@@ -58,9 +58,11 @@ async def check_exit(input: ExitPlanModeInput, context: ToolUseContext) -> Permi
         return PermissionAllow()
     if not input.plan.strip():
         return PermissionAllow()
+    plan = input.plan.strip()
     return PermissionAsk(
-        ASK.format(plan=input.plan.strip()),
+        ASK.format(plan=plan),
         DecisionReason("tool", "a plan needs the user's approval", EXIT),
+        plan=plan,
     )
 
 

@@ -2,7 +2,7 @@
 
 Limits: at most `MAX_REDIRECTS` same-host redirects (a redirect to another host is reported,
 not followed), `MAX_BYTES` of body, `TIMEOUT_SECONDS` per request. The `prompt` is applied
-by the small model in ``context.options.extras["small_model"]``: a callable taking one
+by the small model in ``context.options.small_model``: a callable taking one
 prompt string and returning the answer (sync or async). A `Session` puts one there, on its
 own model client (`jupyter_toolhost.model.small`). Without one, or when it fails (no key,
 no network, an API error), the page is returned as Markdown with a note saying why the
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 from urllib.parse import urljoin, urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -34,8 +34,6 @@ if TYPE_CHECKING:
     import httpx
 
 SmallModel = Callable[[str], "str | Awaitable[str]"]
-SMALL_MODEL_KEY = "small_model"
-"""`context.options.extras` key of the small model that applies `prompt`."""
 USER_AGENT = "jupyter-toolhost WebFetch"
 _TEXT_TYPES = ("text/", "application/json", "application/xml", "application/javascript")
 
@@ -144,7 +142,7 @@ async def web_fetch(input: WebFetchInput, context: ToolUseContext) -> str:
     )
     if not input.prompt:
         return f"{source}\n\n{markdown}"
-    model: Any = context.options.extras.get(SMALL_MODEL_KEY)
+    model = context.options.small_model
     if model is None:
         return _unapplied(source, "No small model is configured", markdown)
     try:

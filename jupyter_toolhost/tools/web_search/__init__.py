@@ -9,7 +9,7 @@ until then, so the model is not offered a tool that cannot work.
 
 `make_tool(backend=FROM_SESSION)` is for hosts that build the tool pool before the session
 (the notebook): each call uses the backend of the session running it, which a `Session` on
-a Messages API client puts in ``context.options.extras[BACKEND_KEY]``. Such a tool is
+a Messages API client puts in ``context.options.web_search``. Such a tool is
 offered, and a call in a session without a backend fails with a clear error.
 """
 
@@ -32,9 +32,6 @@ SearchBackend = Callable[
 ]
 
 _configured: list[SearchBackend] = []
-
-BACKEND_KEY = "web_search"
-"""`context.options.extras` key of the running session's search backend."""
 
 
 class _FromSession:
@@ -90,7 +87,7 @@ def make_tool(*, backend: SearchBackend | None = None) -> Tool[WebSearchInput]:
         return fixed or (_configured[0] if _configured else None)
 
     async def search(input: WebSearchInput, context: ToolUseContext) -> str:
-        chosen = context.options.extras.get(BACKEND_KEY) if from_session else None
+        chosen: SearchBackend | None = context.options.web_search if from_session else None
         chosen = chosen or current()
         if chosen is None and from_session:
             raise ToolError(

@@ -1,32 +1,30 @@
 """EnterWorktree and ExitWorktree: a git worktree on a new branch, and the session's cwd.
 
-The session's working directory is kept in the app state (`extras["cwd"]`) so it outlives
-one call; each call's `context.cwd` is a per-call copy, so these tools also hand the
-orchestrator a context modifier that moves the running context, and move the Bash tool's
-shell (`extras["bash.cwd"]`) with it. `effective_cwd(context)`
-is where a tool should resolve paths when it cannot rely on the session honouring
-`extras["cwd"]`. The active worktree is `extras["worktree"]` (a `Worktree`).
+The session's working directory is kept in the app state (`AppState.working_directory`) so
+it outlives one call; each call's `context.cwd` is a per-call copy, so these tools also hand
+the orchestrator a context modifier that moves the running context, and move the Bash
+tool's shell (`AppState.shell_cwd`) with it. `effective_cwd(context)` is where a tool should
+resolve paths when it cannot rely on the session honouring `working_directory`. The active
+worktree is the tool's own state, `extras["worktree"]` (a `Worktree`).
 """
 
 from __future__ import annotations
 
 import re
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ...context import ToolUseContext
+from ...context import AppState, ToolUseContext
 from ...process import run_capture
 from ...tool import Tool, ToolOutput, build_tool
 from ...types import ToolInputError
-from ..bash import CWD_KEY as SHELL_CWD_KEY
 from ..tasks.state import set_extra
 from .prompt import ENTER, ENTER_DESCRIPTION, EXIT, EXIT_DESCRIPTION
 
-CWD_KEY = "cwd"
 WORKTREE_KEY = "worktree"
 BRANCH_PREFIX = "toolhost/"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
@@ -47,8 +45,8 @@ class Worktree:
 
 def effective_cwd(context: ToolUseContext) -> Path:
     """The session's working directory: the app state's if a tool moved it, else the call's."""
-    moved = context.get_app_state().extras.get(CWD_KEY)
-    return Path(moved) if moved else context.cwd
+    moved = context.get_app_state().working_directory
+    return moved if moved is not None else context.cwd
 
 
 def current_worktree(context: ToolUseContext) -> Worktree | None:
@@ -174,8 +172,11 @@ async def _refuse_if_work_would_be_lost(context: ToolUseContext, tree: Worktree)
 
 def _move_session(context: ToolUseContext, cwd: Path) -> None:
     """Record the session's new working directory (the Bash tool's shell follows it)."""
-    set_extra(context, CWD_KEY, str(cwd))
-    set_extra(context, SHELL_CWD_KEY, str(cwd))
+
+    def move(state: AppState) -> AppState:
+        return replace(state, working_directory=cwd, shell_cwd=str(cwd))
+
+    context.set_app_state(move)
 
 
 def _move_to(cwd: Path) -> Any:
