@@ -24,6 +24,7 @@ from typing import Any, Literal, TypeAlias
 from pydantic import BaseModel, ValidationError
 
 from ..context import AbortSignal, ToolUseContext
+from ..core.error_results import error_content
 from ..images import fit_content
 from ..permissions.api import BasicCanUseTool, CanUseTool, PermissionRequest
 from ..permissions.hooks import HookEvent, HookInput, HookOutput, Hooks
@@ -69,11 +70,6 @@ class CallHandle:
     def thread_running(self) -> bool:
         """A sync `call()` was submitted to a worker thread and has not returned."""
         return self.thread is not None and not self.thread.done()
-
-
-def error_content(message: str) -> str:
-    """How every pipeline failure reads to the model."""
-    return f"<tool_use_error>{message}</tool_use_error>"
 
 
 def find_tool(name: str, tools: Sequence[Tool[Any]]) -> Tool[Any] | None:

@@ -1,4 +1,7 @@
-"""What bash makes of a word's text: ANSI-C ``$'...'`` decoding and brace expansion.
+"""Shell words: `Word`, `Redirect`, and what bash makes of a word's text.
+
+`parse` builds words from bash's syntax tree (tree-sitter-bash); `commands` turns them into
+the commands rules match. Here too: ANSI-C ``$'...'`` decoding and brace expansion.
 
 Both follow bash exactly where a permission check depends on it: ``$'\\x72m'`` is ``rm``
 and ``{rm,-rf,x}`` is three words ``rm -rf x``. A word is a list of `Piece`s; only
@@ -11,7 +14,39 @@ import re
 from dataclasses import dataclass
 from itertools import pairwise
 
-from .shell_lex import Word
+
+class ShellSyntaxError(ValueError):
+    """The command line could not be followed exactly; it must not be auto-allowed."""
+
+
+@dataclass(frozen=True, slots=True)
+class Word:
+    """One shell word: its value after quote removal, and what the shell would do to it."""
+
+    value: str
+    """The word without quotes; substitutions and expansions keep their source text."""
+    raw: str
+    quoted: bool = False
+    dynamic: bool = False
+    """Contains a parameter expansion or a command substitution: its value is not known."""
+    glob: bool = False
+    """Contains an unquoted ``*``, ``?`` or ``[``: the shell may expand it to file names."""
+    ansi_c: bool = False
+    """Written (partly) as ANSI-C ``$'...'`` or locale ``$"..."`` quoting."""
+    substituted: bool = False
+    """Contains a command or process substitution (``$(...)``, backticks, ``<(...)``)."""
+    braced: bool = False
+    """One of the words a brace expansion (``{a,b}``, ``{1..3}``) produced."""
+
+
+@dataclass(frozen=True, slots=True)
+class Redirect:
+    """One redirection: operator, file descriptor and target word."""
+
+    op: str
+    fd: str
+    target: Word
+
 
 MAX_EXPANSION = 256
 """A word that brace-expands to more words than this is not expanded (`TooManyWords`)."""
