@@ -20,8 +20,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, TextIO
 
-from .disclosure.deferral import DISCLOSURE_OPTIONS
-from .events import (
+from .agent.events import (
     ChildEvent,
     LoopEvent,
     Notice,
@@ -30,11 +29,12 @@ from .events import (
     ToolCallFinished,
     ToolCallQueued,
 )
+from .core.tool import Tool
+from .core.types import PERMISSION_MODES
+from .disclosure.deferral import DISCLOSURE_OPTIONS
 from .jupyter.options import UsageError, parse_think, thinking_param
 from .model.base import ModelError
 from .permissions.api import ApprovalDecision, ApprovalRequest
-from .tool import Tool
-from .types import PERMISSION_MODES
 
 
 class TerminalApprover:
@@ -201,10 +201,10 @@ def parser() -> argparse.ArgumentParser:
 
 async def run_cli(argv: list[str], *, out: TextIO, err: TextIO) -> int:
     """The CLI; returns the exit status."""
+    from .agent.session import Session, default_tools
     from .demo import DEMO_PROMPT, demo_cassette_path, demo_tools, make_sample_folder
     from .model.anthropic_model import AnthropicModel, has_credentials
     from .model.cassette import CassetteModel
-    from .session import Session, default_tools
 
     args = parser().parse_args(argv)
     demo = not argv

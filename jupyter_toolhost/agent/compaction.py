@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
-from .conversation import Message, add_assistant, add_user, text_block, text_of
-from .model.base import BlockComplete, MessageComplete, Model, ModelError, ModelRequest, Usage
+from ..core.conversation import Message, add_assistant, add_user, text_block, text_of
+from ..model.base import BlockComplete, MessageComplete, Model, ModelError, ModelRequest, Usage
 from .thinking import drop_settled_thinking
 
 CompactTrigger: TypeAlias = Literal["auto", "manual"]

@@ -14,14 +14,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, TypeAlias
 
-from .model.base import Usage
-from .orchestration.events import CallFinished as ToolCallFinished
-from .orchestration.events import CallFinishing as ToolCallFinishing
-from .orchestration.events import CallProgress as ToolCallProgress
-from .orchestration.events import CallQueued as ToolCallQueued
-from .orchestration.events import CallStarted as ToolCallStarted
-from .orchestration.events import ChildEvent as ChildEvent
-from .permissions.api import ApprovalDecision, ApprovalRequest
+from ..model.base import Usage
+from ..orchestration.events import CallFinished as ToolCallFinished
+from ..orchestration.events import CallFinishing as ToolCallFinishing
+from ..orchestration.events import CallProgress as ToolCallProgress
+from ..orchestration.events import CallQueued as ToolCallQueued
+from ..orchestration.events import CallStarted as ToolCallStarted
+from ..orchestration.events import ChildEvent as ChildEvent
+from ..permissions.api import ApprovalDecision, ApprovalRequest
 
 if TYPE_CHECKING:
     from .compaction import CompactBoundary

@@ -29,15 +29,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, cast
 
-from .compaction import (
-    CompactBoundary,
-    CompactTrigger,
-    compacted_conversation,
-    summarise,
-    summary_messages,
-)
-from .context import AbortSignal, ToolUseContext
-from .conversation import (
+from ..core.context import AbortSignal, ToolUseContext
+from ..core.conversation import (
     Block,
     Message,
     add_assistant,
@@ -48,7 +41,10 @@ from .conversation import (
     text_of,
     tool_uses,
 )
-from .disclosure.deferral import (
+from ..core.history import MessageList, conversation
+from ..core.tool import Tool
+from ..core.types import ToolResult
+from ..disclosure.deferral import (
     DisclosureState,
     DiscoveredTools,
     carried_unreferenced,
@@ -58,9 +54,28 @@ from .disclosure.deferral import (
     searches_deferred_tools,
     tools_for_request,
 )
+from ..hooks.hooks import HookEvent, Hooks
+from ..hooks.turn_hooks import STOP_FEEDBACK, blocked_text, run_prompt_hooks, run_stop_hooks
+from ..model.base import (
+    AssistantMessage,
+    Model,
+    ModelError,
+    ModelRequest,
+    StreamBroken,
+    Usage,
+)
+from ..model.pricing import add_cost
+from ..orchestration.pipeline import Pipeline
+from ..orchestration.streaming import StreamingToolExecutor, interrupted_results
+from .compaction import (
+    CompactBoundary,
+    CompactTrigger,
+    compacted_conversation,
+    summarise,
+    summary_messages,
+)
 from .events import Compacted, EventSink, LoopEvent, Notice, TurnEnd, UsageReported
 from .events import emit_to as _emit_to
-from .history import MessageList, conversation
 from .loop_state import (
     CUT_BY_MAX_TOKENS,
     NOT_STARTED,
@@ -69,18 +84,6 @@ from .loop_state import (
     RunResult,
     RunState,
 )
-from .model.base import (
-    AssistantMessage,
-    Model,
-    ModelError,
-    ModelRequest,
-    StreamBroken,
-    Usage,
-)
-from .model.pricing import add_cost
-from .orchestration.pipeline import Pipeline
-from .orchestration.streaming import StreamingToolExecutor, interrupted_results
-from .permissions.hooks import HookEvent, Hooks
 from .prompt import announce, cache_last, enabled_tools, system_prompt
 from .response import ResponseReader, max_tokens_notice, settle
 from .sent import Deferral, SentLog, deferral_of
@@ -91,10 +94,7 @@ from .thinking import (
     thought_missing,
     without_thinking_edits,
 )
-from .tool import Tool
 from .transcript import Transcript
-from .turn_hooks import STOP_FEEDBACK, blocked_text, run_prompt_hooks, run_stop_hooks
-from .types import ToolResult
 
 
 class AgentLoop:
@@ -277,7 +277,7 @@ class AgentLoop:
     def tool_pool(self) -> list[Tool[Any]]:
         """Every tool the model may use now: the session's and the extra ones that are
         enabled, less those a deny rule names whole, plus ToolSearch while any is deferred."""
-        from .tools.tool_search import with_tool_search
+        from ..tools.tool_search import with_tool_search
 
         extra = list(self.extra_tools()) if self.extra_tools is not None else []
         pool = enabled_tools([*self.tools, *extra])

@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .context import AbortSignal
-from .disclosure.deferral import DisclosureOption
+from ..core.context import AbortSignal
+from ..disclosure.deferral import DisclosureOption
+from ..model.base import Usage
 from .events import EventSink
-from .model.base import Usage
 
 NOT_STARTED = "Not run: the response stopped before this call could start"
 CUT_BY_MAX_TOKENS = (

@@ -12,9 +12,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .conversation import Block, text_block
-from .orchestration.pipeline import is_enabled
-from .tool import Tool
+from ..core.conversation import Block, text_block
+from ..core.tool import Tool
+from ..orchestration.pipeline import is_enabled
 
 EPHEMERAL = {"type": "ephemeral"}
 BASE_PROMPT = (

@@ -25,9 +25,10 @@ import contextlib
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from typing import Any, cast
 
-from .conversation import Block
-from .events import EventSink, TextDelta, ThinkingDelta, ThinkingStarted, emit_to
-from .model.base import (
+from ..core.conversation import Block
+from ..core.tool import Tool
+from ..core.types import ToolCall, ToolResult
+from ..model.base import (
     CUTTING_STOPS,
     AssistantMessage,
     BlockComplete,
@@ -38,11 +39,10 @@ from .model.base import (
     TextChunk,
     ThinkingChunk,
 )
-from .orchestration.pipeline import find_tool, parse_input
-from .orchestration.streaming import StreamingToolExecutor, interrupted_results
+from ..orchestration.pipeline import find_tool, parse_input
+from ..orchestration.streaming import StreamingToolExecutor, interrupted_results
+from .events import EventSink, TextDelta, ThinkingDelta, ThinkingStarted, emit_to
 from .thinking import THINKING_BLOCKS
-from .tool import Tool
-from .types import ToolCall, ToolResult
 
 
 class ResponseReader:

@@ -17,10 +17,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .disclosure.deferral import searches_deferred_tools
-from .history import MessageList, Watch
-from .model.base import ModelRequest, Usage
-from .tool import Tool
+from ..core.history import MessageList, Watch
+from ..core.tool import Tool
+from ..disclosure.deferral import searches_deferred_tools
+from ..model.base import ModelRequest, Usage
 
 SENT_CAP = 200
 """How many turns a conversation keeps (the oldest go first)."""

@@ -16,22 +16,24 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..core.context import AppState, AppStateStore, ToolUseContext, ToolUseOptions, toolhost_home
+from ..core.conversation import Message
+from ..core.results import ResultStore
+from ..core.tool import Tool
+from ..core.types import PermissionMode
+from ..disclosure.deferral import DISCLOSURE_OPTIONS, DisclosureOption
+from ..hooks.hooks import Hooks
+from ..model.anthropic_model import AnthropicModel, default_model_name
+from ..model.base import Model, Usage
+from ..model.classifier import ModelClassifier
+from ..model.pricing import add_cost
+from ..orchestration.pipeline import Pipeline
+from ..permissions.api import Approver, CanUseTool
+from ..permissions.engine import PermissionEngine, no_classifier
 from .compaction import CompactBoundary
-from .context import AppState, AppStateStore, ToolUseContext, ToolUseOptions, toolhost_home
-from .conversation import Message
-from .disclosure.deferral import DISCLOSURE_OPTIONS, DisclosureOption
 from .events import EventSink, Notice, emit_to
 from .loop import AgentLoop
 from .loop_state import LoopSettings, RunResult
-from .model.anthropic_model import AnthropicModel, default_model_name
-from .model.base import Model, Usage
-from .model.classifier import ModelClassifier
-from .model.pricing import add_cost
-from .orchestration.pipeline import Pipeline
-from .permissions.api import Approver, CanUseTool
-from .permissions.engine import PermissionEngine, no_classifier
-from .permissions.hooks import Hooks
-from .results import ResultStore
 from .sent import SentRequest
 from .session_setup import (
     ReportingApprover,
@@ -44,23 +46,21 @@ from .session_setup import (
     web_search_for,
 )
 from .subagent_loop import LoopRunner
-from .tool import Tool
 from .transcript import Transcript, load_transcript
-from .types import PermissionMode
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from .mcp import McpManager
-    from .permissions.check import CheckReport
-    from .permissions.claude_settings import ClaudeImport
+    from ..mcp import McpManager
+    from ..permissions.check import CheckReport
+    from ..permissions.settings.claude_settings import ClaudeImport
 
 
 def default_tools(
     cwd: str | os.PathLike[str] | None = None, *, web_search: Any = None
 ) -> list[Tool[Any]]:
     """The built-in tool pool (`jupyter_toolhost.tools.builtin_tools()`)."""
-    from .tools import builtin_tools
+    from ..tools import builtin_tools
 
     return builtin_tools(cwd=cwd, web_search=web_search)
 
@@ -169,7 +169,7 @@ class Session:
             project_root=root,
             state_home=toolhost_home(root),
         )
-        from .tools.bash.sandbox import freeze
+        from ..tools.bash.sandbox import freeze
 
         freeze(context)  # the sandbox's environment settings, read once for the session
         # A session on a cassette takes its id from it, so the paths it shows
@@ -324,8 +324,8 @@ class Session:
         """Stop what outlives a prompt: queued prompts (their `run` raises
         `CancelledError`), scheduled jobs, background commands and subagents. Awaited right
         after a prompt, in the task that ran it, no queued prompt gets to start."""
-        from .tools.cron import scheduler
-        from .tools.tasks.registry import background_tasks
+        from ..tools.cron import scheduler
+        from ..tools.tasks.registry import background_tasks
 
         for waiter in list(self._waiting):
             waiter.cancel()
@@ -359,7 +359,7 @@ class Session:
         """Use `manager` (or a new, empty one) for MCP servers; its tools are offered from
         the next request on. Servers added to it later (`%agent mcp add`) join too."""
         if manager is None:
-            from .mcp import McpManager
+            from ..mcp import McpManager
 
             manager = McpManager()
         self.mcp = manager
@@ -372,7 +372,7 @@ class Session:
         their allow/ask/deny rules, additionalDirectories and hooks, not their defaultMode
         (see `permissions.claude_settings`). Files imported before are skipped; problems go
         to `settings_problems`. Returns what this call imported, file by file."""
-        from .permissions.claude_settings import import_into
+        from ..permissions.settings.claude_settings import import_into
 
         engine = self._loop.pipeline.can_use_tool
         found, problems = import_into(
@@ -402,8 +402,8 @@ class Session:
         """What the permission engine decides for this call in every mode, with the rule and
         settings file behind each decision, without running the call or asking anyone (see
         `permissions.check`). A string `input` goes to the tool's primary field."""
-        from .orchestration.pipeline import ToolInputValidationError, find_tool, parse_input
-        from .permissions.check import check_permission, find_tool_named, input_for, run_blocking
+        from ..orchestration.pipeline import ToolInputValidationError, find_tool, parse_input
+        from ..permissions.check import check_permission, find_tool_named, input_for, run_blocking
 
         loop = self._loop
         extra = list(loop.extra_tools()) if loop.extra_tools is not None else []

@@ -8,27 +8,27 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .context import ToolUseContext
+from ..core.context import ToolUseContext
+from ..core.types import PermissionMode, ToolPermissionContext
+from ..hooks.hooks import Hooks
+from ..model.anthropic_model import AnthropicModel
+from ..model.base import Model
+from ..permissions.api import ApprovalDecision, ApprovalRequest, Approver, CanUseTool
+from ..permissions.engine import PermissionEngine
 from .events import PermissionAnswered, PermissionRequested
-from .model.anthropic_model import AnthropicModel
-from .model.base import Model
-from .permissions.api import ApprovalDecision, ApprovalRequest, Approver, CanUseTool
-from .permissions.engine import PermissionEngine
-from .permissions.hooks import Hooks
-from .types import PermissionMode, ToolPermissionContext
 
 if TYPE_CHECKING:
+    from ..mcp import McpManager
+    from ..permissions.settings.claude_settings import ClaudeImport
+    from ..permissions.settings.settings_watch import SettingsWatch
     from .loop import AgentLoop
-    from .mcp import McpManager
-    from .permissions.claude_settings import ClaudeImport
-    from .permissions.settings_watch import SettingsWatch
 
 
 def web_search_for(model: Model, model_id: str) -> Any:
     """WebSearch on the API's server-side search tool, for models that speak the Messages
     API (the Anthropic client, or a cassette of it); None for anything else."""
-    from .model.cassette import CassetteModel
-    from .model.web_search import ServerWebSearch
+    from ..model.cassette import CassetteModel
+    from ..model.web_search import ServerWebSearch
 
     if isinstance(model, AnthropicModel | CassetteModel):
         return ServerWebSearch(model=model, model_id=model_id)
@@ -52,7 +52,7 @@ def thinking_options(
 def cassette_session(model: Model) -> str | None:
     """The session id a cassette holds (or will hold, when recording); None for any other
     model, and for a cassette that cannot be used (its run then says why)."""
-    from .model.cassette import CassetteError, CassetteModel
+    from ..model.cassette import CassetteError, CassetteModel
 
     if not isinstance(model, CassetteModel):
         return None
@@ -67,9 +67,9 @@ def attach_side_models(
 ) -> None:
     """Put the session's web search backend and small model (WebFetch's `prompt`; id from
     `small_model`, then `JUPYTER_TOOLHOST_SMALL_MODEL`, then a Haiku) where tools find them."""
-    from .model.small import small_model_for, small_model_name
-    from .tools.web_fetch import SMALL_MODEL_KEY
-    from .tools.web_search import BACKEND_KEY
+    from ..model.small import small_model_for, small_model_name
+    from ..tools.web_fetch import SMALL_MODEL_KEY
+    from ..tools.web_search import BACKEND_KEY
 
     small = small_model_for(model, small_model_name(small_model))
     for key, value in ((BACKEND_KEY, search), (SMALL_MODEL_KEY, small)):
@@ -118,7 +118,7 @@ def starting_permissions(
     load: bool,
 ) -> tuple[StartingPermissions, CanUseTool]:
     """The starting permission context and the decision function of a new session."""
-    from .permissions.settings import Settings, load_settings
+    from ..permissions.settings.settings import Settings, load_settings
 
     settings = load_settings(cwd=cwd) if load else Settings()
     if load:
@@ -133,8 +133,8 @@ def starting_permissions(
 
 def watch_settings(cwd: Path) -> SettingsWatch:
     """Watch the settings files the session read, to say when one changes on disk."""
-    from .permissions.settings import settings_files
-    from .permissions.settings_watch import SettingsWatch
+    from ..permissions.settings.settings import settings_files
+    from ..permissions.settings.settings_watch import SettingsWatch
 
     return SettingsWatch(path for _, path, _ in settings_files(cwd=cwd))
 
@@ -144,7 +144,7 @@ def mcp_from_settings(cwd: Path, load: bool) -> McpManager | None:
     SDK is then never imported)."""
     if not load or not _mentions_mcp_servers(cwd):
         return None
-    from .mcp import McpManager
+    from ..mcp import McpManager
 
     return McpManager.from_settings(cwd)
 

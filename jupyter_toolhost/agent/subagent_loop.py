@@ -15,12 +15,12 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from ..core.conversation import text_block
+from ..core.runner import SubagentSpec
+from ..model.base import ModelRequest
 from .compaction import CompactBoundary
-from .conversation import text_block
 from .events import LoopEvent, TurnEnd
 from .loop import AgentLoop
-from .model.base import ModelRequest
-from .runner import SubagentSpec
 from .transcript import Transcript
 
 

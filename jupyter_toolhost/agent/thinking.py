@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .conversation import Block, Message, add_assistant, add_user, blocks_of
+from ..core.conversation import Block, Message, add_assistant, add_user, blocks_of
 
 THINKING_TYPES = ("adaptive", "between_tools", "disabled", "enabled")
 """The `thinking.type` values the API (anthropic 2.16's types) knows."""

@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .conversation import Message, add_assistant, add_user, blocks_of, repair
-from .model.base import Usage
-from .results import describe_error
+from ..core.conversation import Message, add_assistant, add_user, blocks_of, repair
+from ..core.results import describe_error
+from ..model.base import Usage
 from .thinking import drop_settled_thinking
 
 _log = logging.getLogger(__name__)

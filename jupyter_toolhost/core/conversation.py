@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .orchestration.pipeline import error_content
+from .error_results import error_content
 
 Block = dict[str, Any]
 Message = dict[str, Any]

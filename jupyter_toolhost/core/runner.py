@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from ..agent.events import EventSink
     from .context import ToolUseContext
     from .conversation import Block, Message
-    from .events import EventSink
     from .tool import Tool
 
 

@@ -128,7 +128,7 @@ def _notebook_folder(env: Mapping[str, str], here: Path) -> tuple[Path | None, s
 
 def settings_in_force(folder: Path, *, home: str | os.PathLike[str] | None = None) -> list[Path]:
     """The toolhost settings files that exist for `folder` (user, project, local)."""
-    from .permissions.settings import settings_files
+    from ..permissions.settings.settings import settings_files
 
     return [path for _, path, _ in settings_files(cwd=folder, home=home) if path.is_file()]
 

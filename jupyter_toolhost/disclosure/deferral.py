@@ -35,8 +35,8 @@ from collections.abc import Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..history import MessageList, Watch
-from ..tool import Tool
+from ..core.history import MessageList, Watch
+from ..core.tool import Tool
 
 DisclosureStyle = Literal["discovered", "defer_loading"]
 ServerSearch = Literal["bm25", "regex"]

@@ -25,7 +25,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, TypeAlias
 
-from ..types import DecisionReason, RuleBehavior
+from ..core.types import DecisionReason, RuleBehavior
 
 HookEvent: TypeAlias = Literal[
     "PreToolUse", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit", "Stop"

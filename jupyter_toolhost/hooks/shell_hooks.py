@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..types import DecisionReason, RuleBehavior
+from ..core.types import DecisionReason, RuleBehavior
 from .hooks import DEFAULT_HOOK_TIMEOUT, Hook, HookEvent, HookInput, HookOutput, Hooks
 
 _AFTER_THE_CALL = ("PostToolUse", "PostToolUseFailure")

@@ -22,10 +22,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .permissions.hooks import HookEvent, HookInput, HookOutput
+from .hooks import HookEvent, HookInput, HookOutput
 
 if TYPE_CHECKING:
-    from .loop import AgentLoop
+    from ..agent.loop import AgentLoop
 
 MAX_STOP_CONTINUATIONS = 8
 """Continuations Stop hooks may force in one run before the loop lets the model stop."""

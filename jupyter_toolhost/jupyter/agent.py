@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 from .options import thinking_param
 
 if TYPE_CHECKING:
+    from ..agent.session import Session
+    from ..core.tool import Tool
     from ..mcp import McpManager
     from ..permissions.api import Approver
-    from ..session import Session
-    from ..tool import Tool
     from .live import LiveView
 
 DEFAULT_MAX_TURNS = 100
@@ -57,14 +57,14 @@ def make_model(host: AgentHost) -> Any:
 
 def new_session(host: AgentHost, *, tools: list[Tool[Any]]) -> Session:
     """A fresh session for the kernel (its working directory is the kernel's)."""
-    from ..session import Session
+    from ..agent.session import Session
 
     return _configured(host, Session, tools=tools)
 
 
 def resume_session(host: AgentHost, session_id: str, *, tools: list[Tool[Any]]) -> Session:
     """The session `session_id`, read back from its transcript."""
-    from ..session import Session
+    from ..agent.session import Session
 
     return _configured(host, Session.resume, tools=tools, session_id=session_id)
 
@@ -175,7 +175,7 @@ async def run_session(
     session: Session, prompt: str, *, view: LiveView, max_turns: int | None
 ) -> Any:
     """Run one prompt, rendering its events into `view`."""
-    from ..events import (
+    from ..agent.events import (
         Compacted,
         Notice,
         TextDelta,

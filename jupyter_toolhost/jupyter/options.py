@@ -11,7 +11,7 @@ import shlex
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, TypeAlias, get_args
 
-from ..types import PERMISSION_MODES, PermissionMode
+from ..core.types import PERMISSION_MODES, PermissionMode
 
 if TYPE_CHECKING:
     from ..model.cassette import CassetteMode

@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..types import ToolError
+from ..core.types import ToolError
 from .approval import DECIDED, widget_bundle
 from .comm_ack import TypingWatch, acknowledging
 from .frontend import FrontEnd

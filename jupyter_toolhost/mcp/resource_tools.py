@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..context import ToolUseContext
-from ..tool import Tool, build_tool
-from ..types import ContentBlock, ToolInputError
+from ..core.context import ToolUseContext
+from ..core.tool import Tool, build_tool
+from ..core.types import ContentBlock, ToolInputError
 from .connection import McpConnection, McpUnavailable
 from .convert import _resource_block
 

@@ -13,14 +13,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..context import AbortSignal, Progress, ToolUseContext
-from ..tool import Tool
-from ..types import InterruptBehavior, PermissionAllow, ToolCall, ToolResult
+from ..core.context import AbortSignal, Progress, ToolUseContext
+from ..core.error_results import error_content
+from ..core.tool import Tool
+from ..core.types import InterruptBehavior, PermissionAllow, ToolCall, ToolResult
 from .concurrency import CONCURRENCY_ENV as CONCURRENCY_ENV
 from .concurrency import DEFAULT_MAX_CONCURRENCY as DEFAULT_MAX_CONCURRENCY
 from .concurrency import max_tool_use_concurrency as max_tool_use_concurrency
 from .events import CallStatus
-from .pipeline import error_content, find_tool, parse_input
+from .pipeline import find_tool, parse_input
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,14 +23,12 @@ from typing import Any, Literal, TypeAlias
 
 from pydantic import BaseModel, ValidationError
 
-from ..context import AbortSignal, ToolUseContext
+from ..core.context import AbortSignal, ToolUseContext
 from ..core.error_results import error_content
-from ..images import fit_content
-from ..permissions.api import BasicCanUseTool, CanUseTool, PermissionRequest
-from ..permissions.hooks import HookEvent, HookInput, HookOutput, Hooks
-from ..results import DEFAULT_RESULT_CAP, ResultStore, describe_error, effective_threshold
-from ..tool import Tool, ToolOutput
-from ..types import (
+from ..core.images import fit_content
+from ..core.results import DEFAULT_RESULT_CAP, ResultStore, describe_error, effective_threshold
+from ..core.tool import Tool, ToolOutput
+from ..core.types import (
     PermissionAllow,
     PermissionDeny,
     PermissionResult,
@@ -39,6 +37,8 @@ from ..types import (
     ToolResult,
     ToolResultContent,
 )
+from ..hooks.hooks import HookEvent, HookInput, HookOutput, Hooks
+from ..permissions.api import BasicCanUseTool, CanUseTool, PermissionRequest
 from .concurrency import sync_tool_pool
 
 SYNC_STOP_WAIT_S = 0.5

@@ -43,9 +43,9 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Literal, TypeAlias
 
-from ..context import AbortSignal, Progress, ToolUseContext, as_progress
-from ..tool import Tool
-from ..types import ToolCall, ToolResult
+from ..core.context import AbortSignal, Progress, ToolUseContext, as_progress
+from ..core.tool import Tool
+from ..core.types import ToolCall, ToolResult
 from .events import (
     NOT_STARTED_BATCH,
     TOOL_EVENT_TYPES,

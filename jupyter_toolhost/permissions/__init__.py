@@ -32,6 +32,9 @@ The decision function itself does no I/O beyond reading files through an injecte
 
 from __future__ import annotations
 
+from ..hooks.hooks import Hook, HookInput, HookOutput, Hooks
+from ..hooks.shell_hooks import HookSpec, ShellHook, register_shell_hooks
+from ..shell.commands import ShellAnalysis, analyze
 from .api import (
     ApprovalDecision,
     ApprovalRequest,
@@ -49,13 +52,10 @@ from .engine import (
     read_denied,
     tools_denied_whole,
 )
-from .hooks import Hook, HookInput, HookOutput, Hooks
 from .paths import OsResolver, PathResolver, PureResolver
-from .rules import Rule, RuleError, parse_rule
-from .ruleset import CompiledRules, RuleSource, compile_rules
-from .settings import MODE_ENV, Settings, SettingsError, load_settings, save_rule
-from .shell import ShellAnalysis, analyze
-from .shell_hooks import HookSpec, ShellHook, register_shell_hooks
+from .rules.rules import Rule, RuleError, parse_rule
+from .rules.ruleset import CompiledRules, RuleSource, compile_rules
+from .settings.settings import MODE_ENV, Settings, SettingsError, load_settings, save_rule
 
 __all__ = [
     "MODE_ENV",

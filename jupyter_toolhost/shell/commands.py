@@ -19,10 +19,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from .shell_lex import Redirect, ShellSyntaxError, Word
-from .shell_parse import parse
-from .shell_subset import MISREAD, RESERVED, Unchecked, command_reason
-from .shell_wrappers import Stripped, program, strip_wrappers
+from .parse import parse
+from .subset import MISREAD, RESERVED, Unchecked, command_reason
+from .words import Redirect, ShellSyntaxError, Word
+from .wrappers import Stripped, program, strip_wrappers
 
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?\+?=")
 _SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "fish", "csh", "tcsh", "ash"})

@@ -19,8 +19,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from .shell_lex import Redirect, ShellSyntaxError, Word
-from .shell_source import (
+from .source import (
     describe_error,
     heredoc_expands,
     join_lines,
@@ -29,10 +28,13 @@ from .shell_source import (
     skipped_text,
     word_braces,
 )
-from .shell_subset import check_tree
-from .shell_words import (
+from .subset import check_tree
+from .words import (
     Piece,
+    Redirect,
+    ShellSyntaxError,
     TooManyWords,
+    Word,
     decode_ansi_c,
     expand_braces,
     make_word,

@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from .shell import Command
+from .commands import Command
 
 _READ_ONLY = frozenset(
     {

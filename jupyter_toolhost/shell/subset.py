@@ -46,7 +46,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from .shell_lex import ShellSyntaxError
+from .words import ShellSyntaxError
 
 if TYPE_CHECKING:
     from tree_sitter import Node
@@ -66,13 +66,11 @@ TRANSFORM = (
     "checked before it runs"
 )
 FUNCTION = (
-    "A function definition changes what a later command runs, which can't be checked "
-    "before it runs"
+    "A function definition changes what a later command runs, which can't be checked before it runs"
 )
 TILDE = "Tilde expansion variants (~+, ~-, ~user) require manual approval"
 LOADER = (
-    "The ELF loader runs a program named in its arguments, which can't be checked before "
-    "it runs"
+    "The ELF loader runs a program named in its arguments, which can't be checked before it runs"
 )
 
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Literal, Self, cast
 
+from jupyter_toolhost.agent.thinking import thinking_on
 from jupyter_toolhost.testing.api_view import (
     billed_bytes,
     referenced_tool_names,
@@ -54,7 +55,6 @@ from jupyter_toolhost.testing.transport import (
     StreamReply,
 )
 from jupyter_toolhost.testing.validation import validate_request
-from jupyter_toolhost.thinking import thinking_on
 
 __all__ = [
     "MessagesServer",

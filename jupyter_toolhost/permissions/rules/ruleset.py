@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from ..types import DecisionReason, RuleBehavior
-from .hosts import canonical_host
-from .paths import MEMO_SIZE, CompiledPattern, PathRuleSet, compile_pattern
+from ...core.types import DecisionReason, RuleBehavior
+from ..hosts import canonical_host
+from ..paths import MEMO_SIZE, CompiledPattern, PathRuleSet, compile_pattern
 from .rules import Rule, RuleError, parse_rule
 from .shell_rules import ShellPattern, ShellRuleSet, compile_shell_pattern
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Generic, TypeVar
 
-from .paths import MEMO_SIZE, deny_form
-from .shell import analyze
+from ...shell.commands import analyze
+from ..paths import MEMO_SIZE, deny_form
 
 T = TypeVar("T")
 _MISS: Any = object()

@@ -32,14 +32,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..types import RuleBehavior
-from .ruleset import BEHAVIORS, RuleSource
+from ...core.types import RuleBehavior
+from ...hooks.shell_hooks import register_shell_hooks
+from ..rules.ruleset import BEHAVIORS, RuleSource
 from .settings import Settings, SettingsError, load_file, scope_files
-from .shell_hooks import register_shell_hooks
 
 if TYPE_CHECKING:
-    from ..context import AppState, ToolUseContext
-    from .hooks import Hooks
+    from ...core.context import AppState, ToolUseContext
+    from ...hooks.hooks import Hooks
 
 USER_FILE = "~/.claude/settings.json"
 PROJECT_FILE = ".claude/settings.json"

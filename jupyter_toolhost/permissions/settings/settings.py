@@ -23,11 +23,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast
 
-from ..types import PERMISSION_MODES, PermissionMode, RuleBehavior, ToolPermissionContext
-from .hooks import DEFAULT_HOOK_TIMEOUT, HOOK_EVENTS, HookEvent, Hooks
-from .rules import RuleError, parse_rule
-from .ruleset import BEHAVIORS, LOCAL, PROJECT, SESSION, USER, RuleSource
-from .shell_hooks import HookSpec, register_shell_hooks
+from ...core.types import PERMISSION_MODES, PermissionMode, RuleBehavior, ToolPermissionContext
+from ...hooks.hooks import DEFAULT_HOOK_TIMEOUT, HOOK_EVENTS, HookEvent, Hooks
+from ...hooks.shell_hooks import HookSpec, register_shell_hooks
+from ..rules.rules import RuleError, parse_rule
+from ..rules.ruleset import BEHAVIORS, LOCAL, PROJECT, SESSION, USER, RuleSource
 
 if TYPE_CHECKING:
     from .claude_settings import ClaudeImport

@@ -22,12 +22,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
-from ...context import AbortSignal, FileStateCache, ToolUseContext, ToolUseOptions
-from ...conversation import text_block
-from ...events import LoopEvent, TurnEnd
-from ...runner import SubagentConversation, SubagentRunner, SubagentSpec
-from ...tool import Tool
-from ...types import ToolError
+from ...agent.events import LoopEvent, TurnEnd
+from ...core.context import AbortSignal, FileStateCache, ToolUseContext, ToolUseOptions
+from ...core.conversation import text_block
+from ...core.runner import SubagentConversation, SubagentRunner, SubagentSpec
+from ...core.tool import Tool
+from ...core.types import ToolError
 from ..tasks.state import shared
 from .agent_types import AgentType
 

@@ -1,7 +1,7 @@
 """Which shell commands are provably read-only, and so safe to run beside other calls.
 
 One list decides this for both the permission engine and the orchestrator:
-`jupyter_toolhost.permissions.shell_safety.is_read_only`, applied to every command the line
+`jupyter_toolhost.shell.safety.is_read_only`, applied to every command the line
 would run as the bash grammar parses it. A line qualifies only when each of its commands
 is a known reader used without a writing option, nothing is redirected into a file, no
 operand is computed by the shell (a variable, a substitution, input from ``xargs``), and no
@@ -10,8 +10,8 @@ operand is computed by the shell (a variable, a substitution, input from ``xargs
 
 from __future__ import annotations
 
-from ...permissions.shell import analyze
-from ...permissions.shell_safety import is_read_only
+from ...shell.commands import analyze
+from ...shell.safety import is_read_only
 
 
 def is_read_only_command(command: str) -> bool:

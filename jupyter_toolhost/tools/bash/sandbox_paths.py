@@ -23,8 +23,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .paths import CompiledPattern, PathRuleSet, deny_form, fold, is_inside
-from .ruleset import CompiledRules
+from ...permissions.paths import CompiledPattern, PathRuleSet, deny_form, fold, is_inside
+from ...permissions.rules.ruleset import CompiledRules
 
 WALK_LIMIT = 20_000
 """Directory entries one planning walk lists before it hides what it did not reach."""
