@@ -53,7 +53,7 @@ if TYPE_CHECKING:
 
     from ..mcp import McpManager
     from ..permissions.check import CheckReport
-    from ..permissions.settings.claude_settings import ClaudeImport
+    from ..permissions.settings.settings import ClaudeImport
 
 
 def default_tools(

@@ -19,7 +19,7 @@ from .events import PermissionAnswered, PermissionRequested
 
 if TYPE_CHECKING:
     from ..mcp import McpManager
-    from ..permissions.settings.claude_settings import ClaudeImport
+    from ..permissions.settings.settings import ClaudeImport
     from ..permissions.settings.settings_watch import SettingsWatch
     from .loop import AgentLoop
 
@@ -118,7 +118,8 @@ def starting_permissions(
     load: bool,
 ) -> tuple[StartingPermissions, CanUseTool]:
     """The starting permission context and the decision function of a new session."""
-    from ..permissions.settings.settings import Settings, load_settings
+    from ..permissions.settings.load import load_settings
+    from ..permissions.settings.settings import Settings
 
     settings = load_settings(cwd=cwd) if load else Settings()
     if load:

@@ -16,13 +16,9 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from .types import ToolPermissionContext
-
-if TYPE_CHECKING:
-    from .runner import SubagentRunner
-    from .tool import Tool
 
 
 class AbortSignal:
@@ -227,13 +223,16 @@ class QueryTracking:
 class ToolUseOptions:
     """Configuration of a query: the tool pool and the model."""
 
-    tools: Sequence[Tool] = ()
+    tools: Sequence[Any] = ()
+    """The tool pool: `core.tool.Tool` values (`Tool` builds on this module, so the field
+    can't name it without an import cycle)."""
     main_loop_model: str = ""
     mcp_clients: Sequence[Any] = ()
     extras: dict[str, Any] = field(default_factory=dict)
-    subagent_runner: SubagentRunner | None = None
-    """Starts subagents of the agent this context belongs to (see `runner`); the session
-    sets it. None: no subagents here."""
+    subagent_runner: Any = None
+    """A `core.runner.SubagentRunner` (which builds on this module, so the field can't name
+    it without an import cycle): it starts subagents of the agent this context belongs to;
+    the session sets it. None: no subagents here."""
 
 
 @dataclass(frozen=True, slots=True)

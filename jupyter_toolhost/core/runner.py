@@ -9,13 +9,12 @@ model, pipeline (approver, permission engine) and loop settings with the child.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from ..agent.events import EventSink
     from .context import ToolUseContext
     from .conversation import Block, Message
     from .tool import Tool
@@ -40,7 +39,10 @@ class SubagentConversation(Protocol):
     context: ToolUseContext
     messages: list[Message]
 
-    async def run(self, prompt: str, *, on_event: EventSink | None = None) -> str: ...
+    async def run(self, prompt: str, *, on_event: Callable[[Any], None] | None = None) -> str:
+        """Run `prompt`; `on_event` sees the run's events (the agent package's `LoopEvent`s,
+        which the core does not name: they are defined above it)."""
+        ...
 
     def add_user(self, blocks: list[Block]) -> None:
         """Join `blocks` to the conversation's next user message (mail between turns)."""

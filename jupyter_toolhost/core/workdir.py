@@ -35,7 +35,6 @@ __all__ = [
     "WorkingFolder",
     "resolve_working_folder",
     "same_folder",
-    "settings_in_force",
 ]
 
 ROOT_ENV = "KERNEL_TOOLHOST_ROOT"
@@ -124,13 +123,6 @@ def _notebook_folder(env: Mapping[str, str], here: Path) -> tuple[Path | None, s
     if working:
         return Path(working), "KERNEL_WORKING_DIR"
     return None, ""
-
-
-def settings_in_force(folder: Path, *, home: str | os.PathLike[str] | None = None) -> list[Path]:
-    """The toolhost settings files that exist for `folder` (user, project, local)."""
-    from ..permissions.settings.settings import settings_files
-
-    return [path for _, path, _ in settings_files(cwd=folder, home=home) if path.is_file()]
 
 
 def same_folder(first: Path, second: Path) -> bool:

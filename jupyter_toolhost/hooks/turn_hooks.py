@@ -19,13 +19,41 @@ reach the model.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
 
-from .hooks import HookEvent, HookInput, HookOutput
+from .hooks import HookEvent, HookInput, HookOutput, Hooks
 
 if TYPE_CHECKING:
-    from ..agent.loop import AgentLoop
+    from ..core.context import ToolUseContext
+
+
+class _TranscriptFile(Protocol):
+    @property
+    def path(self) -> Path: ...
+
+
+class TurnHost(Protocol):
+    """What these hooks need of the loop that runs them (`agent.loop.AgentLoop` is one):
+    the hooks live below the loop, so they see it through this protocol."""
+
+    @property
+    def hooks(self) -> Hooks | None: ...
+
+    @property
+    def context(self) -> ToolUseContext: ...
+
+    @property
+    def transcript(self) -> _TranscriptFile | None: ...
+
+    def working_directory(self) -> Path: ...
+
+    def report_hook(self, event: HookEvent, outcome: str, text: str) -> None: ...
+
+    def report_hook_errors(self, event: HookEvent, errors: Sequence[str]) -> None: ...
+
 
 MAX_STOP_CONTINUATIONS = 8
 """Continuations Stop hooks may force in one run before the loop lets the model stop."""
@@ -73,7 +101,7 @@ def stop_verdict(output: HookOutput) -> StopVerdict:
     return StopVerdict()
 
 
-async def run_prompt_hooks(loop: AgentLoop, prompt: str) -> PromptVerdict:
+async def run_prompt_hooks(loop: TurnHost, prompt: str) -> PromptVerdict:
     """Run the session's UserPromptSubmit hooks on `prompt`; failures are reported."""
     hooks = loop.hooks
     if hooks is None or not hooks.for_event("UserPromptSubmit", None):
@@ -86,7 +114,7 @@ async def run_prompt_hooks(loop: AgentLoop, prompt: str) -> PromptVerdict:
     return verdict
 
 
-async def run_stop_hooks(loop: AgentLoop, *, continuations: int) -> StopVerdict:
+async def run_stop_hooks(loop: TurnHost, *, continuations: int) -> StopVerdict:
     """Run the session's Stop hooks; `continuations` is how many they forced this run."""
     hooks = loop.hooks
     if hooks is None or not hooks.for_event("Stop", None):
@@ -115,7 +143,7 @@ def blocked_text(reason: str) -> str:
 
 
 def hook_input(
-    loop: AgentLoop,
+    loop: TurnHost,
     event: HookEvent,
     *,
     prompt: str | None = None,

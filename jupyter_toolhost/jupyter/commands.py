@@ -109,7 +109,7 @@ def _status(host: AgentHost, command: Command) -> Rendered:
 def _folder_rows(host: AgentHost) -> list[tuple[str, Any]]:
     """The working folder, where it came from, the notebook's folder and the settings files
     in force (see `workdir`)."""
-    from ..core.workdir import settings_in_force
+    from ..permissions.settings.settings import settings_in_force
 
     folder = host.workdir
     moved = folder.path != host.cwd.resolve()
@@ -140,7 +140,7 @@ def _cwd(host: AgentHost, command: Command) -> Rendered:
         return table_display("cwd", ("setting", "value"), rows, title="working folder")
     had_session = host.session is not None
     host.set_working_folder(command.argument)
-    from ..core.workdir import settings_in_force
+    from ..permissions.settings.settings import settings_in_force
 
     files = settings_in_force(host.cwd)
     found = ", ".join(str(path) for path in files) if files else "none"

@@ -106,7 +106,8 @@ class AgentHost:
     def folder_notice(self) -> str | None:
         """The line a new conversation's first cell shows when the working folder is not
         the notebook's own (see `workdir`), or when the configured one was not found."""
-        from ..core.workdir import same_folder, settings_in_force
+        from ..core.workdir import same_folder
+        from ..permissions.settings.settings import settings_in_force
 
         if self.folder_problem is not None:
             return f"{self.folder_problem}; working in {self.cwd} instead."

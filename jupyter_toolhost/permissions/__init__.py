@@ -55,7 +55,8 @@ from .engine import (
 from .paths import OsResolver, PathResolver, PureResolver
 from .rules.rules import Rule, RuleError, parse_rule
 from .rules.ruleset import CompiledRules, RuleSource, compile_rules
-from .settings.settings import MODE_ENV, Settings, SettingsError, load_settings, save_rule
+from .settings.load import load_settings
+from .settings.settings import MODE_ENV, Settings, SettingsError, save_rule
 
 __all__ = [
     "MODE_ENV",

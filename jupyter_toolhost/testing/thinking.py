@@ -36,7 +36,7 @@ from jupyter_toolhost.agent.thinking import (
     in_tool_chain,
     thinking_on,
 )
-from jupyter_toolhost.testing.validation import InvalidRequest
+from jupyter_toolhost.testing.invalid_request import InvalidRequest
 
 __all__ = [
     "CONTEXT_MANAGEMENT_BETA",

@@ -27,15 +27,14 @@ problem with its file and line, like any settings file's, never an exception.
 from __future__ import annotations
 
 import os
-from collections.abc import Collection, Mapping
-from dataclasses import dataclass, replace
+from collections.abc import Collection
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ...core.types import RuleBehavior
 from ...hooks.shell_hooks import register_shell_hooks
 from ..rules.ruleset import BEHAVIORS, RuleSource
-from .settings import Settings, SettingsError, load_file, scope_files
+from .settings import ClaudeImport, Settings, SettingsError, load_file, scope_files
 
 if TYPE_CHECKING:
     from ...core.context import AppState, ToolUseContext
@@ -44,31 +43,6 @@ if TYPE_CHECKING:
 USER_FILE = "~/.claude/settings.json"
 PROJECT_FILE = ".claude/settings.json"
 LOCAL_FILE = ".claude/settings.local.json"
-
-
-@dataclass(frozen=True, slots=True)
-class ClaudeImport:
-    """What one Claude Code settings file gave: rule counts, hooks, directories."""
-
-    source: str
-    """The source name of its rules (``.claude/settings.json``, ``~/.claude/settings.json``)."""
-    file: str
-    """The file's full path."""
-    rules: Mapping[RuleBehavior, int]
-    hooks: int
-    directories: int
-    ignored: tuple[str, ...] = ()
-    """What the file says that was left out (its defaultMode, unknown hook events)."""
-
-    def summary(self) -> str:
-        """``.claude/settings.json: 2 allow, 0 ask, 1 deny rules, 1 hook, 0 directories``."""
-        rules = ", ".join(f"{self.rules.get(b, 0)} {b}" for b in ("allow", "ask", "deny"))
-        hooks = f"{self.hooks} hook" + ("" if self.hooks == 1 else "s")
-        dirs = f"{self.directories} director" + ("y" if self.directories == 1 else "ies")
-        text = f"{self.source}: {rules} rules, {hooks}, {dirs}"
-        if self.ignored:
-            text += f" (left out: {'; '.join(self.ignored)})"
-        return text
 
 
 def claude_settings_files(

@@ -18,19 +18,16 @@ import json
 import os
 import re
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast
+from typing import Any, Literal, TypeAlias, cast
 
 from ...core.types import PERMISSION_MODES, PermissionMode, RuleBehavior, ToolPermissionContext
 from ...hooks.hooks import DEFAULT_HOOK_TIMEOUT, HOOK_EVENTS, HookEvent, Hooks
 from ...hooks.shell_hooks import HookSpec, register_shell_hooks
 from ..rules.rules import RuleError, parse_rule
-from ..rules.ruleset import BEHAVIORS, LOCAL, PROJECT, SESSION, USER, RuleSource
-
-if TYPE_CHECKING:
-    from .claude_settings import ClaudeImport
+from ..rules.ruleset import BEHAVIORS, LOCAL, PROJECT, USER, RuleSource
 
 MODE_ENV = "JUPYTER_TOOLHOST_PERMISSION_MODE"
 IMPORT_CLAUDE_KEY = "importClaudeCodeSettings"
@@ -47,6 +44,31 @@ class SettingsError(Exception):
         self.file = file
         self.line = line
         self.message = message
+
+
+@dataclass(frozen=True, slots=True)
+class ClaudeImport:
+    """What one Claude Code settings file gave: rule counts, hooks, directories."""
+
+    source: str
+    """The source name of its rules (``.claude/settings.json``, ``~/.claude/settings.json``)."""
+    file: str
+    """The file's full path."""
+    rules: Mapping[RuleBehavior, int]
+    hooks: int
+    directories: int
+    ignored: tuple[str, ...] = ()
+    """What the file says that was left out (its defaultMode, unknown hook events)."""
+
+    def summary(self) -> str:
+        """``.claude/settings.json: 2 allow, 0 ask, 1 deny rules, 1 hook, 0 directories``."""
+        rules = ", ".join(f"{self.rules.get(b, 0)} {b}" for b in ("allow", "ask", "deny"))
+        hooks = f"{self.hooks} hook" + ("" if self.hooks == 1 else "s")
+        dirs = f"{self.directories} director" + ("y" if self.directories == 1 else "ies")
+        text = f"{self.source}: {rules} rules, {hooks}, {dirs}"
+        if self.ignored:
+            text += f" (left out: {'; '.join(self.ignored)})"
+        return text
 
 
 @dataclass(slots=True)
@@ -119,39 +141,6 @@ def settings_files(
 ) -> list[tuple[str, Path, str]]:
     """(source, file, pattern root) of every scope, lowest precedence first."""
     return scope_files(".toolhost", (USER, PROJECT, LOCAL), cwd=cwd, home=home)
-
-
-def load_settings(
-    *,
-    cwd: str | os.PathLike[str],
-    home: str | os.PathLike[str] | None = None,
-    session_rules: Mapping[RuleBehavior, Sequence[str]] | None = None,
-    import_claude: bool | None = None,
-) -> Settings:
-    """Read every scope's settings file; problems are collected, never raised.
-
-    Claude Code's settings files join as extra scopes when `import_claude` is True, or when
-    it is None (the default) and the files say ``"importClaudeCodeSettings": true``.
-    """
-    settings = Settings()
-    for source, path, root in settings_files(cwd=cwd, home=home):
-        settings.sources[source] = RuleSource(str(path), root)
-        if not path.is_file():
-            continue
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            settings.problems.append(SettingsError(str(path), f"cannot be read: {exc}"))
-            continue
-        load_file(settings, source, str(path), text)
-    if import_claude if import_claude is not None else settings.import_claude:
-        from .claude_settings import read_claude_settings
-
-        read_claude_settings(settings, cwd=cwd, home=home)
-    settings.sources[SESSION] = RuleSource(SESSION, str(cwd))
-    if session_rules:
-        settings.rules[SESSION] = {b: tuple(session_rules.get(b, ())) for b in BEHAVIORS}
-    return settings
 
 
 def load_file(
@@ -337,3 +326,8 @@ def save_rule(
         out.write("\n")
     os.replace(temporary, path)
     return path
+
+
+def settings_in_force(folder: Path, *, home: str | os.PathLike[str] | None = None) -> list[Path]:
+    """The toolhost settings files that exist for `folder` (user, project, local)."""
+    return [path for _, path, _ in settings_files(cwd=folder, home=home) if path.is_file()]
