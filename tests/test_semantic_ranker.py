@@ -234,7 +234,7 @@ def test_a_search_touches_no_network() -> None:
         sys.addaudithook(audit)
         from jupyter_toolhost.disclosure.semantic import BlendedRanker
         from jupyter_toolhost.disclosure.semantic import semantic_ranker
-        from jupyter_toolhost.tool import build_tool
+        from jupyter_toolhost.core.tool import build_tool
         from pydantic import BaseModel
         class I(BaseModel):
             pass

@@ -56,7 +56,7 @@ from pathlib import Path
 
 from jupyter_toolhost.core.context import ToolUseContext, ToolUseOptions
 from jupyter_toolhost.orchestration.pipeline import Pipeline
-from jupyter_toolhost.results import ResultStore
+from jupyter_toolhost.core.results import ResultStore
 from jupyter_toolhost.tools import builtin_tools
 from jupyter_toolhost.core.types import ToolCall
 
