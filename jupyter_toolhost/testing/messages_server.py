@@ -85,7 +85,6 @@ MESSAGES_PATH = "/v1/messages"
 COUNT_TOKENS_PATH = "/v1/messages/count_tokens"
 
 
-
 @dataclass(frozen=True)
 class RecordedRequest:
     """One request as received: path, parsed JSON body ({} if unparseable), headers."""
