@@ -49,8 +49,8 @@ from typing import Any
 
 from anthropic import AsyncAnthropic
 
+from jupyter_toolhost.agent.session import Session
 from jupyter_toolhost.model.anthropic_model import AnthropicModel
-from jupyter_toolhost.session import Session
 from jupyter_toolhost.testing import MessagesServer, Turn, text, thinking, tool_use
 from jupyter_toolhost.testing.messages_server import ContentBlock
 

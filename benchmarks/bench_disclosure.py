@@ -23,11 +23,11 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.common import Measure, print_table, write_results
+from jupyter_toolhost.core.tool import Tool
 from jupyter_toolhost.disclosure import search_tools, tools_for_request
 from jupyter_toolhost.mcp import McpManager, McpServerConfig
 from jupyter_toolhost.mcp.convert import listed_tools
 from jupyter_toolhost.testing.api_view import billed_bytes, cached_prefix
-from jupyter_toolhost.tool import Tool
 from jupyter_toolhost.tools.tool_search import with_tool_search
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -53,7 +53,7 @@ RUN_TIMEOUT_S = 600.0
 def ours(sandbox: bool) -> dict[str, str] | str:
     """Default mode's decision per command (and per control), or why it was not measured."""
     from jupyter_toolhost import Session
-    from jupyter_toolhost.context import SandboxOptions
+    from jupyter_toolhost.core.context import SandboxOptions
     from jupyter_toolhost.model.anthropic_model import AnthropicModel
     from jupyter_toolhost.tools.bash.sandbox import bwrap_problem
 

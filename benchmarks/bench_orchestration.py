@@ -17,14 +17,14 @@ from typing import Any
 from pydantic import BaseModel
 
 from jupyter_toolhost import build_tool
-from jupyter_toolhost.context import ToolUseContext, ToolUseOptions
+from jupyter_toolhost.core.context import ToolUseContext, ToolUseOptions
+from jupyter_toolhost.core.results import ResultStore
+from jupyter_toolhost.core.tool import Tool
+from jupyter_toolhost.core.types import ToolCall
 from jupyter_toolhost.orchestration.batches import run_tools
 from jupyter_toolhost.orchestration.events import CallStarted, ToolEvent
 from jupyter_toolhost.orchestration.pipeline import Pipeline
 from jupyter_toolhost.orchestration.streaming import StreamingToolExecutor
-from jupyter_toolhost.results import ResultStore
-from jupyter_toolhost.tool import Tool
-from jupyter_toolhost.types import ToolCall
 
 from .common import Measure, median, print_table, write_results
 

@@ -23,10 +23,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from jupyter_toolhost.core.tool import Tool, build_tool
 from jupyter_toolhost.permissions import OsResolver, PathResolver, PureResolver, decide
-from jupyter_toolhost.permissions.ruleset import CompiledRules, compile_rules
-from jupyter_toolhost.permissions.shell import analyze
-from jupyter_toolhost.tool import Tool, build_tool
+from jupyter_toolhost.permissions.rules.ruleset import CompiledRules, compile_rules
+from jupyter_toolhost.shell.commands import analyze
 
 from .common import Measure, median, print_table, write_results
 

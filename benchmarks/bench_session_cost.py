@@ -37,10 +37,10 @@ from typing import Any
 
 from anthropic import AsyncAnthropic
 
+from jupyter_toolhost.agent.session import Session
 from jupyter_toolhost.model.anthropic_model import AnthropicModel
 from jupyter_toolhost.model.base import Usage
 from jupyter_toolhost.model.pricing import billed_equivalent
-from jupyter_toolhost.session import Session
 from jupyter_toolhost.testing import MessagesServer, Turn, text, tool_use
 
 from .bench_claude_code import (

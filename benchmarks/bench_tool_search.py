@@ -44,10 +44,10 @@ from benchmarks.bench_disclosure import plain_bm25
 from benchmarks.common import Measure, median, print_table, write_results
 from benchmarks.installed_size import extra_sizes
 from benchmarks.mcp_catalog import SERVERS, Catalog, load_catalog
+from jupyter_toolhost.core.tool import Tool
 from jupyter_toolhost.disclosure import search_tools
 from jupyter_toolhost.disclosure.onnx_encoder import onnx_available
 from jupyter_toolhost.disclosure.semantic import BlendedRanker, torch_available
-from jupyter_toolhost.tool import Tool
 
 QUERY_FILE = Path(__file__).resolve().parent / "data" / "tool_search_queries.json"
 SPLITS = ("heldout", "tune")

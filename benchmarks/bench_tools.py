@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.common import Measure, print_table, write_results
-from jupyter_toolhost.context import ToolUseContext
+from jupyter_toolhost.core.context import ToolUseContext
 from jupyter_toolhost.tools import bash, grep
 from jupyter_toolhost.tools._search import rg_binary
 from jupyter_toolhost.tools.grep.engine import python_search

@@ -33,8 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from jupyter_toolhost.core.tool import Tool
 from jupyter_toolhost.mcp import McpManager, McpServerConfig
-from jupyter_toolhost.tool import Tool
 
 CACHE_ENV = "JUPYTER_TOOLHOST_BENCH_MCP"
 DEFAULT_CACHE = Path("~/.cache/jupyter_toolhost/bench-mcp")

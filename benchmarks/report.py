@@ -20,12 +20,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .common import RUN_DIR
 from .report_everyday import everyday_section
+from .report_parts import Run, table
 from .report_rows import other_rows
 
 PAGE = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
@@ -45,23 +45,6 @@ PEER_HEADS = {
 
 class ReportError(Exception):
     """The folder does not hold one whole run (the message says what is wrong)."""
-
-
-@dataclass
-class Run:
-    """One run's record (`run.json`) and its benchmarks' payloads, by benchmark name."""
-
-    folder: Path
-    record: dict[str, Any]
-    results: dict[str, dict[str, Any]] = field(default_factory=dict)
-
-    def value(self, benchmark: str, key: str) -> float | None:
-        """A measure's value, or None when the run has no such figure."""
-        measure = self.results.get(benchmark, {}).get("measures", {}).get(key)
-        return None if measure is None else float(measure["value"])
-
-    def payload(self, benchmark: str) -> dict[str, Any]:
-        return self.results.get(benchmark, {})
 
 
 def load_run(folder: Path) -> Run:
@@ -105,15 +88,6 @@ def _read(path: Path) -> dict[str, Any]:
 
 
 # --- Markdown ---------------------------------------------------------------------------
-
-
-def table(head: list[str], rows: list[list[str]]) -> list[str]:
-    """A Markdown table (pipes inside cells escaped)."""
-
-    def line(cells: list[str]) -> str:
-        return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
-
-    return [line(head), line(["---"] * len(head)), *(line(r) for r in rows)]
 
 
 def header(run: Run) -> list[str]:

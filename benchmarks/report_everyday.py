@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .report import Run
+    from .report_parts import Run
 
 NAME = "everyday_commands"
 _SHOWN = {"allow": "allowed", "ask": "asked", "deny": "denied"}
@@ -14,7 +14,7 @@ _SHOWN = {"allow": "allowed", "ask": "asked", "deny": "denied"}
 
 def everyday_section(run: Run) -> list[str]:
     """Markdown lines: a count per column, then every command on which the columns differ."""
-    from .report import table
+    from .report_parts import table
 
     payload = run.payload(NAME)
     if not payload:

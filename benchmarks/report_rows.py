@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .report import Run
+    from .report_parts import Run
 
 Row = list[str]
 

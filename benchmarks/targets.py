@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .report import Run
+    from .report_parts import Run
 
 PEERS = "bench_peers"
 THIN_PEERS = ("sdk_runner", "sdk_eager", "pydantic_ai", "pai_function")

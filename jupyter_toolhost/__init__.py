@@ -1,25 +1,29 @@
 """jupyter_toolhost: Claude Code's tool system, in a Jupyter kernel.
 
-What each part owns (imports point down only):
+What each part owns (imports point down only; `tests/test_import_structure.py` holds the
+arrows, read from ``docs/architecture-layers.toml``):
 
 - ``jupyter/``: the ``%%agent`` magic, approval widgets, renderers, kernel tools (IPython).
-- ``loop``/``session``: the agent loop (model → tool_use → orchestrator → tool_result);
-  ``sent``: the exact body and usage of each request a conversation sent.
+- ``agent/``: `Session` and the agent loop (model → tool_use → orchestrator → tool_result),
+  the prompt, compaction, thinking, transcripts and the events a run reports.
 - ``model/``: the ``Model`` protocol, the Anthropic client (the only importer of
   ``anthropic``), replay cassettes.
-- ``orchestration/``: the per-call pipeline, batches, the streaming executor, sibling abort.
-- ``permissions/``: modes, rules, settings, hooks, the decision function.
-- ``results``: the three-layer result budget and persistence.
-- ``tool``, ``context``, ``types``: the tool definition and the data every layer shares.
+- ``mcp/``: MCP servers' tools and resources as tools.
 - ``tools/``: the built-in tools, one package each.
+- ``orchestration/``: the per-call pipeline, batches, the streaming executor, sibling abort.
+- ``disclosure/``: deferred tools and ToolSearch's ranking.
+- ``permissions/``: the decision (modes, guards, the engine), with ``rules/`` and
+  ``settings/``.
+- ``hooks/``: code run around tool calls and prompts; ``shell/``: the bash analysis library.
+- ``core/``: the tool definition, the context, the data every layer shares, messages, the
+  result budget.
+- ``testing/``: the loopback Messages API server the tests and demos talk to.
 
 Importing this package stays light (no IPython, no anthropic): ``%load_ext`` must be fast.
 """
 
 from __future__ import annotations
 
-import sys
-import types
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
@@ -27,22 +31,22 @@ __version__ = "0.1.0"
 # Public name -> the module that defines it. Nothing is imported until first use, so
 # `%load_ext jupyter_toolhost` stays fast (pydantic alone costs ~100 ms, anthropic ~1.5 s).
 _LAZY = {
-    "AbortSignal": "context",
-    "ToolUseContext": "context",
-    "Tool": "tool",
-    "ToolOutput": "tool",
-    "build_tool": "tool",
-    "registered_tools": "tool",
-    "tool": "tool",
-    "PermissionAllow": "types",
-    "PermissionAsk": "types",
-    "PermissionDeny": "types",
-    "PermissionResult": "types",
-    "ToolCall": "types",
-    "ToolError": "types",
-    "ToolResult": "types",
-    "Session": "session",
-    "RunResult": "loop",
+    "AbortSignal": "core.context",
+    "ToolUseContext": "core.context",
+    "Tool": "core.tool",
+    "ToolOutput": "core.tool",
+    "build_tool": "core.tool",
+    "registered_tools": "core.tool",
+    "tool": "core.tool",
+    "PermissionAllow": "core.types",
+    "PermissionAsk": "core.types",
+    "PermissionDeny": "core.types",
+    "PermissionResult": "core.types",
+    "ToolCall": "core.types",
+    "ToolError": "core.types",
+    "ToolResult": "core.types",
+    "Session": "agent.session",
+    "RunResult": "agent.loop",
 }
 
 __all__ = [
@@ -66,37 +70,22 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from .context import AbortSignal as AbortSignal
-    from .context import ToolUseContext as ToolUseContext
-    from .loop_state import RunResult as RunResult
-    from .session import Session as Session
-    from .tool import Tool as Tool
-    from .tool import ToolOutput as ToolOutput
-    from .tool import build_tool as build_tool
-    from .tool import registered_tools as registered_tools
-    from .tool import tool as tool
-    from .types import PermissionAllow as PermissionAllow
-    from .types import PermissionAsk as PermissionAsk
-    from .types import PermissionDeny as PermissionDeny
-    from .types import PermissionResult as PermissionResult
-    from .types import ToolCall as ToolCall
-    from .types import ToolError as ToolError
-    from .types import ToolResult as ToolResult
-
-
-class _Package(types.ModuleType):
-    """Keeps `jupyter_toolhost.tool` meaning the `@tool` decorator.
-
-    Importing the submodule `jupyter_toolhost.tool` would otherwise replace the attribute
-    with the module; the module stays reachable through `sys.modules` (plain imports)."""
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name in _LAZY and isinstance(value, types.ModuleType):
-            return
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package
+    from .agent.loop_state import RunResult as RunResult
+    from .agent.session import Session as Session
+    from .core.context import AbortSignal as AbortSignal
+    from .core.context import ToolUseContext as ToolUseContext
+    from .core.tool import Tool as Tool
+    from .core.tool import ToolOutput as ToolOutput
+    from .core.tool import build_tool as build_tool
+    from .core.tool import registered_tools as registered_tools
+    from .core.tool import tool as tool
+    from .core.types import PermissionAllow as PermissionAllow
+    from .core.types import PermissionAsk as PermissionAsk
+    from .core.types import PermissionDeny as PermissionDeny
+    from .core.types import PermissionResult as PermissionResult
+    from .core.types import ToolCall as ToolCall
+    from .core.types import ToolError as ToolError
+    from .core.types import ToolResult as ToolResult
 
 
 def __getattr__(name: str) -> Any:

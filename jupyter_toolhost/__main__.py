@@ -24,9 +24,9 @@ from typing import TYPE_CHECKING, Any, TextIO
 from .jupyter.run_options import RUN_OPTIONS, RunOption, UsageError, thinking_param
 
 if TYPE_CHECKING:
-    from .events import LoopEvent
+    from .agent.events import LoopEvent
+    from .core.tool import Tool
     from .permissions.api import ApprovalDecision, ApprovalRequest
-    from .tool import Tool
 
 
 class TerminalApprover:
@@ -72,7 +72,7 @@ class TerminalView:
 
     def __call__(self, event: LoopEvent, *, depth: int = 0) -> None:
         """One event; a sub-agent's calls (`ChildEvent`) are indented under their Agent call."""
-        from .events import (
+        from .agent.events import (
             ChildEvent,
             Notice,
             TextDelta,
@@ -186,11 +186,11 @@ async def run_cli(argv: list[str], *, out: TextIO, err: TextIO) -> int:
     """The CLI; returns the exit status."""
     args = parser().parse_args(argv)  # before the heavy imports: --help and mistakes are quick
 
+    from .agent.session import Session, default_tools
     from .demo import DEMO_PROMPT, demo_cassette_path, demo_tools, make_sample_folder
     from .model.anthropic_model import AnthropicModel, has_credentials
     from .model.base import ModelError
     from .model.cassette import CassetteModel
-    from .session import Session, default_tools
 
     demo = not argv
     with tempfile.TemporaryDirectory(prefix="toolhost-demo-") as scratch:

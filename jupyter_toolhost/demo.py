@@ -20,9 +20,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from .context import ToolUseContext
-from .tool import Tool, build_tool
-from .types import ToolInputError
+from .core.context import ToolUseContext
+from .core.tool import Tool, build_tool
+from .core.types import ToolInputError
 
 DEMO_PROMPT = "What is in this folder? Read the notes and the sales data, then summarise them."
 SAMPLE_FILES = {
@@ -117,9 +117,9 @@ async def record_demo(path: Path) -> None:
     file is marked scripted)."""
     import tempfile
 
+    from .agent.session import Session
     from .model.anthropic_model import DEFAULT_MODEL, AnthropicModel
     from .model.cassette import CassetteModel
-    from .session import Session
     from .testing import MessagesServer, Turn, text, tool_use
 
     script = [

@@ -11,9 +11,9 @@ from typing import Any
 from pydantic import BaseModel
 
 from jupyter_toolhost import build_tool
-from jupyter_toolhost.context import ToolUseContext, ToolUseOptions
-from jupyter_toolhost.tool import Tool
-from jupyter_toolhost.types import ToolError
+from jupyter_toolhost.core.context import ToolUseContext, ToolUseOptions
+from jupyter_toolhost.core.tool import Tool
+from jupyter_toolhost.core.types import ToolError
 
 
 class NapInput(BaseModel):

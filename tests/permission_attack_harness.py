@@ -31,11 +31,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 from jupyter_toolhost import Session
+from jupyter_toolhost.core.types import PermissionDeny, ToolCall, ToolResult
 from jupyter_toolhost.model.anthropic_model import AnthropicModel
 from jupyter_toolhost.permissions.api import ApprovalDecision, ApprovalRequest, PermissionRequest
 from jupyter_toolhost.permissions.engine import PermissionEngine
 from jupyter_toolhost.tools import builtin_tools
-from jupyter_toolhost.types import PermissionDeny, ToolCall, ToolResult
 
 CASES_DIR = Path(__file__).resolve().parent / "permission_cases"
 MODES = ("default", "acceptEdits", "plan", "dontAsk", "auto", "bypassPermissions")

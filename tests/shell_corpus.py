@@ -369,7 +369,7 @@ class Project:
 
     def __init__(self, root: Path) -> None:
         from jupyter_toolhost import Session
-        from jupyter_toolhost.context import SandboxOptions
+        from jupyter_toolhost.core.context import SandboxOptions
         from jupyter_toolhost.model.anthropic_model import AnthropicModel
         from jupyter_toolhost.tools import builtin_tools
 

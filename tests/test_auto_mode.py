@@ -13,7 +13,7 @@ import pytest
 from pydantic import BaseModel
 
 from jupyter_toolhost import Session, build_tool
-from jupyter_toolhost.context import ToolUseContext
+from jupyter_toolhost.core.context import ToolUseContext
 from jupyter_toolhost.model.anthropic_model import AnthropicModel
 from jupyter_toolhost.model.classifier import SYSTEM
 from jupyter_toolhost.permissions.api import ApprovalDecision, ApprovalRequest

@@ -17,22 +17,22 @@ from typing import Any
 
 import pytest
 
-from jupyter_toolhost.context import (
+from jupyter_toolhost.core.context import (
     AppState,
     AppStateStore,
     SandboxOptions,
     ToolUseContext,
     ToolUseOptions,
 )
+from jupyter_toolhost.core.results import ResultStore
+from jupyter_toolhost.core.tool import build_tool
+from jupyter_toolhost.core.types import ToolCall, ToolPermissionContext, ToolResult
 from jupyter_toolhost.orchestration.pipeline import Pipeline
 from jupyter_toolhost.permissions.engine import PermissionEngine
-from jupyter_toolhost.permissions.ruleset import compile_rules
-from jupyter_toolhost.permissions.sandbox_paths import WALK_LIMIT, sandbox_paths
-from jupyter_toolhost.results import ResultStore
-from jupyter_toolhost.tool import build_tool
+from jupyter_toolhost.permissions.rules.ruleset import compile_rules
 from jupyter_toolhost.tools import bash, builtin_tools
 from jupyter_toolhost.tools.bash import sandbox
-from jupyter_toolhost.types import ToolCall, ToolPermissionContext, ToolResult
+from jupyter_toolhost.tools.bash.sandbox_paths import WALK_LIMIT, sandbox_paths
 
 SECRET = "SECRET-7f3a-do-not-leak"
 RULES = {

@@ -27,8 +27,7 @@ def stand_in_venv(tmp_path: Path) -> tuple[Path, Path]:
     log = tmp_path / "calls.log"
     python = venv / "bin" / "python"
     python.write_text(
-        "#!/bin/sh\n"
-        f'echo "require=${{JUPYTER_TOOLHOST_BENCH_REQUIRE_PEERS:-}} $*" >> "{log}"\n'
+        f'#!/bin/sh\necho "require=${{JUPYTER_TOOLHOST_BENCH_REQUIRE_PEERS:-}} $*" >> "{log}"\n'
     )
     python.chmod(python.stat().st_mode | stat.S_IXUSR)
     return venv, log
@@ -69,8 +68,12 @@ def test_the_test_extra_alone_does_not_count_as_the_bench_install(tmp_path: Path
 def test_the_peers_benchmark_fails_loudly_without_pydantic_ai_under_dev_bench() -> None:
     env = {**os.environ, "JUPYTER_TOOLHOST_BENCH_REQUIRE_PEERS": "1"}
     done = subprocess.run(
-        [sys.executable, "-c", HIDE_PYDANTIC_AI], cwd=REPO, env=env, capture_output=True,
-        text=True, timeout=120,
+        [sys.executable, "-c", HIDE_PYDANTIC_AI],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert done.returncode != 0
     assert "pydantic-ai, the main peer, cannot be imported" in done.stderr
@@ -80,8 +83,12 @@ def test_the_peers_benchmark_fails_loudly_without_pydantic_ai_under_dev_bench() 
 def test_without_dev_bench_a_missing_pydantic_ai_is_a_visible_warning() -> None:
     env = {k: v for k, v in os.environ.items() if k != "JUPYTER_TOOLHOST_BENCH_REQUIRE_PEERS"}
     done = subprocess.run(
-        [sys.executable, "-c", HIDE_PYDANTIC_AI], cwd=REPO, env=env, capture_output=True,
-        text=True, timeout=120,
+        [sys.executable, "-c", HIDE_PYDANTIC_AI],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert done.returncode == 0, done.stderr
     assert "WARNING: pydantic-ai is not installed" in done.stderr

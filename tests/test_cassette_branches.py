@@ -14,13 +14,13 @@ import pytest
 from pydantic import BaseModel
 
 from jupyter_toolhost import Session, build_tool
-from jupyter_toolhost.context import ToolUseContext
+from jupyter_toolhost.core.context import ToolUseContext
+from jupyter_toolhost.core.tool import Tool
 from jupyter_toolhost.model.anthropic_model import AnthropicModel
 from jupyter_toolhost.model.base import BlockComplete, ModelRequest
 from jupyter_toolhost.model.cassette import SOURCE_ENV, CassetteMismatch, CassetteModel
 from jupyter_toolhost.permissions.api import ApprovalDecision, ApprovalRequest
 from jupyter_toolhost.testing import MessagesServer, Turn, text, tool_use
-from jupyter_toolhost.tool import Tool
 
 MODEL = "claude-sonnet-4-5"
 PROMPT = "Write the note."

@@ -17,8 +17,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from IPython.core.interactiveshell import InteractiveShell
 
-from jupyter_toolhost.context import ToolUseContext, ToolUseOptions
-from jupyter_toolhost.events import PermissionAnswered, PermissionRequested
+from jupyter_toolhost.agent.events import PermissionAnswered, PermissionRequested
+from jupyter_toolhost.core.context import ToolUseContext, ToolUseOptions
+from jupyter_toolhost.core.error_results import error_content
+from jupyter_toolhost.core.results import ResultStore
+from jupyter_toolhost.core.types import ToolCall, ToolResult
 from jupyter_toolhost.jupyter.answer import EMPTY_ANSWER, MARKDOWN
 from jupyter_toolhost.jupyter.captured import INTERRUPTED_LINE
 from jupyter_toolhost.jupyter.commands import run_line
@@ -29,14 +32,12 @@ from jupyter_toolhost.jupyter.live import LiveView
 from jupyter_toolhost.jupyter.previews import cut_marker, format_size
 from jupyter_toolhost.jupyter.render import MIME_TYPE, Rendered
 from jupyter_toolhost.orchestration.events import CallFinished, CallQueued, CallStarted
-from jupyter_toolhost.orchestration.pipeline import Pipeline, error_content
+from jupyter_toolhost.orchestration.pipeline import Pipeline
 from jupyter_toolhost.permissions.api import (
     ApprovalDecision,
     ApprovalRequest,
     BasicCanUseTool,
 )
-from jupyter_toolhost.results import ResultStore
-from jupyter_toolhost.types import ToolCall, ToolResult
 
 
 class Page:

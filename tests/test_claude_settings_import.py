@@ -11,16 +11,16 @@ from typing import Any
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
+from jupyter_toolhost.agent.session import Session
+from jupyter_toolhost.core.types import PermissionMode
 from jupyter_toolhost.jupyter.commands import run_line
 from jupyter_toolhost.jupyter.config import ToolHost
 from jupyter_toolhost.jupyter.host import AgentHost
 from jupyter_toolhost.jupyter.options import HELP, parse_command
 from jupyter_toolhost.model.anthropic_model import AnthropicModel
 from jupyter_toolhost.permissions import PureResolver, compile_rules, decide, load_settings
-from jupyter_toolhost.session import Session
 from jupyter_toolhost.testing import MessagesServer, Turn, text, tool_use
 from jupyter_toolhost.tools import builtin_tools
-from jupyter_toolhost.types import PermissionMode
 
 MODEL = "claude-sonnet-4-5"
 TOUCH = {"command": "touch made.txt", "description": "make a file"}

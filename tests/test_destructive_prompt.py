@@ -13,7 +13,10 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from jupyter_toolhost.__main__ import TerminalApprover
-from jupyter_toolhost.context import ToolUseContext, ToolUseOptions
+from jupyter_toolhost.core.context import ToolUseContext, ToolUseOptions
+from jupyter_toolhost.core.results import ResultStore
+from jupyter_toolhost.core.tool import Tool, build_tool, tool
+from jupyter_toolhost.core.types import ToolCall
 from jupyter_toolhost.jupyter.approval import prompt_html
 from jupyter_toolhost.orchestration.pipeline import Pipeline
 from jupyter_toolhost.permissions import PermissionEngine
@@ -22,9 +25,6 @@ from jupyter_toolhost.permissions.api import (
     ApprovalDecision,
     ApprovalRequest,
 )
-from jupyter_toolhost.results import ResultStore
-from jupyter_toolhost.tool import Tool, build_tool, tool
-from jupyter_toolhost.types import ToolCall
 
 
 class BranchInput(BaseModel):

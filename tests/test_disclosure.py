@@ -14,8 +14,11 @@ import pytest
 from pydantic import BaseModel
 
 from jupyter_toolhost import build_tool
-from jupyter_toolhost.compaction import CompactBoundary
-from jupyter_toolhost.context import ToolUseContext, ToolUseOptions
+from jupyter_toolhost.agent.compaction import CompactBoundary
+from jupyter_toolhost.core.context import ToolUseContext, ToolUseOptions
+from jupyter_toolhost.core.results import ResultStore
+from jupyter_toolhost.core.tool import Tool
+from jupyter_toolhost.core.types import ToolCall
 from jupyter_toolhost.disclosure import (
     PLACEHOLDER_NAME,
     DisclosureState,
@@ -25,12 +28,9 @@ from jupyter_toolhost.disclosure import (
     tools_for_request,
 )
 from jupyter_toolhost.orchestration.pipeline import Pipeline
-from jupyter_toolhost.results import ResultStore
 from jupyter_toolhost.testing.validation import validate_request
-from jupyter_toolhost.tool import Tool
 from jupyter_toolhost.tools.tool_search import TOOL as TOOL_SEARCH
 from jupyter_toolhost.tools.tool_search import with_tool_search
-from jupyter_toolhost.types import ToolCall
 
 
 class Empty(BaseModel):

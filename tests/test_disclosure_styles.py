@@ -17,14 +17,14 @@ import pytest
 from pydantic import BaseModel
 
 from jupyter_toolhost import Session, build_tool
-from jupyter_toolhost.context import ToolUseContext
+from jupyter_toolhost.core.context import ToolUseContext
+from jupyter_toolhost.core.tool import Tool
 from jupyter_toolhost.disclosure import PLACEHOLDER_NAME, resolve_disclosure
 from jupyter_toolhost.model.anthropic_model import AnthropicModel
 from jupyter_toolhost.model.cassette import CassetteModel
 from jupyter_toolhost.testing import MessagesServer, Turn, raw, text, tool_use
 from jupyter_toolhost.testing.api_view import cached_prefix, visible_tool_names
 from jupyter_toolhost.testing.prompt_cache import without_cache_marks
-from jupyter_toolhost.tool import Tool
 
 MODEL = "claude-sonnet-4-5"
 

@@ -7,7 +7,7 @@ import logging
 
 import pytest
 
-from jupyter_toolhost.events import Notice, emit
+from jupyter_toolhost.agent.events import Notice, emit
 from jupyter_toolhost.orchestration.events import CallStarted
 
 

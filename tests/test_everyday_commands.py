@@ -19,7 +19,7 @@ import pytest
 from everyday_commands import COMMANDS, CONTROLS, build_project
 
 from jupyter_toolhost import Session
-from jupyter_toolhost.context import SandboxOptions
+from jupyter_toolhost.core.context import SandboxOptions
 from jupyter_toolhost.model.anthropic_model import AnthropicModel
 from jupyter_toolhost.tools.bash.sandbox import bwrap_problem
 

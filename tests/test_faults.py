@@ -19,14 +19,14 @@ import pytest
 from pydantic import BaseModel
 
 from jupyter_toolhost import Session, build_tool
-from jupyter_toolhost.context import ToolUseContext
-from jupyter_toolhost.events import LoopEvent, Notice
+from jupyter_toolhost.agent.events import LoopEvent, Notice
+from jupyter_toolhost.core.context import ToolUseContext
+from jupyter_toolhost.core.tool import Tool
+from jupyter_toolhost.core.types import ToolError
+from jupyter_toolhost.hooks.hooks import HookInput, HookOutput, Hooks
 from jupyter_toolhost.model.anthropic_model import AnthropicModel
 from jupyter_toolhost.model.base import ModelError
-from jupyter_toolhost.permissions.hooks import HookInput, HookOutput, Hooks
 from jupyter_toolhost.testing import MessagesServer, Turn, text, tool_use
-from jupyter_toolhost.tool import Tool
-from jupyter_toolhost.types import ToolError
 
 MODEL = "claude-sonnet-4-5"
 
@@ -314,7 +314,7 @@ def test_a_full_disk_under_the_transcript_loses_the_line_not_the_conversation(
     """The transcript appends with `os.write`: on a full disk (`/dev/full` answers every
     write with ENOSPC) a record is dropped with one notice per distinct failure, and the
     writer goes on once the disk has room again."""
-    from jupyter_toolhost.transcript import Transcript
+    from jupyter_toolhost.agent.transcript import Transcript
 
     notices: list[str] = []
     full = Transcript(Path("/dev/full"), on_error=notices.append)

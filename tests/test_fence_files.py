@@ -18,12 +18,12 @@ from pathlib import Path
 
 import pytest
 
-from jupyter_toolhost.context import AppState, AppStateStore, ToolUseContext, ToolUseOptions
+from jupyter_toolhost.core.context import AppState, AppStateStore, ToolUseContext, ToolUseOptions
+from jupyter_toolhost.core.results import ResultStore
+from jupyter_toolhost.core.types import ToolCall, ToolPermissionContext, ToolResult
 from jupyter_toolhost.orchestration.pipeline import Pipeline
 from jupyter_toolhost.permissions.engine import PermissionEngine
-from jupyter_toolhost.results import ResultStore
 from jupyter_toolhost.tools import builtin_tools
-from jupyter_toolhost.types import ToolCall, ToolPermissionContext, ToolResult
 
 SECRET = "SECRET-race-8e2f-0c71"
 DENY = ("Read(./secrets/**)", "Edit(./protected/**)")

@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 from test_bash_sandbox import SECRET, bwrap, home, make_context, make_tree, run, text
 
-from jupyter_toolhost.context import AppState, AppStateStore, ToolUseContext, ToolUseOptions
+from jupyter_toolhost.core.context import AppState, AppStateStore, ToolUseContext, ToolUseOptions
+from jupyter_toolhost.core.types import ToolPermissionContext
 from jupyter_toolhost.tools import bash, builtin_tools
 from jupyter_toolhost.tools.bash import sandbox
-from jupyter_toolhost.types import ToolPermissionContext
 
 __all__ = ["bwrap", "home"]  # fixtures, used by name
 

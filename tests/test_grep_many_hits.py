@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from jupyter_toolhost.context import AppState, AppStateStore, ToolUseContext
+from jupyter_toolhost.core.context import AppState, AppStateStore, ToolUseContext
+from jupyter_toolhost.core.types import ToolPermissionContext
 from jupyter_toolhost.permissions.engine import nothing_hidden, read_denied
 from jupyter_toolhost.tools import grep
 from jupyter_toolhost.tools._search import RG_ENV, rg_binary
-from jupyter_toolhost.types import ToolPermissionContext
 
 FILES = 1_300
 

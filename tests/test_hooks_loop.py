@@ -21,14 +21,14 @@ import pytest
 from pydantic import BaseModel
 
 from jupyter_toolhost import Session, build_tool
-from jupyter_toolhost.context import ToolUseContext
-from jupyter_toolhost.events import LoopEvent, Notice, TurnEnd
+from jupyter_toolhost.agent.events import LoopEvent, Notice, TurnEnd
+from jupyter_toolhost.core.context import ToolUseContext
+from jupyter_toolhost.core.tool import Tool
+from jupyter_toolhost.hooks.hooks import HookInput, HookOutput, Hooks
+from jupyter_toolhost.hooks.turn_hooks import MAX_STOP_CONTINUATIONS
 from jupyter_toolhost.model.anthropic_model import AnthropicModel
-from jupyter_toolhost.permissions.hooks import HookInput, HookOutput, Hooks
 from jupyter_toolhost.testing import MessagesServer, Turn, text, tool_use
 from jupyter_toolhost.testing.prompt_cache import without_cache_marks
-from jupyter_toolhost.tool import Tool
-from jupyter_toolhost.turn_hooks import MAX_STOP_CONTINUATIONS
 
 MODEL = "claude-sonnet-4-5"
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from jupyter_toolhost.hooks.shell_hooks import interpret
 from jupyter_toolhost.permissions import HookInput, Hooks, HookSpec, ShellHook, register_shell_hooks
-from jupyter_toolhost.permissions.shell_hooks import interpret
 
 
 def _script(tmp_path: Path, name: str, body: str) -> str:

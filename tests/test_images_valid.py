@@ -18,8 +18,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from jupyter_toolhost import Session, build_tool
-from jupyter_toolhost.context import ToolUseContext
-from jupyter_toolhost.images import VISION_LONG_EDGE
+from jupyter_toolhost.core.context import ToolUseContext
+from jupyter_toolhost.core.images import VISION_LONG_EDGE
 from jupyter_toolhost.model.anthropic_model import AnthropicModel
 from jupyter_toolhost.testing import MessagesServer, Turn, text, tool_use
 from jupyter_toolhost.tools import builtin_tools
@@ -161,7 +161,7 @@ def test_every_pillow_mode_and_format_comes_out_valid() -> None:
     matches its media type, within the long edge, or as a note, never an exception."""
     from PIL import Image
 
-    from jupyter_toolhost.images import fit_image
+    from jupyter_toolhost.core.images import fit_image
 
     api_formats = {
         "PNG": "image/png",

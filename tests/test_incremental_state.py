@@ -23,16 +23,16 @@ import pytest
 from pydantic import BaseModel
 
 from jupyter_toolhost import Session, build_tool
-from jupyter_toolhost.context import ToolUseContext
+from jupyter_toolhost.agent.events import Compacted, LoopEvent, TurnEnd
+from jupyter_toolhost.agent.loop import AgentLoop
+from jupyter_toolhost.agent.sent import SentLog
+from jupyter_toolhost.core.context import ToolUseContext
+from jupyter_toolhost.core.history import MessageList
+from jupyter_toolhost.core.tool import Tool
 from jupyter_toolhost.disclosure.deferral import DiscoveredTools, extract_discovered_tool_names
-from jupyter_toolhost.events import Compacted, LoopEvent, TurnEnd
-from jupyter_toolhost.history import MessageList
-from jupyter_toolhost.loop import AgentLoop
 from jupyter_toolhost.model.anthropic_model import AnthropicModel
 from jupyter_toolhost.model.base import ModelRequest
-from jupyter_toolhost.sent import SentLog
 from jupyter_toolhost.testing import MessagesServer, Turn, text, tool_use
-from jupyter_toolhost.tool import Tool
 from jupyter_toolhost.tools import agent
 from jupyter_toolhost.tools.agent.subagents import subagents
 

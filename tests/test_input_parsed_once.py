@@ -9,14 +9,14 @@ from typing import ClassVar
 from pydantic import BaseModel, model_validator
 
 from jupyter_toolhost import Session, build_tool
-from jupyter_toolhost.context import ToolUseContext, ToolUseOptions
+from jupyter_toolhost.core.context import ToolUseContext, ToolUseOptions
+from jupyter_toolhost.core.results import ResultStore
+from jupyter_toolhost.core.tool import Tool
+from jupyter_toolhost.core.types import ToolCall
 from jupyter_toolhost.model.anthropic_model import AnthropicModel
 from jupyter_toolhost.orchestration.batches import run_tools
 from jupyter_toolhost.orchestration.pipeline import Pipeline
-from jupyter_toolhost.results import ResultStore
 from jupyter_toolhost.testing import MessagesServer, Turn, text, tool_use
-from jupyter_toolhost.tool import Tool
-from jupyter_toolhost.types import ToolCall
 
 
 class CountedInput(BaseModel):

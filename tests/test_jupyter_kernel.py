@@ -179,6 +179,7 @@ def test_nbclient_runs_a_notebook_in_dont_ask_mode(
 ):
     import nbclient  # in the test extra: a missing client is a failure, not a skip
     import nbformat
+
     question = {
         "question": "Which file?",
         "header": "File",

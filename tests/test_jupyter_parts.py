@@ -15,7 +15,15 @@ import pytest
 from IPython.core.error import UsageError as IPythonUsageError
 from IPython.core.interactiveshell import InteractiveShell
 
-from jupyter_toolhost.context import ToolUseContext, ToolUseOptions
+from jupyter_toolhost.core.context import ToolUseContext, ToolUseOptions
+from jupyter_toolhost.core.results import ResultStore
+from jupyter_toolhost.core.types import (
+    DecisionReason,
+    PermissionAllow,
+    PermissionDeny,
+    ToolCall,
+    ToolResult,
+)
 from jupyter_toolhost.jupyter.cards import CallCard, batch_display, language_of_path
 from jupyter_toolhost.jupyter.commands import run_async_command, run_line
 from jupyter_toolhost.jupyter.config import ToolHost
@@ -30,16 +38,8 @@ from jupyter_toolhost.jupyter.transformer import agent_cell_transformer
 from jupyter_toolhost.orchestration.events import CallFinished, CallQueued, CallStarted
 from jupyter_toolhost.orchestration.pipeline import Pipeline
 from jupyter_toolhost.permissions.api import ApprovalDecision, ApprovalRequest, BasicCanUseTool
-from jupyter_toolhost.results import ResultStore
 from jupyter_toolhost.testing import MessagesServer, Turn, text
 from jupyter_toolhost.tools import ask_user, bash
-from jupyter_toolhost.types import (
-    DecisionReason,
-    PermissionAllow,
-    PermissionDeny,
-    ToolCall,
-    ToolResult,
-)
 
 DEMO = str(Path(__file__).parent / "mcp_servers" / "demo_server.py")
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from kernel_helpers import Kernel
 
-from jupyter_toolhost.kernel_host import kernel_api_key, remote_kernel_hint, remote_signs
+from jupyter_toolhost.core.kernel_host import kernel_api_key, remote_kernel_hint, remote_signs
 from jupyter_toolhost.testing import MessagesServer, Turn, text
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from jupyter_toolhost.permissions.facts import call_facts
 from jupyter_toolhost.permissions.paths import OsResolver
-from jupyter_toolhost.permissions.shell_safety import line_is_read_only
+from jupyter_toolhost.shell.safety import line_is_read_only
 from jupyter_toolhost.tools import builtin_tools
 
 LINES = [

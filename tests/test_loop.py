@@ -16,8 +16,7 @@ import pytest
 from pydantic import BaseModel
 
 from jupyter_toolhost import Session, build_tool
-from jupyter_toolhost.context import ToolUseContext
-from jupyter_toolhost.events import (
+from jupyter_toolhost.agent.events import (
     LoopEvent,
     PermissionRequested,
     TextDelta,
@@ -25,13 +24,14 @@ from jupyter_toolhost.events import (
     TurnEnd,
     UsageReported,
 )
+from jupyter_toolhost.core.context import ToolUseContext
+from jupyter_toolhost.core.tool import Tool
+from jupyter_toolhost.core.types import PermissionAsk
 from jupyter_toolhost.model.anthropic_model import AnthropicModel
 from jupyter_toolhost.model.base import ModelAPIError
 from jupyter_toolhost.permissions.api import ApprovalDecision, ApprovalRequest
 from jupyter_toolhost.testing import MessagesServer, Turn, text, tool_use
 from jupyter_toolhost.testing.prompt_cache import without_cache_marks
-from jupyter_toolhost.tool import Tool
-from jupyter_toolhost.types import PermissionAsk
 
 MODEL = "claude-sonnet-4-5"
 

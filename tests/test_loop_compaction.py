@@ -9,12 +9,12 @@ from typing import Any
 from pydantic import BaseModel
 
 from jupyter_toolhost import Session, build_tool
-from jupyter_toolhost.compaction import SUMMARY_INSTRUCTION, SUMMARY_PREFIX
-from jupyter_toolhost.context import ToolUseContext
-from jupyter_toolhost.events import Compacted, LoopEvent
+from jupyter_toolhost.agent.compaction import SUMMARY_INSTRUCTION, SUMMARY_PREFIX
+from jupyter_toolhost.agent.events import Compacted, LoopEvent
+from jupyter_toolhost.core.context import ToolUseContext
+from jupyter_toolhost.core.tool import Tool
 from jupyter_toolhost.model.anthropic_model import AnthropicModel
 from jupyter_toolhost.testing import MessagesServer, Turn, text, tool_use
-from jupyter_toolhost.tool import Tool
 
 MODEL = "claude-sonnet-4-5"
 

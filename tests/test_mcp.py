@@ -18,7 +18,10 @@ from typing import Any
 
 import pytest
 
-from jupyter_toolhost.context import ToolUseContext, ToolUseOptions
+from jupyter_toolhost.core.context import ToolUseContext, ToolUseOptions
+from jupyter_toolhost.core.results import ResultStore
+from jupyter_toolhost.core.tool import Tool
+from jupyter_toolhost.core.types import ToolCall, ToolResult
 from jupyter_toolhost.disclosure import is_deferred, tools_for_request
 from jupyter_toolhost.mcp import (
     McpConfigError,
@@ -28,9 +31,6 @@ from jupyter_toolhost.mcp import (
     parse_server_config,
 )
 from jupyter_toolhost.orchestration.pipeline import Pipeline
-from jupyter_toolhost.results import ResultStore
-from jupyter_toolhost.tool import Tool
-from jupyter_toolhost.types import ToolCall, ToolResult
 
 DEMO = str(Path(__file__).parent / "mcp_servers" / "demo_server.py")
 

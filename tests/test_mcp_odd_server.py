@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from jupyter_toolhost import Session
-from jupyter_toolhost.images import VISION_LONG_EDGE
+from jupyter_toolhost.core.images import VISION_LONG_EDGE
 from jupyter_toolhost.mcp import McpManager, McpServerConfig
 from jupyter_toolhost.mcp.naming import tool_names
 from jupyter_toolhost.model.anthropic_model import AnthropicModel

@@ -11,12 +11,12 @@ from traitlets import TraitError
 from traitlets.config import Config
 
 from jupyter_toolhost import __main__ as cli
+from jupyter_toolhost.core.types import PERMISSION_MODES
 from jupyter_toolhost.jupyter import options
 from jupyter_toolhost.jupyter.config import ToolHost
 from jupyter_toolhost.jupyter.magics import HELP
 from jupyter_toolhost.jupyter.options import UsageError, parse_cell_line
 from jupyter_toolhost.model.cassette import CASSETTE_MODES, CassetteMode, CassetteModel
-from jupyter_toolhost.types import PERMISSION_MODES
 
 
 def test_the_cassette_modes_are_spelled_the_same_everywhere() -> None:

@@ -16,7 +16,10 @@ from orchestration_support import Timeline, make_context
 from pydantic import BaseModel
 
 from jupyter_toolhost import ToolOutput, build_tool
-from jupyter_toolhost.context import ToolUseContext
+from jupyter_toolhost.core.context import ToolUseContext
+from jupyter_toolhost.core.results import ResultStore
+from jupyter_toolhost.core.tool import Tool
+from jupyter_toolhost.core.types import PermissionDeny, ToolCall
 from jupyter_toolhost.orchestration.batches import (
     Batch,
     max_tool_use_concurrency,
@@ -32,9 +35,6 @@ from jupyter_toolhost.orchestration.events import (
 )
 from jupyter_toolhost.orchestration.pipeline import Pipeline
 from jupyter_toolhost.orchestration.streaming import StreamingToolExecutor
-from jupyter_toolhost.results import ResultStore
-from jupyter_toolhost.tool import Tool
-from jupyter_toolhost.types import PermissionDeny, ToolCall
 
 
 def make_pipeline(context: ToolUseContext) -> Pipeline:

@@ -22,7 +22,10 @@ from orchestration_support import Timeline as SharedTimeline
 from pydantic import BaseModel
 
 from jupyter_toolhost import build_tool
-from jupyter_toolhost.context import ToolUseContext
+from jupyter_toolhost.core.context import ToolUseContext
+from jupyter_toolhost.core.results import ResultStore
+from jupyter_toolhost.core.tool import Tool
+from jupyter_toolhost.core.types import ToolCall, ToolError, ToolResult
 from jupyter_toolhost.orchestration.batches import run_tools
 from jupyter_toolhost.orchestration.events import (
     NOT_STARTED_BATCH,
@@ -31,9 +34,6 @@ from jupyter_toolhost.orchestration.events import (
 )
 from jupyter_toolhost.orchestration.pipeline import Pipeline
 from jupyter_toolhost.orchestration.streaming import StreamingToolExecutor, interrupted_results
-from jupyter_toolhost.results import ResultStore
-from jupyter_toolhost.tool import Tool
-from jupyter_toolhost.types import ToolCall, ToolError, ToolResult
 
 
 class Timeline(SharedTimeline):

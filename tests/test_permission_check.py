@@ -24,15 +24,7 @@ from kernel_helpers import Kernel
 from pydantic import BaseModel
 
 from jupyter_toolhost import Session, build_tool
-from jupyter_toolhost.jupyter.check_display import Displays, check_display
-from jupyter_toolhost.jupyter.options import Command, UsageError, parse_command
-from jupyter_toolhost.jupyter.render import MIME_TYPE
-from jupyter_toolhost.model.anthropic_model import AnthropicModel
-from jupyter_toolhost.permissions.api import ApprovalDecision, ApprovalRequest, PermissionRequest
-from jupyter_toolhost.permissions.check import CheckError, CheckReport
-from jupyter_toolhost.permissions.engine import PermissionEngine
-from jupyter_toolhost.tools import builtin_tools
-from jupyter_toolhost.types import (
+from jupyter_toolhost.core.types import (
     PERMISSION_MODES,
     PermissionAllow,
     PermissionDeny,
@@ -41,6 +33,14 @@ from jupyter_toolhost.types import (
     ToolCall,
     ToolResult,
 )
+from jupyter_toolhost.jupyter.check_display import Displays, check_display
+from jupyter_toolhost.jupyter.options import Command, UsageError, parse_command
+from jupyter_toolhost.jupyter.render import MIME_TYPE
+from jupyter_toolhost.model.anthropic_model import AnthropicModel
+from jupyter_toolhost.permissions.api import ApprovalDecision, ApprovalRequest, PermissionRequest
+from jupyter_toolhost.permissions.check import CheckError, CheckReport
+from jupyter_toolhost.permissions.engine import PermissionEngine
+from jupyter_toolhost.tools import builtin_tools
 
 Behavior = Literal["allow", "ask", "deny"]
 Scope = Literal["user", "project", "local"]

@@ -15,8 +15,8 @@ import pytest
 from pydantic import BaseModel
 from test_permissions_tools import TOOLS_BY_NAME, run_decide
 
+from jupyter_toolhost.core.tool import Tool, build_tool
 from jupyter_toolhost.permissions import OsResolver
-from jupyter_toolhost.tool import Tool, build_tool
 
 CORPUS = json.loads((Path(__file__).parent / "permission_cases" / "adversarial.json").read_text())
 CASES: list[dict[str, Any]] = CORPUS["cases"]

@@ -9,7 +9,17 @@ from typing import Any
 
 from test_permissions_tools import CUSTOM, EDIT, MCP, READ, SHELL, TERMINAL, WEB, AnyIn, ShellIn
 
-from jupyter_toolhost.context import AppState, AppStateStore, ToolUseContext, ToolUseOptions
+from jupyter_toolhost.core.context import AppState, AppStateStore, ToolUseContext, ToolUseOptions
+from jupyter_toolhost.core.results import ResultStore
+from jupyter_toolhost.core.tool import Tool, build_tool
+from jupyter_toolhost.core.types import (
+    DecisionReason,
+    PermissionAsk,
+    PermissionDeny,
+    PermissionMode,
+    ToolCall,
+    ToolPermissionContext,
+)
 from jupyter_toolhost.orchestration.pipeline import Pipeline
 from jupyter_toolhost.permissions import (
     ApprovalDecision,
@@ -22,16 +32,6 @@ from jupyter_toolhost.permissions import (
     load_settings,
     read_denied,
     tools_denied_whole,
-)
-from jupyter_toolhost.results import ResultStore
-from jupyter_toolhost.tool import Tool, build_tool
-from jupyter_toolhost.types import (
-    DecisionReason,
-    PermissionAsk,
-    PermissionDeny,
-    PermissionMode,
-    ToolCall,
-    ToolPermissionContext,
 )
 
 

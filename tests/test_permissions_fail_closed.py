@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pytest
 
+from jupyter_toolhost.core.types import PermissionAllow, PermissionDeny, PermissionMode
 from jupyter_toolhost.permissions import OsResolver, compile_rules, decide
-from jupyter_toolhost.permissions.shell import analyze
+from jupyter_toolhost.shell.commands import analyze
 from jupyter_toolhost.tools.bash import TOOL as BASH_TOOL
-from jupyter_toolhost.types import PermissionAllow, PermissionDeny, PermissionMode
 
 BASH = shutil.which("bash")
 SECRET = "SECRET-fc-5d1e"
@@ -306,16 +306,21 @@ def test_running_code_the_session_wrote_cant_be_checked(
 def test_the_engine_remembers_what_allowed_calls_may_write(tmp_path: Path) -> None:
     import asyncio
 
-    from jupyter_toolhost.context import AppState, AppStateStore, ToolUseContext, ToolUseOptions
+    from jupyter_toolhost.core.context import (
+        AppState,
+        AppStateStore,
+        ToolUseContext,
+        ToolUseOptions,
+    )
+    from jupyter_toolhost.core.types import ToolPermissionContext
+    from jupyter_toolhost.hooks.hooks import HookOutput
     from jupyter_toolhost.permissions import (
         ApprovalDecision,
         ApprovalRequest,
         PermissionEngine,
         PermissionRequest,
     )
-    from jupyter_toolhost.permissions.hooks import HookOutput
     from jupyter_toolhost.tools import builtin_tools
-    from jupyter_toolhost.types import ToolPermissionContext
 
     project = _project(tmp_path)
     tools = {t.name: t for t in builtin_tools(cwd=project)}
@@ -393,15 +398,15 @@ def test_what_the_corpus_and_the_generator_found_is_never_allowed(
 def test_a_shell_folder_that_is_gone_stops_the_call_and_is_reset(tmp_path: Path) -> None:
     import asyncio
 
-    from jupyter_toolhost.context import (
+    from jupyter_toolhost.core.context import (
         AppState,
         AppStateStore,
         ToolUseContext,
         ToolUseOptions,
     )
+    from jupyter_toolhost.core.types import ToolPermissionContext
+    from jupyter_toolhost.hooks.hooks import HookOutput
     from jupyter_toolhost.permissions import PermissionEngine, PermissionRequest
-    from jupyter_toolhost.permissions.hooks import HookOutput
-    from jupyter_toolhost.types import ToolPermissionContext
 
     project = _project(tmp_path)
     gone = project / "tmpd"

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from test_permissions_tools import EDIT, READ, SHELL, WRITE
 
+from jupyter_toolhost.core.tool import Tool
+from jupyter_toolhost.core.types import PermissionMode, PermissionResult
 from jupyter_toolhost.permissions import OsResolver, compile_rules, decide
-from jupyter_toolhost.tool import Tool
-from jupyter_toolhost.types import PermissionMode, PermissionResult
 
 RULES = {
     "deny": ["Read(./secrets/**)", "Read(**/.env)", "Bash(rm:*)", "Edit(./protected/**)"],

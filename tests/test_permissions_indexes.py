@@ -16,12 +16,12 @@ from typing import Any
 import pytest
 from test_permissions_tools import EDIT, READ, SHELL
 
+from jupyter_toolhost.core.tool import Tool
+from jupyter_toolhost.core.types import PermissionResult
 from jupyter_toolhost.permissions import OsResolver, PureResolver, compile_rules, decide
 from jupyter_toolhost.permissions.paths import MEMO_SIZE, PathRuleSet, compile_pattern
-from jupyter_toolhost.permissions.ruleset import CompiledRules
-from jupyter_toolhost.permissions.shell import analyze
-from jupyter_toolhost.tool import Tool
-from jupyter_toolhost.types import PermissionResult
+from jupyter_toolhost.permissions.rules.ruleset import CompiledRules
+from jupyter_toolhost.shell.commands import analyze
 
 CWD = "/home/user/project"
 

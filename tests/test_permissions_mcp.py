@@ -14,10 +14,15 @@ from typing import Any
 
 import pytest
 
+from jupyter_toolhost.core.tool import Tool
+from jupyter_toolhost.core.types import (
+    PermissionAllow,
+    PermissionAsk,
+    PermissionDeny,
+    PermissionMode,
+)
 from jupyter_toolhost.mcp import McpManager, McpServerConfig, parse_server_config
 from jupyter_toolhost.permissions import PureResolver, compile_rules, decide
-from jupyter_toolhost.tool import Tool
-from jupyter_toolhost.types import PermissionAllow, PermissionAsk, PermissionDeny, PermissionMode
 
 DEMO = str(Path(__file__).parent / "mcp_servers" / "demo_server.py")
 CWD = "/home/user/project"

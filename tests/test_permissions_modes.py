@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 from test_permissions_tools import CUSTOM, EDIT, MCP, READ, SHELL, WEB, run_decide
 
+from jupyter_toolhost.core.tool import Tool
+from jupyter_toolhost.core.types import PERMISSION_MODES, PermissionMode
 from jupyter_toolhost.permissions import PLAN_MODE_MESSAGE
-from jupyter_toolhost.tool import Tool
-from jupyter_toolhost.types import PERMISSION_MODES, PermissionMode
 
 CLASSES: dict[str, tuple[Tool[Any], dict[str, Any]]] = {
     "read": (READ, {"file_path": "notes.md"}),

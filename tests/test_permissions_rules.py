@@ -7,7 +7,7 @@ from test_permissions_tools import EDIT, GREP, MCP, READ, SHELL, TERMINAL, WEB, 
 
 from jupyter_toolhost.permissions import RuleError, analyze, parse_rule
 from jupyter_toolhost.permissions.paths import PathRuleSet, compile_pattern
-from jupyter_toolhost.permissions.shell_rules import ShellRuleSet, compile_shell_pattern
+from jupyter_toolhost.permissions.rules.shell_rules import ShellRuleSet, compile_shell_pattern
 
 # ── rule syntax ──────────────────────────────────────────────────────────────────────
 

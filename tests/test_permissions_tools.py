@@ -8,11 +8,11 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from jupyter_toolhost.core.tool import Tool, build_tool
+from jupyter_toolhost.core.types import PermissionMode, PermissionResult, RuleBehavior
 from jupyter_toolhost.permissions import PathResolver, PureResolver, compile_rules, decide
-from jupyter_toolhost.permissions.shell import analyze
-from jupyter_toolhost.permissions.shell_safety import is_read_only
-from jupyter_toolhost.tool import Tool, build_tool
-from jupyter_toolhost.types import PermissionMode, PermissionResult, RuleBehavior
+from jupyter_toolhost.shell.commands import analyze
+from jupyter_toolhost.shell.safety import is_read_only
 
 
 class FileIn(BaseModel):

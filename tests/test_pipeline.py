@@ -11,18 +11,11 @@ import pytest
 from pydantic import BaseModel
 
 from jupyter_toolhost import ToolOutput, build_tool
-from jupyter_toolhost.context import AbortSignal, ToolUseContext, ToolUseOptions
-from jupyter_toolhost.orchestration.pipeline import Pipeline, error_content
-from jupyter_toolhost.permissions.api import (
-    ApprovalDecision,
-    ApprovalRequest,
-    BasicCanUseTool,
-    PermissionRequest,
-)
-from jupyter_toolhost.permissions.hooks import HookInput, HookOutput, Hooks
-from jupyter_toolhost.results import ResultStore
-from jupyter_toolhost.tool import Tool
-from jupyter_toolhost.types import (
+from jupyter_toolhost.core.context import AbortSignal, ToolUseContext, ToolUseOptions
+from jupyter_toolhost.core.error_results import error_content
+from jupyter_toolhost.core.results import ResultStore
+from jupyter_toolhost.core.tool import Tool
+from jupyter_toolhost.core.types import (
     DecisionReason,
     PermissionAllow,
     PermissionAsk,
@@ -30,6 +23,14 @@ from jupyter_toolhost.types import (
     PermissionResult,
     ToolCall,
     ToolError,
+)
+from jupyter_toolhost.hooks.hooks import HookInput, HookOutput, Hooks
+from jupyter_toolhost.orchestration.pipeline import Pipeline
+from jupyter_toolhost.permissions.api import (
+    ApprovalDecision,
+    ApprovalRequest,
+    BasicCanUseTool,
+    PermissionRequest,
 )
 
 

@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from jupyter_toolhost.context import AbortSignal
-from jupyter_toolhost.process import run_capture
+from jupyter_toolhost.core.context import AbortSignal
+from jupyter_toolhost.core.process import run_capture
 
 
 def test_small_output_and_stderr_and_exit_code_come_back_whole() -> None:

@@ -15,14 +15,18 @@ from pydantic import BaseModel
 from test_tools2_support import AGENT_ID, Router, last_results, result_text, session_for
 
 from jupyter_toolhost import build_tool
-from jupyter_toolhost.context import (
+from jupyter_toolhost.agent.events import ChildEvent, LoopEvent, TextDelta
+from jupyter_toolhost.core.context import (
     ChecklistItem,
     Progress,
     SandboxOptions,
     ToolUseContext,
     ToolUseOptions,
 )
-from jupyter_toolhost.events import ChildEvent, LoopEvent, TextDelta
+from jupyter_toolhost.core.process import TAIL_BYTES, tail_lines
+from jupyter_toolhost.core.results import ResultStore
+from jupyter_toolhost.core.tool import Tool
+from jupyter_toolhost.core.types import ToolCall, ToolResult
 from jupyter_toolhost.mcp import McpManager, McpServerConfig
 from jupyter_toolhost.orchestration.batches import run_tools
 from jupyter_toolhost.orchestration.events import (
@@ -33,13 +37,9 @@ from jupyter_toolhost.orchestration.events import (
     ToolEvent,
 )
 from jupyter_toolhost.orchestration.pipeline import Pipeline
-from jupyter_toolhost.process import TAIL_BYTES, tail_lines
-from jupyter_toolhost.results import ResultStore
 from jupyter_toolhost.testing import MessagesServer, Turn, text, tool_use
-from jupyter_toolhost.tool import Tool
 from jupyter_toolhost.tools import agent, bash, tasks, todo_write
 from jupyter_toolhost.tools.tasks.prompt import TASKS_V2_ENV
-from jupyter_toolhost.types import ToolCall, ToolResult
 
 PROGRESS_SERVER = str(Path(__file__).parent / "mcp_servers" / "progress_server.py")
 

@@ -19,15 +19,15 @@ from pydantic import BaseModel
 from test_tools2_support import Router
 
 from jupyter_toolhost import Session, build_tool
-from jupyter_toolhost.context import ToolUseContext
-from jupyter_toolhost.events import LoopEvent, ToolCallStarted
+from jupyter_toolhost.agent.events import LoopEvent, ToolCallStarted
+from jupyter_toolhost.core.context import ToolUseContext
+from jupyter_toolhost.core.tool import Tool
 from jupyter_toolhost.jupyter.render import TurnSummary, footer_parts
 from jupyter_toolhost.model.anthropic_model import AnthropicModel
 from jupyter_toolhost.model.base import Usage
 from jupyter_toolhost.model.pricing import billed_equivalent
 from jupyter_toolhost.model.prompt_cache import MAX_BREAKPOINTS
 from jupyter_toolhost.testing import MessagesServer, Turn, raw, text, thinking, tool_use
-from jupyter_toolhost.tool import Tool
 from jupyter_toolhost.tools import agent
 
 MODEL = "claude-sonnet-4-5"

@@ -17,6 +17,8 @@ import pytest
 from pydantic import BaseModel
 
 from jupyter_toolhost import Session, build_tool
+from jupyter_toolhost.agent.sent import SentLog
+from jupyter_toolhost.core.tool import Tool
 from jupyter_toolhost.jupyter.request_view import (
     ESTIMATE,
     request_display,
@@ -25,10 +27,8 @@ from jupyter_toolhost.jupyter.request_view import (
 )
 from jupyter_toolhost.model.anthropic_model import AnthropicModel
 from jupyter_toolhost.model.base import ModelRequest, Usage
-from jupyter_toolhost.sent import SentLog
 from jupyter_toolhost.testing import MessagesServer, RecordedRequest, Turn, text, tool_use
 from jupyter_toolhost.testing.api_view import billed_bytes
-from jupyter_toolhost.tool import Tool
 
 MODEL = "claude-sonnet-4-5"
 WEATHER = "mcp__weather__get_forecast"

@@ -11,16 +11,16 @@ import pytest
 from pydantic import BaseModel
 
 from jupyter_toolhost import build_tool
-from jupyter_toolhost.context import ToolUseContext, ToolUseOptions
-from jupyter_toolhost.orchestration.pipeline import Pipeline
-from jupyter_toolhost.results import (
+from jupyter_toolhost.core.context import ToolUseContext, ToolUseOptions
+from jupyter_toolhost.core.results import (
     MESSAGE_BUDGET_CHARS,
     ResultStore,
     content_size,
     effective_threshold,
     preview,
 )
-from jupyter_toolhost.types import ToolCall, ToolResult
+from jupyter_toolhost.core.types import ToolCall, ToolResult
+from jupyter_toolhost.orchestration.pipeline import Pipeline
 
 
 class SizeInput(BaseModel):

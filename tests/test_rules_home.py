@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from jupyter_toolhost.context import AppState, AppStateStore, ToolUseContext, ToolUseOptions
+from jupyter_toolhost.core.context import AppState, AppStateStore, ToolUseContext, ToolUseOptions
+from jupyter_toolhost.core.results import ResultStore
+from jupyter_toolhost.core.types import ToolCall, ToolPermissionContext
 from jupyter_toolhost.orchestration.pipeline import Pipeline
 from jupyter_toolhost.permissions import PermissionEngine
 from jupyter_toolhost.permissions.engine import read_denied
-from jupyter_toolhost.permissions.ruleset import compiled_rules
-from jupyter_toolhost.results import ResultStore
+from jupyter_toolhost.permissions.rules.ruleset import compiled_rules
 from jupyter_toolhost.tools import builtin_tools
-from jupyter_toolhost.types import ToolCall, ToolPermissionContext
 
 
 def _context(project: Path, rules: dict[str, dict[str, tuple[str, ...]]]) -> ToolUseContext:

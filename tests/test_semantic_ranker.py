@@ -22,7 +22,8 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from jupyter_toolhost.context import ToolUseContext, ToolUseOptions
+from jupyter_toolhost.core.context import ToolUseContext, ToolUseOptions
+from jupyter_toolhost.core.tool import Tool, build_tool
 from jupyter_toolhost.disclosure import Bm25Ranker, onnx_encoder, search_tools, semantic
 from jupyter_toolhost.disclosure.onnx_encoder import OnnxEncoder, VectorStore, model_files
 from jupyter_toolhost.disclosure.semantic import (
@@ -32,7 +33,6 @@ from jupyter_toolhost.disclosure.semantic import (
     semantic_ranker,
 )
 from jupyter_toolhost.disclosure.text import terms
-from jupyter_toolhost.tool import Tool, build_tool
 from jupyter_toolhost.tools.tool_search import TOOL as TOOL_SEARCH
 from jupyter_toolhost.tools.tool_search import ToolSearchInput, tool_search
 
@@ -234,7 +234,7 @@ def test_a_search_touches_no_network() -> None:
         sys.addaudithook(audit)
         from jupyter_toolhost.disclosure.semantic import BlendedRanker
         from jupyter_toolhost.disclosure.semantic import semantic_ranker
-        from jupyter_toolhost.tool import build_tool
+        from jupyter_toolhost.core.tool import build_tool
         from pydantic import BaseModel
         class I(BaseModel):
             pass

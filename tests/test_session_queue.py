@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 
 from jupyter_toolhost import Session
-from jupyter_toolhost.events import LoopEvent, Notice, TextDelta
+from jupyter_toolhost.agent.events import LoopEvent, Notice, TextDelta
+from jupyter_toolhost.core.tool import Tool, tool
 from jupyter_toolhost.model.anthropic_model import AnthropicModel
 from jupyter_toolhost.testing import MessagesServer, Turn, text, tool_use
-from jupyter_toolhost.tool import Tool, tool
 from jupyter_toolhost.tools import cron
 from jupyter_toolhost.tools.cron import MIN_INTERVAL_KEY, scheduler
 

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 from test_tools2_support import Router, ScriptedApprover, last_results, result_text, session_for
 
-from jupyter_toolhost.context import SandboxOptions
+from jupyter_toolhost.core.context import SandboxOptions
 from jupyter_toolhost.permissions.api import ApprovalDecision
-from jupyter_toolhost.permissions.rules import RuleError
+from jupyter_toolhost.permissions.rules.rules import RuleError
 from jupyter_toolhost.testing import MessagesServer, Turn, text, tool_use
 from jupyter_toolhost.tools import bash, plan_mode, read, web_fetch, worktree
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from jupyter_toolhost.permissions.settings import SettingsError, load_settings, save_rule
+from jupyter_toolhost.permissions.settings.settings import SettingsError, load_settings, save_rule
 
 BROKEN = {
     "invalid JSON": '{\n  "permissions": {\n    "allow": ["Bash(ls)",]\n  }\n}\n',

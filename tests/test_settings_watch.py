@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from jupyter_toolhost import Session
-from jupyter_toolhost.events import LoopEvent, Notice
+from jupyter_toolhost.agent.events import LoopEvent, Notice
 from jupyter_toolhost.model.anthropic_model import AnthropicModel
 from jupyter_toolhost.permissions.api import ApprovalDecision, ApprovalRequest
 from jupyter_toolhost.testing import MessagesServer, Turn, text, tool_use

@@ -15,7 +15,7 @@ import sys
 import pytest
 from test_permissions_tools import SHELL, run_decide
 
-from jupyter_toolhost.permissions.shell import (
+from jupyter_toolhost.shell.commands import (
     ANSI_C_NAME,
     BRACE_EXPANSION,
     EVAL,
@@ -26,7 +26,7 @@ from jupyter_toolhost.permissions.shell import (
     ShellAnalysis,
     analyze,
 )
-from jupyter_toolhost.permissions.shell_words import decode_ansi_c
+from jupyter_toolhost.shell.words import decode_ansi_c
 
 BASH = shutil.which("bash")
 FIND_DELETE = "find with '-delete' deletes files and cannot be auto-allowed"

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from jupyter_toolhost.context import ToolUseContext, ToolUseOptions
+from jupyter_toolhost.core.context import ToolUseContext, ToolUseOptions
+from jupyter_toolhost.core.types import ToolInputError
 from jupyter_toolhost.tools.agent import AgentInput, start_agent
 from jupyter_toolhost.tools.agent.agent_types import agent_types
 from jupyter_toolhost.tools.skill import SkillInput, discover, load_skill, skills_prompt
 from jupyter_toolhost.tools.skill.frontmatter import FrontMatterError, parse, read
 from jupyter_toolhost.tools.skill.prompt import BROKEN
-from jupyter_toolhost.types import ToolInputError
 
 FOLDED = """\ufeff---
 name: "sales-report"

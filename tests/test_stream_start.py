@@ -17,14 +17,14 @@ import pytest
 from pydantic import BaseModel, model_validator
 
 from jupyter_toolhost import Session, build_tool
-from jupyter_toolhost.context import ToolUseContext
-from jupyter_toolhost.events import LoopEvent, Notice, ToolCallQueued
-from jupyter_toolhost.loop_state import CUT_BY_MAX_TOKENS, NOT_STARTED
+from jupyter_toolhost.agent.events import LoopEvent, Notice, ToolCallQueued
+from jupyter_toolhost.agent.loop_state import CUT_BY_MAX_TOKENS, NOT_STARTED
+from jupyter_toolhost.core.context import ToolUseContext
+from jupyter_toolhost.core.tool import Tool
 from jupyter_toolhost.model.anthropic_model import AnthropicModel, input_is_whole
 from jupyter_toolhost.model.cassette import CassetteMismatch, CassetteModel
 from jupyter_toolhost.model.cassette_format import LAST_INPUT_COMPLETE
 from jupyter_toolhost.testing import Hold, MessagesServer, Turn, text, tool_use
-from jupyter_toolhost.tool import Tool
 
 MODEL = "claude-sonnet-4-5"
 QUICK = 0.3

@@ -15,7 +15,10 @@ from typing import Any
 import pytest
 from orchestration_support import make_context
 
-from jupyter_toolhost.context import ToolUseContext
+from jupyter_toolhost.core.context import ToolUseContext
+from jupyter_toolhost.core.results import ResultStore
+from jupyter_toolhost.core.tool import Tool, tool
+from jupyter_toolhost.core.types import PermissionAllow, PermissionResult, ToolCall, ToolResult
 from jupyter_toolhost.orchestration.batches import run_tools
 from jupyter_toolhost.orchestration.concurrency import CONCURRENCY_ENV, sync_tool_pool
 from jupyter_toolhost.orchestration.events import CallFinishing, ToolEvent
@@ -26,9 +29,6 @@ from jupyter_toolhost.orchestration.streaming import (
     interrupted_results,
 )
 from jupyter_toolhost.permissions.api import PermissionRequest
-from jupyter_toolhost.results import ResultStore
-from jupyter_toolhost.tool import Tool, tool
-from jupyter_toolhost.types import PermissionAllow, PermissionResult, ToolCall, ToolResult
 
 pytestmark = pytest.mark.timeout(30)
 

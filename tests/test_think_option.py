@@ -18,6 +18,7 @@ from traitlets import TraitError
 from traitlets.config import Config
 
 from jupyter_toolhost.__main__ import parser
+from jupyter_toolhost.agent.thinking import check_thinking
 from jupyter_toolhost.jupyter.config import ToolHost
 from jupyter_toolhost.jupyter.options import (
     THINK_MIN,
@@ -28,7 +29,6 @@ from jupyter_toolhost.jupyter.options import (
     thinking_param,
 )
 from jupyter_toolhost.testing import MessagesServer, Turn, text, thinking
-from jupyter_toolhost.thinking import check_thinking
 
 BAD = [
     ("-5", "-5 is below the API's minimum thinking budget of 1024 tokens"),

@@ -18,14 +18,15 @@ import pytest
 from pydantic import BaseModel
 
 from jupyter_toolhost import Session, build_tool
-from jupyter_toolhost.context import ToolUseContext
-from jupyter_toolhost.events import (
+from jupyter_toolhost.agent.events import (
     LoopEvent,
     ThinkingDelta,
     ThinkingStarted,
     ToolCallStarted,
     UsageReported,
 )
+from jupyter_toolhost.core.context import ToolUseContext
+from jupyter_toolhost.core.tool import Tool
 from jupyter_toolhost.model.anthropic_model import AnthropicModel
 from jupyter_toolhost.model.base import ModelAPIError, Usage
 from jupyter_toolhost.model.cassette import CassetteModel
@@ -38,7 +39,6 @@ from jupyter_toolhost.testing import (
     thinking,
     tool_use,
 )
-from jupyter_toolhost.tool import Tool
 
 MODEL = "claude-sonnet-4-5"
 THINK = {"type": "enabled", "budget_tokens": 2048}

@@ -18,8 +18,15 @@ import anthropic
 import pytest
 
 from jupyter_toolhost import Session
-from jupyter_toolhost.conversation import repair, storable
-from jupyter_toolhost.events import Notice
+from jupyter_toolhost.agent.events import Notice
+from jupyter_toolhost.agent.thinking import (
+    ThinkingConfigError,
+    check_context_management,
+    check_thinking,
+    drop_settled_thinking,
+    request_max_tokens,
+)
+from jupyter_toolhost.core.conversation import repair, storable
 from jupyter_toolhost.model.anthropic_model import AnthropicModel
 from jupyter_toolhost.model.base import ModelAPIError, ModelRequest, Usage
 from jupyter_toolhost.model.pricing import estimate_cost
@@ -30,13 +37,6 @@ from jupyter_toolhost.testing import (
     text,
     thinking,
     tool_use,
-)
-from jupyter_toolhost.thinking import (
-    ThinkingConfigError,
-    check_context_management,
-    check_thinking,
-    drop_settled_thinking,
-    request_max_tokens,
 )
 
 MODEL = "claude-sonnet-4-5"

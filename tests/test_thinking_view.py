@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from jupyter_toolhost.core.types import ToolCall, ToolResult
 from jupyter_toolhost.jupyter.live import THINKING_INTERVAL, LiveView
 from jupyter_toolhost.jupyter.render import MIME_TYPE, Rendered, TurnSummary, footer_parts
 from jupyter_toolhost.jupyter.thinking import (
@@ -22,7 +23,6 @@ from jupyter_toolhost.jupyter.thinking import (
     thinking_display,
 )
 from jupyter_toolhost.orchestration.events import CallFinished, CallQueued, CallStarted
-from jupyter_toolhost.types import ToolCall, ToolResult
 
 
 class Page:

@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from jupyter_toolhost.events import PermissionAnswered
+from jupyter_toolhost.agent.events import PermissionAnswered
+from jupyter_toolhost.core.types import ToolCall, ToolResult
 from jupyter_toolhost.jupyter.cards import CallCard
 from jupyter_toolhost.jupyter.live import LiveView
 from jupyter_toolhost.jupyter.render import MIME_TYPE
@@ -23,7 +24,6 @@ from jupyter_toolhost.jupyter.timeline import (
 )
 from jupyter_toolhost.orchestration.events import CallFinished, CallQueued, CallStarted
 from jupyter_toolhost.permissions.api import ApprovalDecision, ApprovalRequest
-from jupyter_toolhost.types import ToolCall, ToolResult
 
 SVG = "{http://www.w3.org/2000/svg}"
 T0 = 5_000.0

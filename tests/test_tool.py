@@ -13,11 +13,11 @@ import pytest
 from pydantic import BaseModel
 
 from jupyter_toolhost import ToolUseContext, build_tool, registered_tools, tool
-from jupyter_toolhost.context import AbortSignal, FileStateCache, ToolUseOptions
+from jupyter_toolhost.core.context import AbortSignal, FileStateCache, ToolUseOptions
+from jupyter_toolhost.core.results import ResultStore
+from jupyter_toolhost.core.tool import unregister_tool
+from jupyter_toolhost.core.types import ToolCall
 from jupyter_toolhost.orchestration.pipeline import Pipeline
-from jupyter_toolhost.results import ResultStore
-from jupyter_toolhost.tool import unregister_tool
-from jupyter_toolhost.types import ToolCall
 
 
 class Query(BaseModel):

@@ -11,14 +11,14 @@ from typing import Any
 
 import pytest
 
-from jupyter_toolhost.context import SandboxOptions, ToolUseContext, ToolUseOptions
+from jupyter_toolhost.core.context import SandboxOptions, ToolUseContext, ToolUseOptions
+from jupyter_toolhost.core.results import ResultStore
+from jupyter_toolhost.core.types import ToolCall, ToolResult
 from jupyter_toolhost.orchestration.pipeline import Pipeline
-from jupyter_toolhost.results import ResultStore
 from jupyter_toolhost.tools import bash, builtin_tools
 from jupyter_toolhost.tools.bash import background
 from jupyter_toolhost.tools.bash.prompt import STDOUT_BUDGET_BYTES
 from jupyter_toolhost.tools.bash.readonly import is_read_only_command
-from jupyter_toolhost.types import ToolCall, ToolResult
 
 
 def make_context(tmp_path: Path, **sandbox: Any) -> ToolUseContext:

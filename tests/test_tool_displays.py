@@ -22,7 +22,10 @@ from pydantic import BaseModel
 from test_tools2_support import MODEL
 
 from jupyter_toolhost import Session, build_tool
-from jupyter_toolhost.context import ToolUseContext, ToolUseOptions
+from jupyter_toolhost.core.context import ToolUseContext, ToolUseOptions
+from jupyter_toolhost.core.results import ResultStore
+from jupyter_toolhost.core.tool import Tool, ToolOutput, tool, unregister_tool
+from jupyter_toolhost.core.types import ToolCall, ToolError
 from jupyter_toolhost.jupyter.captured import MAX_IMAGE_BYTES, MAX_IMAGE_SIDE, MAX_IMAGES
 from jupyter_toolhost.jupyter.kernel_tools import (
     execute,
@@ -33,11 +36,8 @@ from jupyter_toolhost.model.cassette import CassetteModel
 from jupyter_toolhost.orchestration.events import CallFinished
 from jupyter_toolhost.orchestration.pipeline import Pipeline
 from jupyter_toolhost.permissions.api import BasicCanUseTool
-from jupyter_toolhost.results import ResultStore
 from jupyter_toolhost.testing import MessagesServer, Turn, text, tool_use
-from jupyter_toolhost.tool import Tool, ToolOutput, tool, unregister_tool
 from jupyter_toolhost.tools import bash
-from jupyter_toolhost.types import ToolCall, ToolError
 
 matplotlib = pytest.importorskip("matplotlib")
 matplotlib.use("Agg")

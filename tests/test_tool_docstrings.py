@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from jupyter_toolhost import ToolUseContext, tool
-from jupyter_toolhost.docstrings import parse_docstring
+from jupyter_toolhost.core.docstrings import parse_docstring
 
 GOOGLE = """Resample a time series to a coarser frequency.
 

@@ -15,12 +15,12 @@ from typing import Any
 
 import pytest
 
-from jupyter_toolhost.context import ToolUseContext, ToolUseOptions
+from jupyter_toolhost.core.context import ToolUseContext, ToolUseOptions
+from jupyter_toolhost.core.results import ResultStore
+from jupyter_toolhost.core.types import ToolCall, ToolResult
 from jupyter_toolhost.orchestration.pipeline import Pipeline
-from jupyter_toolhost.results import ResultStore
 from jupyter_toolhost.tools import builtin_tools, edit, read, write
 from jupyter_toolhost.tools.read.prompt import MAX_LINES, MAX_OUTPUT_BYTES
-from jupyter_toolhost.types import ToolCall, ToolResult
 
 IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
 NOBODY = 65534
@@ -54,11 +54,11 @@ UNPRIVILEGED_STEPS = """
 import asyncio, json, os, sys
 from pathlib import Path
 
-from jupyter_toolhost.context import ToolUseContext, ToolUseOptions
+from jupyter_toolhost.core.context import ToolUseContext, ToolUseOptions
 from jupyter_toolhost.orchestration.pipeline import Pipeline
-from jupyter_toolhost.results import ResultStore
+from jupyter_toolhost.core.results import ResultStore
 from jupyter_toolhost.tools import builtin_tools
-from jupyter_toolhost.types import ToolCall
+from jupyter_toolhost.core.types import ToolCall
 
 
 async def main(cwd, steps):

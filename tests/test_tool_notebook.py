@@ -8,12 +8,12 @@ from typing import Any
 import nbformat
 import pytest
 
-from jupyter_toolhost.context import ToolUseContext, ToolUseOptions
+from jupyter_toolhost.core.context import ToolUseContext, ToolUseOptions
+from jupyter_toolhost.core.results import ResultStore
+from jupyter_toolhost.core.types import ToolCall, ToolResult
 from jupyter_toolhost.orchestration.pipeline import Pipeline
-from jupyter_toolhost.results import ResultStore
 from jupyter_toolhost.tools import builtin_tools
 from jupyter_toolhost.tools.notebook_edit.prompt import FRONT_END_NOTE, OWN_NOTEBOOK_NOTE
-from jupyter_toolhost.types import ToolCall, ToolResult
 
 
 def make_notebook(path: Path, *, minor: int = 5) -> Path:

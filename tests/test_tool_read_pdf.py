@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from jupyter_toolhost.context import ToolUseContext, ToolUseOptions
+from jupyter_toolhost.core.context import ToolUseContext, ToolUseOptions
+from jupyter_toolhost.core.results import ResultStore
+from jupyter_toolhost.core.types import ToolCall
 from jupyter_toolhost.orchestration.pipeline import Pipeline
-from jupyter_toolhost.results import ResultStore
 from jupyter_toolhost.tools import read
-from jupyter_toolhost.types import ToolCall
 
 pytest.importorskip("pypdf")
 

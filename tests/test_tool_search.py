@@ -9,13 +9,13 @@ from typing import Any
 
 import pytest
 
-from jupyter_toolhost.context import ToolUseContext, ToolUseOptions
+from jupyter_toolhost.core.context import ToolUseContext, ToolUseOptions
+from jupyter_toolhost.core.results import ResultStore
+from jupyter_toolhost.core.types import ToolCall, ToolResult
 from jupyter_toolhost.orchestration.pipeline import Pipeline
-from jupyter_toolhost.results import ResultStore
 from jupyter_toolhost.tools import builtin_tools
 from jupyter_toolhost.tools._search import RG_ENV, rg_binary
 from jupyter_toolhost.tools.glob.prompt import MAX_RESULTS
-from jupyter_toolhost.types import ToolCall, ToolResult
 
 RG = rg_binary()
 CI = os.environ.get("CI") == "true"  # CI installs the ripgrep wheel: no rg there is a failure

@@ -6,16 +6,16 @@ import json
 from pathlib import Path
 from typing import Any
 
-from jupyter_toolhost.context import ToolUseContext, ToolUseOptions
+from jupyter_toolhost.core.context import ToolUseContext, ToolUseOptions
+from jupyter_toolhost.core.results import ResultStore
+from jupyter_toolhost.core.tool import Tool
+from jupyter_toolhost.core.types import ToolCall
 from jupyter_toolhost.disclosure import search_tools
 from jupyter_toolhost.disclosure.search import NAME_WEIGHT, query_weights
 from jupyter_toolhost.disclosure.text import split_tool_name, stem, terms
 from jupyter_toolhost.mcp.convert import listed_tools
 from jupyter_toolhost.orchestration.pipeline import Pipeline
-from jupyter_toolhost.results import ResultStore
-from jupyter_toolhost.tool import Tool
 from jupyter_toolhost.tools.tool_search import TOOL as TOOL_SEARCH
-from jupyter_toolhost.types import ToolCall
 
 CATALOG = Path(__file__).parent / "data" / "tool_catalog.json"
 

@@ -6,11 +6,11 @@ import asyncio
 import time
 from pathlib import Path
 
-from jupyter_toolhost.context import ToolUseContext, ToolUseOptions
+from jupyter_toolhost.core.context import ToolUseContext, ToolUseOptions
+from jupyter_toolhost.core.results import ResultStore
+from jupyter_toolhost.core.types import ToolCall
 from jupyter_toolhost.orchestration.pipeline import Pipeline
-from jupyter_toolhost.results import ResultStore
 from jupyter_toolhost.tools import sleep
-from jupyter_toolhost.types import ToolCall
 
 
 def make_context(tmp_path: Path) -> ToolUseContext:

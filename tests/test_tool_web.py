@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
-from jupyter_toolhost.context import ToolUseContext, ToolUseOptions
+from jupyter_toolhost.core.context import ToolUseContext, ToolUseOptions
+from jupyter_toolhost.core.results import ResultStore
+from jupyter_toolhost.core.types import ToolCall, ToolError, ToolResult
 from jupyter_toolhost.orchestration.pipeline import Pipeline
-from jupyter_toolhost.results import ResultStore
 from jupyter_toolhost.tools import builtin_tools, web_fetch, web_search
 from jupyter_toolhost.tools.web_fetch.prompt import MAX_BYTES
-from jupyter_toolhost.types import ToolCall, ToolError, ToolResult
 
 PAGE = b"""<html><head><title>T</title><style>p{color:red}</style>
 <script>alert(1)</script></head>

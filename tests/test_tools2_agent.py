@@ -26,10 +26,10 @@ from test_tools2_support import (
 )
 
 from jupyter_toolhost import build_tool
-from jupyter_toolhost.context import ToolUseContext
+from jupyter_toolhost.core.context import ToolUseContext
+from jupyter_toolhost.core.tool import Tool
 from jupyter_toolhost.permissions.api import ApprovalDecision
 from jupyter_toolhost.testing import MessagesServer, Turn, text, tool_use
-from jupyter_toolhost.tool import Tool
 from jupyter_toolhost.tools import agent, edit, read, send_message, tasks, write
 from jupyter_toolhost.tools.agent.prompt import GENERAL_PURPOSE_PROMPT
 from jupyter_toolhost.tools.agent.subagents import subagents

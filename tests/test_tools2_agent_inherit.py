@@ -25,9 +25,9 @@ from test_tools2_support import (
 )
 
 from jupyter_toolhost import build_tool
+from jupyter_toolhost.core.tool import Tool
 from jupyter_toolhost.permissions.api import ApprovalDecision
 from jupyter_toolhost.testing import MessagesServer, Turn, text, tool_use
-from jupyter_toolhost.tool import Tool
 from jupyter_toolhost.tools import agent, read, send_message, write
 
 

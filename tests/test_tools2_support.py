@@ -13,13 +13,13 @@ from typing import Any
 from pydantic import BaseModel
 
 from jupyter_toolhost import Session, build_tool
-from jupyter_toolhost.context import ToolUseContext
+from jupyter_toolhost.agent.subagent_loop import LoopRunner
+from jupyter_toolhost.core.context import ToolUseContext
+from jupyter_toolhost.core.tool import Tool
+from jupyter_toolhost.core.types import PermissionAsk
 from jupyter_toolhost.model.anthropic_model import AnthropicModel
 from jupyter_toolhost.permissions.api import ApprovalDecision, ApprovalRequest
-from jupyter_toolhost.subagent_loop import LoopRunner
 from jupyter_toolhost.testing import MessagesServer, Turn
-from jupyter_toolhost.tool import Tool
-from jupyter_toolhost.types import PermissionAsk
 
 MODEL = "claude-sonnet-4-5"
 AGENT_ID = re.compile(r"agent_\d+_[0-9a-f]{4}")

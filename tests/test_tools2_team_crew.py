@@ -19,9 +19,9 @@ from pydantic import BaseModel
 from test_tools2_support import AGENT_ID, Router, last_results, result_text, session_for
 
 from jupyter_toolhost import build_tool
-from jupyter_toolhost.context import ToolUseContext
+from jupyter_toolhost.core.context import ToolUseContext
+from jupyter_toolhost.core.tool import Tool
 from jupyter_toolhost.testing import MessagesServer, Turn, text, tool_use
-from jupyter_toolhost.tool import Tool
 from jupyter_toolhost.tools import agent, send_message, tasks, team
 from jupyter_toolhost.tools.agent.subagents import subagents
 from jupyter_toolhost.tools.tasks import board

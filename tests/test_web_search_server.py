@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 
 from jupyter_toolhost import Session
+from jupyter_toolhost.core.types import ToolError
 from jupyter_toolhost.model.anthropic_model import AnthropicModel
 from jupyter_toolhost.model.web_search import SERVER_TOOL, results_of
 from jupyter_toolhost.testing import MessagesServer, Turn, text, tool_use
-from jupyter_toolhost.types import ToolError
 
 
 def is_search(body: dict[str, Any]) -> bool:

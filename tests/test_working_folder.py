@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from kernel_helpers import agent_kernel
 
+from jupyter_toolhost.core.workdir import ROOT_ENV, resolve_working_folder
 from jupyter_toolhost.testing import MessagesServer, Turn, text, tool_use
-from jupyter_toolhost.workdir import ROOT_ENV, resolve_working_folder
 
 
 def _project(root: Path) -> Path:

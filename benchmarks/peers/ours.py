@@ -14,11 +14,11 @@ from anthropic import AsyncAnthropic
 from pydantic import BaseModel
 
 from jupyter_toolhost import build_tool
+from jupyter_toolhost.agent.session import Session
+from jupyter_toolhost.core.tool import Tool
 from jupyter_toolhost.model.anthropic_model import AnthropicModel
 from jupyter_toolhost.model.base import MessageComplete, Model, ModelEvent, ModelRequest
-from jupyter_toolhost.session import Session
 from jupyter_toolhost.testing import MessagesServer
-from jupyter_toolhost.tool import Tool
 
 from .script import (
     MODEL_ID,

@@ -35,9 +35,9 @@ from collections.abc import Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..history import MessageList, Watch
-from ..tool import Tool
-from ..types import DISCLOSURE_OPTIONS as DISCLOSURE_OPTIONS
+from ..core.history import MessageList, Watch
+from ..core.tool import Tool
+from ..core.types import DISCLOSURE_OPTIONS as DISCLOSURE_OPTIONS
 
 DisclosureStyle = Literal["discovered", "defer_loading"]
 ServerSearch = Literal["bm25", "regex"]

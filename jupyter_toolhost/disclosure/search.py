@@ -20,7 +20,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ..tool import Tool
+from ..core.tool import Tool
 from .lexicon import query_intent, related_terms
 from .text import MCP_PREFIX, split_identifier, split_tool_name, stem, terms
 

@@ -33,7 +33,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..tool import Tool
+from ..core.tool import Tool
 from .onnx_encoder import OnnxEncoder, VectorStore, default_store, model_files, onnx_available
 from .search import Bm25Ranker, Ranker
 from .text import split_identifier, split_tool_name

@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 from .options import thinking_param
 
 if TYPE_CHECKING:
+    from ..agent.session import Session
+    from ..core.tool import Tool
+    from ..core.types import RuleBehavior
     from ..mcp import McpManager
     from ..permissions.api import Approver
-    from ..session import Session
-    from ..tool import Tool
-    from ..types import RuleBehavior
     from .live import LiveView
 
 DEFAULT_MAX_TURNS = 100
@@ -65,14 +65,14 @@ def make_model(host: SessionOptions) -> Any:
 
 def new_session(host: SessionOptions, *, tools: list[Tool[Any]]) -> Session:
     """A fresh session for the kernel (its working directory is the kernel's)."""
-    from ..session import Session
+    from ..agent.session import Session
 
     return _configured(host, Session, tools=tools)
 
 
 def resume_session(host: SessionOptions, session_id: str, *, tools: list[Tool[Any]]) -> Session:
     """The session `session_id`, read back from its transcript."""
-    from ..session import Session
+    from ..agent.session import Session
 
     return _configured(host, Session.resume, tools=tools, session_id=session_id)
 
@@ -81,7 +81,7 @@ def _configured(host: SessionOptions, make: Callable[..., Session], **options: A
     """A session with the settings files' rules, mode and hooks (Session loads them), the
     rules added with `%agent allow|ask|deny` before it began, this kernel's connection
     file hidden from the Bash sandbox, and scheduled prompts shown by the host."""
-    from ..context import SandboxOptions
+    from ..core.context import SandboxOptions
 
     model = make_model(host)
     session = make(
@@ -184,7 +184,7 @@ async def run_session(
     session: Session, prompt: str, *, view: LiveView, max_turns: int | None
 ) -> Any:
     """Run one prompt, rendering its events into `view`."""
-    from ..events import (
+    from ..agent.events import (
         Compacted,
         Notice,
         TextDelta,

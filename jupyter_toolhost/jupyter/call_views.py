@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..tool import Tool
+    from ..core.tool import Tool
 
 
 class CallViews:
@@ -64,4 +64,3 @@ class CallViews:
             return None
         language, source = code
         return language, source, language == "python"
-

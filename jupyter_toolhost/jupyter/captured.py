@@ -17,7 +17,7 @@ from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from ..types import ContentBlock
+from ..core.types import ContentBlock
 
 MAX_IMAGES = 4
 """Image blocks the model gets from one PythonExec call at most."""

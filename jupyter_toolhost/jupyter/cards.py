@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
-from ..types import PermissionResult
+from ..core.types import PermissionResult
 from .previews import (
     PREVIEW_CHARS,
     PersistedOutput,

@@ -17,7 +17,7 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
-from ..context import toolhost_home
+from ..core.context import toolhost_home
 from ..model.pricing import billed_equivalent
 from .host import STOP_GRACE, AgentHost, AgentInterrupted, stop_task, wait_in_slices
 from .options import HELP, Command, UsageError, parse_command, parse_turn
@@ -109,7 +109,7 @@ def _status(host: AgentHost, command: Command) -> Rendered:
 def _folder_rows(host: AgentHost) -> list[tuple[str, Any]]:
     """The working folder, where it came from, the notebook's folder and the settings files
     in force (see `workdir`)."""
-    from ..workdir import settings_in_force
+    from ..permissions.settings.settings import settings_in_force
 
     folder = host.workdir
     moved = folder.path != host.cwd.resolve()
@@ -140,7 +140,7 @@ def _cwd(host: AgentHost, command: Command) -> Rendered:
         return table_display("cwd", ("setting", "value"), rows, title="working folder")
     had_session = host.session is not None
     host.set_working_folder(command.argument)
-    from ..workdir import settings_in_force
+    from ..permissions.settings.settings import settings_in_force
 
     files = settings_in_force(host.cwd)
     found = ", ".join(str(path) for path in files) if files else "none"
@@ -165,8 +165,8 @@ def _mode(host: AgentHost, command: Command) -> Rendered:
 
 
 def _rule(host: AgentHost, command: Command) -> Rendered:
-    from ..permissions.rules import RuleError, parse_rule
-    from ..permissions.settings import SettingsError, save_rule
+    from ..permissions.rules.rules import RuleError, parse_rule
+    from ..permissions.settings.settings import SettingsError, save_rule
 
     rule = command.argument or ""
     behavior = command.name
@@ -313,7 +313,7 @@ def _check(host: AgentHost, command: Command) -> Rendered:
 
 
 def _import_claude_settings(host: AgentHost, command: Command) -> Rendered:
-    from ..permissions.claude_settings import claude_settings_files
+    from ..permissions.settings.claude_settings import claude_settings_files
 
     session = host.ensure_session()
     found = session.import_claude_settings()

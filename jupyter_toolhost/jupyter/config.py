@@ -14,7 +14,7 @@ from __future__ import annotations
 from traitlets import Bool, Float, Integer, List, TraitError, Unicode, Union, validate
 from traitlets.config import Configurable
 
-from ..types import PERMISSION_MODES
+from ..core.types import PERMISSION_MODES
 from .options import CASSETTE_MODES, DISCLOSURES, UsageError, parse_think
 
 

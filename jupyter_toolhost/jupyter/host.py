@@ -23,9 +23,9 @@ from .call_views import CallViews
 from .options import CellOptions, UsageError, parse_cell_line
 
 if TYPE_CHECKING:
-    from ..tool import Tool
-    from ..types import RuleBehavior
-    from ..workdir import WorkingFolder
+    from ..core.tool import Tool
+    from ..core.types import RuleBehavior
+    from ..core.workdir import WorkingFolder
     from .approval import WidgetApprover
     from .cards import CallCard
     from .config import ToolHost
@@ -81,7 +81,7 @@ class AgentHost:
     def _resolve_folder(self, explicit: str | None) -> WorkingFolder:
         """The working folder by `workdir`'s order; the kernel moves there. A configured
         folder that does not exist is reported (`folder_problem`) and the kernel's own used."""
-        from ..workdir import ROOT_ENV, resolve_working_folder
+        from ..core.workdir import ROOT_ENV, resolve_working_folder
 
         self.folder_problem = None
         try:
@@ -107,7 +107,8 @@ class AgentHost:
     def folder_notice(self) -> str | None:
         """The line a new conversation's first cell shows when the working folder is not
         the notebook's own (see `workdir`), or when the configured one was not found."""
-        from ..workdir import same_folder, settings_in_force
+        from ..core.workdir import same_folder
+        from ..permissions.settings.settings import settings_in_force
 
         if self.folder_problem is not None:
             return f"{self.folder_problem}; working in {self.cwd} instead."
@@ -159,7 +160,7 @@ class AgentHost:
     def tool_pool(self, only: tuple[str, ...] | None = None) -> list[Tool[Any]]:
         """Built-in tools, kernel tools and `@tool` functions of the notebook (newest wins).
         WebSearch searches with the session's own model (its server-side search tool)."""
-        from ..tool import registered_tools
+        from ..core.tool import registered_tools
         from ..tools import builtin_tools
         from ..tools.web_search import FROM_SESSION
 
@@ -202,7 +203,7 @@ class AgentHost:
                 raise UsageError("The cell has no prompt: write it below the %%agent line.")
             starting = options.new or self.session is None
             if self._no_model(options):
-                from ..kernel_host import remote_kernel_hint
+                from ..core.kernel_host import remote_kernel_hint
 
                 hint = remote_kernel_hint()  # where the key must reach, for a remote kernel
                 _show_notice(NO_KEY_MESSAGE + (f"\n{hint}" if hint else ""), level="warning")
@@ -259,7 +260,7 @@ class AgentHost:
         """Run a scheduled prompt in `session` and show it in the scheduled area; the
         transcript records it like any other run. Fired while a cell runs, it is queued
         behind that cell's prompt (the cell shows a "queued" notice; so does the area)."""
-        from ..events import Notice
+        from ..agent.events import Notice
 
         def notices(event: Any) -> None:
             area = self.scheduled_area

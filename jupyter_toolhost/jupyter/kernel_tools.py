@@ -33,9 +33,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ..context import Progress, ToolUseContext
-from ..tool import Tool, ToolOutput, build_tool
-from ..types import DecisionReason, PermissionAsk, PermissionResult, ToolError
+from ..core.context import Progress, ToolUseContext
+from ..core.tool import Tool, ToolOutput, build_tool
+from ..core.types import DecisionReason, PermissionAsk, PermissionResult, ToolError
 from .captured import (
     INTERRUPTED_LINE,
     bundle,

@@ -37,7 +37,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict
 from typing import Any, assert_never
 
-from ..events import PermissionAnswered, PermissionRequested
+from ..agent.events import PermissionAnswered, PermissionRequested
 from ..orchestration.events import (
     CallFinished,
     CallFinishing,

@@ -11,8 +11,8 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Literal, TypeAlias, cast, get_args
 
-from ..types import CASSETTE_MODES as CASSETTE_MODES
-from ..types import CassetteMode, PermissionMode
+from ..core.types import CASSETTE_MODES as CASSETTE_MODES
+from ..core.types import CassetteMode, PermissionMode
 from .run_options import DISCLOSURES as DISCLOSURES
 from .run_options import RUN_OPTION_NAMES, read_options, split_words
 from .run_options import THINK_MIN as THINK_MIN

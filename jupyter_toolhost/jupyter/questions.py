@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..types import ToolError
+from ..core.types import ToolError
 from .comm_ack import TypingWatch
 from .frontend import FrontEnd
 from .render import FG2

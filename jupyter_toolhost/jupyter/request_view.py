@@ -21,9 +21,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..agent.sent import SentRequest, encode
 from ..disclosure.deferral import extract_discovered_tool_names
 from ..model.base import ModelError
-from ..sent import SentRequest, encode
 from .render import BORDER, ERROR, MUTED, PRE, Rendered, esc, notice_display, short
 
 CLIP = 2_000

@@ -131,7 +131,7 @@ def read_result(request: Any, *, cwd: str | None = None) -> dict[str, Any]:
 
 def list_results(*, cwd: str | None = None) -> dict[str, Any]:
     """The saved results of this kernel's sessions, newest first (see the module docstring)."""
-    from ..context import toolhost_home
+    from ..core.context import toolhost_home
 
     base = cwd or os.getcwd()
     sessions = toolhost_home(base) / "sessions"
@@ -160,7 +160,7 @@ def list_results(*, cwd: str | None = None) -> dict[str, Any]:
 
 
 def _is_saved_result(real: Path, cwd: str) -> bool:
-    from ..context import toolhost_home
+    from ..core.context import toolhost_home
 
     sessions = (toolhost_home(cwd) / "sessions").resolve()
     try:

@@ -13,7 +13,7 @@ import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from ..types import (
+from ..core.types import (
     CASSETTE_MODES,
     DISCLOSURE_OPTIONS,
     PERMISSION_MODES,

@@ -24,7 +24,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.dispatcher import ProgressFnT
 
-from ..results import describe_error
+from ..core.results import describe_error
 from .config import McpServerConfig
 
 ServerState = Literal["pending", "connected", "failed", "closed"]

@@ -24,9 +24,9 @@ import mcp_types
 from mcp.shared.dispatcher import ProgressFnT
 from pydantic import BaseModel, ConfigDict
 
-from ..context import Progress, ToolUseContext
-from ..tool import ANNOTATIONS_TRUSTED, Tool, build_tool
-from ..types import ContentBlock, ToolError
+from ..core.context import Progress, ToolUseContext
+from ..core.tool import ANNOTATIONS_TRUSTED, Tool, build_tool
+from ..core.types import ContentBlock, ToolError
 from .naming import fit_schema, restore_arguments
 
 MAX_NAME = 128

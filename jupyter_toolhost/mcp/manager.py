@@ -19,8 +19,8 @@ from typing import Any
 
 import mcp_types
 
-from ..tool import Tool
-from ..types import ToolError
+from ..core.tool import Tool
+from ..core.types import ToolError
 from .config import McpConfigs, McpServerConfig, load_mcp_configs
 from .connection import McpCallError, McpConnection, McpUnavailable, ServerState
 from .convert import ProgressFn, build_mcp_tool, mcp_tool_name

@@ -7,18 +7,25 @@ deferred like other MCP tools, and enabled only while a connected server offers 
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..context import ToolUseContext
-from ..tool import Tool, build_tool
-from ..types import ContentBlock, ToolInputError
+from ..core.context import ToolUseContext
+from ..core.tool import Tool, build_tool
+from ..core.types import ContentBlock, ToolInputError
 from .connection import McpConnection, McpUnavailable
 from .convert import _resource_block
 
-if TYPE_CHECKING:
-    from .manager import McpManager
+
+class McpServers(Protocol):
+    """The servers the resource tools read (an `McpManager`'s): the manager builds these
+    tools, so they see it through this protocol instead of importing it back."""
+
+    @property
+    def connections(self) -> Mapping[str, McpConnection]: ...
+
 
 LIST_NAME = "ListMcpResources"
 READ_NAME = "ReadMcpResource"
@@ -43,7 +50,7 @@ class ReadMcpResourceInput(BaseModel):
     uri: str = Field(description="The resource URI.")
 
 
-def _pick(manager: McpManager, name: str) -> McpConnection:
+def _pick(manager: McpServers, name: str) -> McpConnection:
     connection = manager.connections.get(name)
     if connection is None:
         known = ", ".join(sorted(manager.connections)) or "(none)"
@@ -51,7 +58,7 @@ def _pick(manager: McpManager, name: str) -> McpConnection:
     return connection
 
 
-def build_resource_tools(manager: McpManager) -> list[Tool[Any]]:
+def build_resource_tools(manager: McpServers) -> list[Tool[Any]]:
     """The two resource tools, bound to a manager's servers."""
 
     def any_resources() -> bool:

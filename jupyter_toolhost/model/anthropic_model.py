@@ -17,8 +17,8 @@ import os
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
-from ..kernel_host import kernel_api_key, remote_kernel_hint
-from ..results import describe_error
+from ..core.kernel_host import kernel_api_key, remote_kernel_hint
+from ..core.results import describe_error
 from .base import (
     BlockComplete,
     BlockStart,

@@ -37,8 +37,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
-from ..types import CASSETTE_MODES as CASSETTE_MODES
-from ..types import CassetteMode as CassetteMode
+from ..core.types import CASSETTE_MODES as CASSETTE_MODES
+from ..core.types import CassetteMode as CassetteMode
 from .base import (
     AssistantMessage,
     BlockComplete,

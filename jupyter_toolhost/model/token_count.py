@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, TypeGuard
 
-from ..results import describe_error
+from ..core.results import describe_error
 from .anthropic_model import AnthropicModel
 from .base import ModelError
 

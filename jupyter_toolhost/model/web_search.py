@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..types import ToolError
+from ..core.types import ToolError
 from .base import BlockComplete, Model, ModelError, ModelRequest
 
 SERVER_TOOL = "web_search_20250305"

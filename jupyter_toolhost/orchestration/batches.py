@@ -12,9 +12,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..context import ToolUseContext
-from ..tool import Tool
-from ..types import ToolCall, ToolResult
+from ..core.context import ToolUseContext
+from ..core.tool import Tool
+from ..core.types import ToolCall, ToolResult
 from .events import EventSink, ToolEvent
 from .executor import max_tool_use_concurrency, plan_call
 from .pipeline import Pipeline

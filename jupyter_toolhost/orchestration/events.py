@@ -13,8 +13,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Literal, TypeAlias, TypeVar
 
-from ..context import ChecklistItem
-from ..types import ToolCall, ToolResult
+from ..core.context import ChecklistItem
+from ..core.types import ToolCall, ToolResult
 
 CallStatus: TypeAlias = Literal["ok", "error", "cancelled", "denied"]
 StopCause: TypeAlias = Literal["sibling", "interrupt", "discarded"]

@@ -15,14 +15,15 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ..context import AbortSignal, Progress, ToolUseContext
-from ..tool import Tool
-from ..types import InterruptBehavior, PermissionAllow, ToolCall, ToolResult
+from ..core.context import AbortSignal, Progress, ToolUseContext
+from ..core.error_results import error_content
+from ..core.tool import Tool
+from ..core.types import InterruptBehavior, PermissionAllow, ToolCall, ToolResult
 from .concurrency import CONCURRENCY_ENV as CONCURRENCY_ENV
 from .concurrency import DEFAULT_MAX_CONCURRENCY as DEFAULT_MAX_CONCURRENCY
 from .concurrency import max_tool_use_concurrency as max_tool_use_concurrency
 from .events import CallStatus
-from .pipeline import ParsedInput, error_content, find_tool, parsed_or_error
+from .pipeline import ParsedInput, find_tool, parsed_or_error
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,13 +23,12 @@ from typing import Any, Literal, TypeAlias, cast
 
 from pydantic import BaseModel, ValidationError
 
-from ..context import AbortSignal, ToolUseContext
-from ..images import fit_content
-from ..permissions.api import BasicCanUseTool, CanUseTool, PermissionRequest
-from ..permissions.hooks import HookEvent, HookInput, HookOutput, Hooks
-from ..results import DEFAULT_RESULT_CAP, ResultStore, describe_error, effective_threshold
-from ..tool import Tool, ToolOutput
-from ..types import (
+from ..core.context import AbortSignal, ToolUseContext
+from ..core.error_results import error_content
+from ..core.images import fit_content
+from ..core.results import DEFAULT_RESULT_CAP, ResultStore, describe_error, effective_threshold
+from ..core.tool import Tool, ToolOutput
+from ..core.types import (
     ContentBlock,
     PermissionAllow,
     PermissionDeny,
@@ -39,6 +38,8 @@ from ..types import (
     ToolResult,
     ToolResultContent,
 )
+from ..hooks.hooks import HookEvent, HookInput, HookOutput, Hooks
+from ..permissions.api import BasicCanUseTool, CanUseTool, PermissionRequest
 from .concurrency import sync_tool_pool
 
 SYNC_STOP_WAIT_S = 0.5
@@ -70,11 +71,6 @@ class CallHandle:
     def thread_running(self) -> bool:
         """A sync `call()` was submitted to a worker thread and has not returned."""
         return self.thread is not None and not self.thread.done()
-
-
-def error_content(message: str) -> str:
-    """How every pipeline failure reads to the model."""
-    return f"<tool_use_error>{message}</tool_use_error>"
 
 
 def find_tool(name: str, tools: Sequence[Tool[Any]]) -> Tool[Any] | None:

@@ -45,9 +45,9 @@ from typing import Any, Literal, TypeAlias, cast
 
 from pydantic import BaseModel
 
-from ..context import AbortSignal, Progress, ToolUseContext, as_progress
-from ..tool import Tool
-from ..types import ToolCall, ToolResult
+from ..core.context import AbortSignal, Progress, ToolUseContext, as_progress
+from ..core.tool import Tool
+from ..core.types import ToolCall, ToolResult
 from .events import (
     NOT_STARTED_BATCH,
     TOOL_EVENT_TYPES,

@@ -12,20 +12,20 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, assert_never
 
-from ..types import (
+from ..core.types import (
     DecisionReason,
     PermissionAllow,
     PermissionAsk,
     PermissionDeny,
     PermissionResult,
 )
-from .hooks import HookOutput
+from ..hooks.hooks import HookOutput
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-    from ..context import ToolUseContext
-    from ..tool import Tool
+    from ..core.context import ToolUseContext
+    from ..core.tool import Tool
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,8 +24,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from ..context import AppStateStore, ToolUseContext
-from ..types import (
+from ..core.context import AppStateStore, ToolUseContext
+from ..core.types import (
     PERMISSION_MODES,
     DecisionReason,
     PermissionAllow,
@@ -33,16 +33,16 @@ from ..types import (
     PermissionMode,
     PermissionResult,
 )
+from ..hooks.hooks import HookOutput, Hooks
 from .api import ApprovalDecision, ApprovalRequest, CanUseTool, PermissionRequest
 from .engine import PermissionEngine
 from .facts import CallFacts, CommandFacts, PathRef, call_facts
-from .hooks import HookOutput, Hooks
-from .ruleset import LOCAL, PROJECT, SESSION, USER, default_sources
+from .rules.ruleset import LOCAL, PROJECT, SESSION, USER, default_sources
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-    from ..tool import Tool
+    from ..core.tool import Tool
 
 Behavior = Literal["allow", "ask", "deny"]
 _T = TypeVar("_T")

@@ -19,7 +19,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..types import (
+from ..core.types import (
     DecisionReason,
     PermissionAllow,
     PermissionAsk,
@@ -27,13 +27,13 @@ from ..types import (
     PermissionMode,
     PermissionResult,
 )
+from ..hooks.hooks import HookOutput
+from ..shell.safety import creates_or_moves_files
 from .facts import CallFacts, CommandFacts, PathRef, call_facts, operands_from_environment
 from .guards import Guard, guard
-from .hooks import HookOutput
 from .hosts import internal
 from .paths import PathResolver, glob_base, skeleton
-from .ruleset import BehaviorRules, CompiledRules, SourcedRule
-from .shell_safety import creates_or_moves_files
+from .rules.ruleset import BehaviorRules, CompiledRules, SourcedRule
 
 PLAN_MODE_MESSAGE = (
     "{tool} was not run: the session is in plan mode, where only read-only tools may run. "

@@ -14,8 +14,8 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
-from ..context import AppState
-from ..types import (
+from ..core.context import AppState
+from ..core.types import (
     DecisionReason,
     PermissionAllow,
     PermissionAsk,
@@ -28,13 +28,13 @@ from .api import Approver, PermissionRequest, ask_approver, tool_check
 from .decision import PLAN_MODE_MESSAGE, decide
 from .facts import call_facts, mcp_server
 from .paths import OsResolver, PathResolver, candidates
-from .ruleset import SESSION, CompiledRules, RuleSource, compiled_rules
-from .settings import SettingsError, save_rule
+from .rules.ruleset import SESSION, CompiledRules, RuleSource, compiled_rules
+from .settings.settings import SettingsError, save_rule
 from .written import written_by
 
 if TYPE_CHECKING:
-    from ..context import ToolUseContext
-    from ..tool import Tool
+    from ..core.context import ToolUseContext
+    from ..core.tool import Tool
 
 Classifier: TypeAlias = Callable[[PermissionRequest], Awaitable[Literal["allow", "deny"] | None]]
 """Auto mode's judge of calls that would ask: "allow", "deny", or None to ask after all."""

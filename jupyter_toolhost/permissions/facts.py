@@ -29,12 +29,9 @@ from functools import lru_cache
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..tool import ANNOTATIONS_TRUSTED
-from .hosts import canonical_host
-from .paths import PathResolver, candidates, has_invisible, inside_any
-from .shell import Command, ShellAnalysis, analyze
-from .shell_lex import Redirect, Word
-from .shell_safety import (
+from ..core.tool import ANNOTATIONS_TRUSTED
+from ..shell.commands import Command, ShellAnalysis, analyze
+from ..shell.safety import (
     copies_trees,
     fed_by_xargs,
     git_prints_contents,
@@ -45,7 +42,10 @@ from .shell_safety import (
     recursive_roots,
     runs_inline_code,
 )
-from .shell_safety import operands_from_environment as _environment_only
+from ..shell.safety import operands_from_environment as _environment_only
+from ..shell.words import Redirect, Word
+from .hosts import canonical_host
+from .paths import PathResolver, candidates, has_invisible, inside_any
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,9 +218,7 @@ def _trusted_flags(tool: Any) -> bool:
     return not getattr(tool, "is_mcp", False) or tool.extras.get(ANNOTATIONS_TRUSTED) is True
 
 
-def _roots(
-    working_dirs: tuple[str, ...], cwd: str, resolver: PathResolver
-) -> tuple[str, ...]:
+def _roots(working_dirs: tuple[str, ...], cwd: str, resolver: PathResolver) -> tuple[str, ...]:
     """The working directories, each with its resolved form (see `candidates`)."""
     dirs: list[str] = []
     for directory in working_dirs:
@@ -386,9 +384,7 @@ def _after_links(words: Sequence[str]) -> str:
     )
 
 
-def _link_targets(
-    command: Command, dirs: Sequence[str], resolver: PathResolver
-) -> list[PathRef]:
+def _link_targets(command: Command, dirs: Sequence[str], resolver: PathResolver) -> list[PathRef]:
     """``ln -s TARGET LINK``: a relative TARGET as the link will resolve it, against the
     link's own folder (and, when LINK is a folder, inside it)."""
     if command.name != "ln":

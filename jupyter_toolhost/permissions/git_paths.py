@@ -29,9 +29,7 @@ def git_paths(directory: str, *, untracked: bool = True) -> frozenset[str] | Non
     if cached is not None and cached[0] == key:
         return cached[1] if untracked else cached[2]
     # `-t` tags each name: "? " for a file git does not track, a letter for one it does.
-    listed = _git_lines(
-        top, "ls-files", "-z", "-t", "--cached", "--others", "--exclude-standard"
-    )
+    listed = _git_lines(top, "ls-files", "-z", "-t", "--cached", "--others", "--exclude-standard")
     history = _git_lines(
         top,
         "log",

@@ -29,14 +29,14 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ..types import DecisionReason
+from ..core.types import DecisionReason
+from ..shell.commands import normalize
+from ..shell.globs import component_matches
+from ..shell.safety import NOT_FILES, READ_ONLY_PROGRAMS
+from ..shell.wrappers import program
 from .facts import CallFacts, CommandFacts, PathRef
 from .paths import PathResolver, PathRuleSet, glob_base, glob_shape, is_inside
-from .ruleset import CompiledRules, SourcedRule
-from .shell import normalize
-from .shell_globs import component_matches
-from .shell_safety import NOT_FILES, READ_ONLY_PROGRAMS
-from .shell_wrappers import program
+from .rules.ruleset import CompiledRules, SourcedRule
 from .written import runs_written, written_by
 
 PROTECTED_DIRS = (".toolhost", ".git", ".claude")
@@ -47,7 +47,6 @@ an agent planted there earlier. Compared case-folded (on a case-insensitive file
 WORKTREES = "/.toolhost/worktrees/"
 """Where EnterWorktree checks out git worktrees: ordinary working trees, not settings (their
 own ``.toolhost/`` and ``.git`` inside stay protected)."""
-
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,8 +152,10 @@ def _protected_write(
         return facts.path
     for item in facts.commands:
         command = item.command
-        if item.traits and item.traits.git_config and not rules.allow.shell.match(
-            (command.text, command.source_text)
+        if (
+            item.traits
+            and item.traits.git_config
+            and not rules.allow.shell.match((command.text, command.source_text))
         ):
             return PathRef(f"the repository's configuration (`{command.text}`)", (), True)
         for ref in item.write_targets:
@@ -188,9 +189,7 @@ def _glob_protected(glob: str, resolver: PathResolver) -> bool:
     if any("**" in p or any(component_matches(p, d) for d in PROTECTED_DIRS) for p in parts):
         return True
     found, _complete = resolver.expand_glob(glob)
-    return any(
-        _protected_path(p) or _protected_path(resolver.realpath(p)) for p in found
-    )
+    return any(_protected_path(p) or _protected_path(resolver.realpath(p)) for p in found)
 
 
 def _expanded_hit(

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Generic, Protocol, TypeVar
 
+from ..shell.globs import bracket, can_reach, expand
 from .git_paths import git_paths
-from .shell_globs import bracket, can_reach, expand
 
 T = TypeVar("T")
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from jupyter_toolhost.testing.invalid_request import InvalidRequest
 from jupyter_toolhost.testing.messages_server import (
     MessagesServer,
     RawBlock,
@@ -22,7 +23,7 @@ from jupyter_toolhost.testing.thinking import (
     redacted_thinking,
     thinking,
 )
-from jupyter_toolhost.testing.validation import InvalidRequest, validate_request
+from jupyter_toolhost.testing.validation import validate_request
 
 __all__ = [
     "Hold",

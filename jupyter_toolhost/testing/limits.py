@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from jupyter_toolhost.testing.validation import InvalidRequest
+from jupyter_toolhost.testing.invalid_request import InvalidRequest
 
 __all__ = [
     "MAX_IMAGE_BASE64_BYTES",

@@ -27,8 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from jupyter_toolhost.testing.validation import InvalidRequest
-from jupyter_toolhost.thinking import (
+from jupyter_toolhost.agent.thinking import (
     THINKING_BLOCKS,
     ThinkingConfigError,
     budget_of,
@@ -37,6 +36,7 @@ from jupyter_toolhost.thinking import (
     in_tool_chain,
     thinking_on,
 )
+from jupyter_toolhost.testing.invalid_request import InvalidRequest
 
 __all__ = [
     "CONTEXT_MANAGEMENT_BETA",

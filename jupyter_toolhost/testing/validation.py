@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from itertools import pairwise
 from typing import TYPE_CHECKING, Any, cast
+
+from jupyter_toolhost.testing.invalid_request import InvalidRequest
 
 if TYPE_CHECKING:
     from jupyter_toolhost.testing.thinking import Signer
@@ -25,17 +26,6 @@ TOOL_NAME_PATTERN = "^[a-zA-Z0-9_-]{1,128}$"
 _TOOL_NAME = re.compile(TOOL_NAME_PATTERN)
 _ROLES = ("user", "assistant")
 _SEARCH_TYPES = frozenset({"tool_search_tool_bm25_20251119", "tool_search_tool_regex_20251119"})
-
-
-@dataclass(eq=False)
-class InvalidRequest(Exception):
-    """A request the real API would answer with 400 `invalid_request_error`."""
-
-    message: str
-    error_code: str | None = None
-
-    def __str__(self) -> str:
-        return self.message
 
 
 def validate_request(

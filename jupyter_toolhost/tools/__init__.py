@@ -3,7 +3,7 @@
 `builtin_tools()` returns fresh instances of the default pool; `Session()` without `tools`
 uses it. Shared helpers: `_files` (encodings, line endings, atomic writes, read-before-edit
 checks), `_search` (ripgrep location and its file rules, for Glob and Grep). Subprocesses
-go through `jupyter_toolhost.process`.
+go through `jupyter_toolhost.core.process`.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ..tool import Tool
+from ..core.tool import Tool
 
 
 def builtin_tools(

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, TypeAlias
 
-from ..context import ToolUseContext
-from ..types import ToolInputError
+from ..core.context import ToolUseContext
+from ..core.types import ToolInputError
 from ._opened import checked_folder, open_checked
 
 Newline: TypeAlias = Literal["\n", "\r\n"]

@@ -18,9 +18,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from ..context import ToolUseContext
+from ..core.context import ToolUseContext
+from ..core.types import ToolError
 from ..permissions.engine import edit_denied, read_denied
-from ..types import ToolError
 
 _CHANGED = (
     "{path} was not {verb}: the file it leads to changed after permission was checked (its "

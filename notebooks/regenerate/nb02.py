@@ -55,7 +55,7 @@ CELLS = [
         """
         import json
 
-        from jupyter_toolhost.prompt import tool_definitions
+        from jupyter_toolhost.agent.prompt import tool_definitions
 
         print(json.dumps(tool_definitions([word_count])[0], indent=2))
         """

@@ -18,9 +18,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ...context import ToolUseContext
-from ...tool import Tool, build_tool, no_permission_needed
-from ...types import ToolInputError
+from ...core.context import ToolUseContext
+from ...core.tool import Tool, build_tool, no_permission_needed
+from ...core.types import ToolInputError
 from ..tasks.registry import background_tasks
 from ..team.teams import team_prompt, teams
 from ..worktree import effective_cwd

@@ -22,10 +22,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
-from ...context import AbortSignal, FileStateCache, ToolUseContext, ToolUseOptions
-from ...runner import SubagentConversation, SubagentRunner, SubagentSpec
-from ...tool import Tool
-from ...types import ToolError
+from ...core.context import AbortSignal, FileStateCache, ToolUseContext, ToolUseOptions
+from ...core.runner import SubagentConversation, SubagentRunner, SubagentSpec
+from ...core.tool import Tool
+from ...core.types import ToolError
 from ..tasks.state import shared
 from .agent_types import AgentType
 

@@ -14,9 +14,9 @@ from typing import Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ...context import ToolUseContext
-from ...tool import Tool, build_tool
-from ...types import ToolError, ToolInputError
+from ...core.context import ToolUseContext
+from ...core.tool import Tool, build_tool
+from ...core.types import ToolError, ToolInputError
 from .prompt import ANSWERED, DESCRIPTION, NAME, NO_USER
 
 

@@ -1,6 +1,6 @@
 """Bash: run a shell command in the session's persistent working directory.
 
-Each call runs `bash -c` in a new process group (`jupyter_toolhost.process`), its output
+Each call runs `bash -c` in a new process group (`jupyter_toolhost.core.process`), its output
 written straight to files under ``<session>/tool-results`` so even a 1 GB output never sits
 in this process's memory; output over the budget stays there and the model gets a
 `<persisted-output>` reference with a preview. An EXIT trap writes the shell's final
@@ -29,11 +29,11 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ...context import AppState, Progress, ToolUseContext
-from ...process import CapturedStream, OutputSoFar, ProcessResult, run_process
-from ...results import human_size, persisted_reference, safe_name
-from ...tool import Tool, build_tool
-from ...types import ToolError, ToolInputError
+from ...core.context import AppState, Progress, ToolUseContext
+from ...core.process import CapturedStream, OutputSoFar, ProcessResult, run_process
+from ...core.results import human_size, persisted_reference, safe_name
+from ...core.tool import Tool, build_tool
+from ...core.types import ToolError, ToolInputError
 from .background import start_task
 from .prompt import (
     DEFAULT_TIMEOUT_MS,

@@ -19,8 +19,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal, TypeAlias
 
-from ...context import AppState, ToolUseContext
-from ...process import kill_group, spawn_detached
+from ...core.context import AppState, ToolUseContext
+from ...core.process import kill_group, spawn_detached
 
 BACKGROUND_TASKS_KEY = "background_tasks"
 

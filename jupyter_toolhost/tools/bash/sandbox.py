@@ -44,11 +44,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal, TypeAlias, assert_never
 
-from ...context import AppState, ToolUseContext
+from ...core.context import AppState, ToolUseContext
+from ...core.types import ToolError
 from ...permissions.engine import rules_home
-from ...permissions.ruleset import CompiledRules, compiled_rules
-from ...permissions.sandbox_paths import SandboxPaths, sandbox_paths
-from ...types import ToolError
+from ...permissions.rules.ruleset import CompiledRules, compiled_rules
+from .sandbox_paths import SandboxPaths, sandbox_paths
 
 SANDBOX_ENV = "JUPYTER_TOOLHOST_BASH_SANDBOX"
 NETWORK_ENV = "JUPYTER_TOOLHOST_BASH_SANDBOX_NETWORK"
@@ -295,7 +295,7 @@ def _mounts(context: ToolUseContext, paths: SandboxPaths) -> list[tuple[str, Mou
 
 def _imports_claude(context: ToolUseContext) -> bool:
     """Whether the session reads Claude Code's settings files (their rules are a source)."""
-    from ...permissions.claude_settings import LOCAL_FILE, PROJECT_FILE, USER_FILE
+    from ...permissions.settings.claude_settings import LOCAL_FILE, PROJECT_FILE, USER_FILE
 
     sources = context.get_app_state().tool_permission_context.rules
     return any(name in sources for name in (USER_FILE, PROJECT_FILE, LOCAL_FILE))

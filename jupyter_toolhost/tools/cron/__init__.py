@@ -11,9 +11,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ...context import ToolUseContext
-from ...tool import Tool, build_tool
-from ...types import ToolError, ToolInputError
+from ...core.context import ToolUseContext
+from ...core.tool import Tool, build_tool
+from ...core.types import ToolError, ToolInputError
 from ..tasks.state import shared
 from .prompt import (
     CREATE,

@@ -8,11 +8,11 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ...context import ToolUseContext
+from ...core.context import ToolUseContext
+from ...core.process import run_capture
+from ...core.tool import Tool, build_tool
+from ...core.types import ToolInputError
 from ...permissions.engine import read_denied, reads_withheld_under
-from ...process import run_capture
-from ...tool import Tool, build_tool
-from ...types import ToolInputError
 from .._search import RG_COMMON_FLAGS, GlobFilter, rg_binary, walk_files
 from .prompt import DESCRIPTION, MAX_RESULTS, NAME
 

@@ -18,10 +18,10 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ...context import ToolUseContext
+from ...core.context import ToolUseContext
+from ...core.tool import Tool, build_tool
+from ...core.types import ToolError, ToolInputError
 from ...permissions.engine import nothing_hidden, read_denied, reads_withheld_under
-from ...tool import Tool, build_tool
-from ...types import ToolError, ToolInputError
 from .._search import rg_binary
 from .engine import (
     GrepQuery,

@@ -20,9 +20,9 @@ from typing import Literal, TypeAlias, assert_never
 
 import pathspec
 
-from ...context import AbortSignal
-from ...process import run_capture
-from ...types import ToolInputError
+from ...core.context import AbortSignal
+from ...core.process import run_capture
+from ...core.types import ToolInputError
 from .._search import RG_COMMON_FLAGS, GlobFilter, WalkedFile, walk_files
 
 OutputMode: TypeAlias = Literal["content", "files_with_matches", "count"]

@@ -15,9 +15,9 @@ from typing import Any, Literal, assert_never
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ...context import ToolUseContext
-from ...tool import Tool, build_tool
-from ...types import ToolError, ToolInputError
+from ...core.context import ToolUseContext
+from ...core.tool import Tool, build_tool
+from ...core.types import ToolError, ToolInputError
 from .._files import (
     read_text_file,
     require_fresh_read,

@@ -14,9 +14,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ...context import AppState, ToolUseContext
-from ...tool import Tool, build_tool
-from ...types import (
+from ...core.context import AppState, ToolUseContext
+from ...core.tool import Tool, build_tool
+from ...core.types import (
     DecisionReason,
     PermissionAllow,
     PermissionAsk,

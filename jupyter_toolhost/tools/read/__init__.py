@@ -14,9 +14,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ...context import ToolUseContext
-from ...tool import Tool, build_tool
-from ...types import ContentBlock, ToolInputError
+from ...core.context import ToolUseContext
+from ...core.tool import Tool, build_tool
+from ...core.types import ContentBlock, ToolInputError
 from .._files import SNIFF_BYTES, detect_encoding, looks_binary, require_regular_file
 from .._opened import open_checked, reopened
 from .media import IMAGE_TYPES, image_blocks, render_notebook

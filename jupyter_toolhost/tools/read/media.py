@@ -6,8 +6,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ...images import fit_image
-from ...types import ContentBlock, ToolInputError
+from ...core.images import fit_image
+from ...core.types import ContentBlock, ToolInputError
 from .prompt import MAX_IMAGE_FILE_BYTES
 
 IMAGE_TYPES = {

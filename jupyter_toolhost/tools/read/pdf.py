@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ...types import ToolInputError
+from ...core.types import ToolInputError
 
 MAX_PAGES = 20
 """Pages one call returns at most; more are read in several calls."""

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ...context import ToolUseContext
-from ...runner import mail_text
-from ...tool import Tool, build_tool, no_permission_needed
-from ...types import ToolInputError
+from ...core.context import ToolUseContext
+from ...core.runner import mail_text
+from ...core.tool import Tool, build_tool, no_permission_needed
+from ...core.types import ToolInputError
 from ..agent import subagents as agents
 from ..agent.prompt import FOOTER
 from ..agent.subagents import LEAD, Subagent

@@ -18,9 +18,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ...context import AppState, ToolUseContext
-from ...tool import Tool, build_tool
-from ...types import ToolInputError
+from ...core.context import AppState, ToolUseContext
+from ...core.tool import Tool, build_tool
+from ...core.types import ToolInputError
 from . import frontmatter
 from .prompt import BROKEN, DESCRIPTION, LOADED, NAME, NO_SKILLS, PROMPT_HEADER
 

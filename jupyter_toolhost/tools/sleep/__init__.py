@@ -6,9 +6,9 @@ import asyncio
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ...context import ToolUseContext
-from ...tool import Tool, build_tool
-from ...types import ToolError
+from ...core.context import ToolUseContext
+from ...core.tool import Tool, build_tool
+from ...core.types import ToolError
 from .prompt import DESCRIPTION, MAX_DURATION_MS, NAME
 
 

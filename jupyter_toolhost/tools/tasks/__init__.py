@@ -16,9 +16,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ...context import ChecklistItem, Progress, ToolUseContext
-from ...tool import Tool, build_tool, no_permission_needed
-from ...types import ToolInputError
+from ...core.context import ChecklistItem, Progress, ToolUseContext
+from ...core.tool import Tool, build_tool, no_permission_needed
+from ...core.types import ToolInputError
 from ..bash import background as shell_tasks
 from . import board
 from .board import TaskList, WorkItem

@@ -12,8 +12,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, TypeAlias
 
-from ...context import AppState, ToolUseContext
-from ...types import ToolInputError
+from ...core.context import AppState, ToolUseContext
+from ...core.types import ToolInputError
 
 ItemStatus: TypeAlias = Literal["pending", "in_progress", "completed"]
 LISTS_KEY = "task_lists"

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, TypeAlias
 
-from ...context import ToolUseContext
+from ...core.context import ToolUseContext
 from .state import shared
 
 TaskStatus: TypeAlias = Literal["running", "completed", "failed", "stopped"]

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, TypeVar
 
-from ...context import AppState, ToolUseContext
+from ...core.context import AppState, ToolUseContext
 
 T = TypeVar("T")
 

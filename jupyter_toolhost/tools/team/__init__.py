@@ -7,9 +7,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ...context import ToolUseContext
-from ...tool import Tool, build_tool, no_permission_needed
-from ...types import ToolInputError
+from ...core.context import ToolUseContext
+from ...core.tool import Tool, build_tool, no_permission_needed
+from ...core.types import ToolInputError
 from ..agent.subagents import MAIN_ONLY_FLAG, subagents
 from ..tasks import board
 from ..tasks.registry import background_tasks

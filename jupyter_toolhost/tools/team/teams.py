@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ...context import ToolUseContext
+from ...core.context import ToolUseContext
 from ..tasks.state import shared
 
 TEAMS_KEY = "teams"

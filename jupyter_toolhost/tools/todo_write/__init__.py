@@ -13,9 +13,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ...context import AppState, ChecklistItem, Progress, ToolUseContext
-from ...tool import Tool, build_tool, no_permission_needed
-from ...types import ToolInputError, ToolResultContent
+from ...core.context import AppState, ChecklistItem, Progress, ToolUseContext
+from ...core.tool import Tool, build_tool, no_permission_needed
+from ...core.types import ToolInputError, ToolResultContent
 from ..tasks import tasks_v2_enabled
 from .prompt import DESCRIPTION, NAME, RESULT
 

@@ -15,11 +15,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ...context import ToolUseContext
+from ...core.context import ToolUseContext
+from ...core.tool import Tool, build_tool
+from ...core.types import ContentBlock, ToolInputError
 from ...disclosure import SEARCHES_DEFERRED_TOOLS, is_deferred, search_tools
 from ...disclosure.semantic import semantic_ranker
-from ...tool import Tool, build_tool
-from ...types import ContentBlock, ToolInputError
 from .prompt import DESCRIPTION, NAME, SEARCH_HINT
 
 DEFAULT_MAX_RESULTS = 5

@@ -18,9 +18,9 @@ from urllib.parse import urljoin, urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ...context import ToolUseContext
-from ...tool import Tool, build_tool
-from ...types import ToolError, ToolInputError
+from ...core.context import ToolUseContext
+from ...core.tool import Tool, build_tool
+from ...core.types import ToolError, ToolInputError
 from .prompt import (
     DESCRIPTION,
     MAX_BYTES,

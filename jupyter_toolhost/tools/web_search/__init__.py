@@ -21,9 +21,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ...context import ToolUseContext
-from ...tool import Tool, build_tool
-from ...types import ToolError
+from ...core.context import ToolUseContext
+from ...core.tool import Tool, build_tool
+from ...core.types import ToolError
 from .prompt import DESCRIPTION, NAME
 
 SearchBackend = Callable[

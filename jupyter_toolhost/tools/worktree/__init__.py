@@ -18,10 +18,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ...context import AppState, ToolUseContext
-from ...process import run_capture
-from ...tool import Tool, ToolOutput, build_tool
-from ...types import ToolInputError
+from ...core.context import AppState, ToolUseContext
+from ...core.process import run_capture
+from ...core.tool import Tool, ToolOutput, build_tool
+from ...core.types import ToolInputError
 from ..tasks.state import set_extra
 from .prompt import ENTER, ENTER_DESCRIPTION, EXIT, EXIT_DESCRIPTION
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ...context import ToolUseContext
-from ...tool import Tool, build_tool
-from ...types import ToolInputError
+from ...core.context import ToolUseContext
+from ...core.tool import Tool, build_tool
+from ...core.types import ToolInputError
 from .._files import (
     TextFile,
     diff_snippet,

@@ -1,0 +1,18 @@
+"""The agent: a `Session` and the loop it runs (model → tool_use → orchestrator → tool_result).
+
+What each module owns:
+
+- ``session``: `Session`, the public Python API; ``session_setup``: how a session is put
+  together (permissions, side models, settings watch, MCP).
+- ``loop``: the agent loop; ``loop_state``: its settings, a run's totals and `RunResult`;
+  ``response``: one streamed model response read into the orchestrator.
+- ``prompt``: the system prompt and tool definitions a request carries; ``sent``: the exact
+  body and usage of each request; ``transcript``: the JSON-lines session transcript.
+- ``compaction``: older turns replaced by a summary; ``thinking``: extended thinking options
+  and the blocks that must stay.
+- ``events``: what a session reports while it runs, as plain data for front ends.
+- ``subagent_loop``: the loop's side of the subagent seam (`core.runner`).
+
+Nothing here imports IPython, ipywidgets or anthropic (the model is reached through
+`model.base.Model`).
+"""

@@ -1,0 +1,474 @@
+"""`Session`: the public Python API of the agent (no Jupyter in it).
+
+A session holds the conversation (API-format messages), the tool pool, the permission
+state, the model settings and the usage totals; `await session.run(prompt)` drives the
+loop. Its files live in `.toolhost/sessions/<session>/` under the working directory:
+`transcript.jsonl` (appended as the conversation grows; `Session.resume` reads it back)
+and `tool-results/` (results too big to send whole).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import replace
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..core.context import (
+    SandboxOptions,
+    ToolUseContext,
+)
+from ..core.conversation import Message
+from ..core.tool import Tool
+from ..core.types import PermissionMode, RuleBehavior
+from ..disclosure.deferral import DISCLOSURE_OPTIONS, DisclosureOption
+from ..hooks.hooks import Hooks
+from ..model.anthropic_model import AnthropicModel, default_model_name
+from ..model.base import Model, Usage
+from ..permissions.api import Approver, CanUseTool
+from .compaction import CompactBoundary
+from .events import EventSink, LoopEvent, Notice, emit
+from .loop_state import LoopSettings, RunResult
+from .sent import SentRequest
+from .session_build import assemble, check_call, session_root, transcript_path
+from .session_setup import thinking_options, web_search_for
+from .transcript import load_transcript
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from ..mcp import McpManager
+    from ..permissions.check import CheckReport
+    from ..permissions.settings.settings_file import ClaudeImport
+
+
+def default_tools(
+    cwd: str | os.PathLike[str] | None = None, *, web_search: Any = None
+) -> list[Tool[Any]]:
+    """The built-in tool pool (`jupyter_toolhost.tools.builtin_tools()`)."""
+    from ..tools import builtin_tools
+
+    return builtin_tools(cwd=cwd, web_search=web_search)
+
+
+class Session:
+    """A conversation with a model and a tool pool. `await session.run(prompt)` returns a
+    `RunResult`: the final text (a `str`) with `.stop_reason`, `.usage` and `.cost_usd`.
+
+    `model` is a model id or a `Model` (an `AnthropicModel`, a `CassetteModel`, ...); the
+    id comes from the option, then `JUPYTER_TOOLHOST_MODEL`, then `DEFAULT_MODEL`. Without
+    `tools`, the built-in pool is used. `small_model` is the id of the fast model that
+    answers WebFetch's `prompt` on the same client (else `JUPYTER_TOOLHOST_SMALL_MODEL`,
+    else `claude-haiku-4-5`; `""` or `"none"` turns it off).
+
+    Permissions: unless `can_use_tool` is given, the `PermissionEngine` decides, with the
+    rules, default mode and hooks of the settings files (`~/.toolhost/settings.json`,
+    `.toolhost/settings.json`, `.toolhost/settings.local.json` under `cwd`; problems in them
+    are in `settings_problems`, never raised). The mode is `JUPYTER_TOOLHOST_PERMISSION_MODE`
+    (so CI can force `dontAsk`), else `permission_mode`, else the settings' `defaultMode`,
+    else `default`. Claude Code's settings files (`.claude/settings.json`, ...) add their
+    rules and hooks only with `"importClaudeCodeSettings": true` in those files, or after
+    `import_claude_settings()`: off by default, since their allow rules widen what runs.
+    What is left as "ask" goes to `approver`; with none, it is denied with advice.
+    `load_settings=False` ignores the files (rules then come only from code). `rules` are
+    ``(rule, behavior)`` pairs the session starts with, as its own (the ``session`` source);
+    `add_rule()` adds more later, and `rules` reads all of them by source. In `auto`
+    mode the session's own model judges calls that would ask (`ModelClassifier`); when it
+    is unsure, offline or slow, the call is asked as in `default` mode.
+
+    `disclosure` says how deferred tools (MCP tools, by default) reach the model: ``auto``
+    (the default) uses the Messages API's own `defer_loading` when the model supports it
+    (`AnthropicModel`, a cassette recorded that way), so a discovery keeps the prompt
+    cache, and ``discovered`` otherwise; ``defer_loading``, ``discovered``, ``server_bm25``
+    and ``server_regex`` (the API's server-side tool search instead of ToolSearch) force
+    one. It can be changed between runs through `settings.disclosure`.
+
+    `thinking` is the Messages API's own `thinking` object, sent as it is with every request
+    (e.g. ``{"type": "enabled", "budget_tokens": 10000}``; add ``"display": "omitted"`` to
+    get signatures without the text); None, the default, is off. Each request then asks for
+    `max_tokens` plus the budget, so the answer keeps its `max_tokens`. Thinking tokens are
+    billed as output tokens (they are in `usage.output_tokens`, and counted apart in
+    `usage.thinking_tokens`). Subagents think as their session does. `context_management`
+    is the API's (beta) context editing object, e.g. ``{"edits": [{"type":
+    "clear_thinking_20251015", "keep": "all"}]}``. Both are checked here: a malformed one
+    raises `ValueError` in the API's words. Change them between runs through
+    `settings.thinking` and `settings.context_management`.
+
+    `sandbox` says how the Bash sandbox runs commands (`context.SandboxOptions`: required
+    or off, the network, more paths to hide); by default the environment decides. Scheduled
+    prompts (CronCreate) run through `run(prompt)`, or through `run_scheduled(session,
+    prompt)` when given (a notebook shows them in an area of their own).
+    """
+
+    def __init__(
+        self,
+        *,
+        tools: Sequence[Tool[Any]] | None = None,
+        model: str | Model | None = None,
+        model_id: str | None = None,
+        permission_mode: PermissionMode | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        approver: Approver | None = None,
+        can_use_tool: CanUseTool | None = None,
+        hooks: Hooks | None = None,
+        session_id: str | None = None,
+        on_event: EventSink[LoopEvent] | None = None,
+        max_turns: int = 100,
+        max_tokens: int = 8192,
+        time_budget_s: float | None = None,
+        compact_threshold_tokens: int | None = 150_000,
+        stream_retries: int = 3,
+        retry_backoff_s: float = 1.0,
+        write_transcript: bool = True,
+        load_settings: bool = True,
+        mcp: McpManager | None = None,
+        small_model: str | None = None,
+        disclosure: DisclosureOption = "auto",
+        thinking: Mapping[str, Any] | None = None,
+        context_management: Mapping[str, Any] | None = None,
+        rules: Iterable[tuple[str, RuleBehavior]] = (),
+        sandbox: SandboxOptions | None = None,
+        run_scheduled: Callable[[Session, str], Awaitable[Any]] | None = None,
+    ) -> None:
+        if disclosure not in DISCLOSURE_OPTIONS:
+            raise ValueError(
+                f"disclosure must be one of {', '.join(DISCLOSURE_OPTIONS)}, not {disclosure!r}"
+            )
+        thinking, context_management = thinking_options(thinking, context_management)
+        if isinstance(model, str) or model is None:
+            model_id = default_model_name(model)
+            model = AnthropicModel()
+        else:
+            model_id = default_model_name(model_id)
+        search = web_search_for(model, model_id)
+        pool = list(default_tools(cwd, web_search=search) if tools is None else tools)
+        names = [t.name for t in pool]
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise ValueError(f"tool names must be unique; repeated: {', '.join(duplicates)}")
+        settings = LoopSettings(
+            max_turns=max_turns,
+            max_tokens=max_tokens,
+            time_budget_s=time_budget_s,
+            stream_retries=stream_retries,
+            retry_backoff_s=retry_backoff_s,
+            compact_threshold_tokens=compact_threshold_tokens,
+            disclosure=disclosure,
+            thinking=thinking,
+            context_management=context_management,
+        )
+        # Scheduled prompts (CronCreate) queue behind the running one, through `run`, or
+        # through the host's `run_scheduled(session, prompt)` when it shows them itself.
+        scheduled = self.run if run_scheduled is None else partial(run_scheduled, self)
+        parts = assemble(
+            pool=pool,
+            model=model,
+            model_id=model_id,
+            web_search=search,
+            root=session_root(cwd),
+            settings=settings,
+            permission_mode=permission_mode,
+            approver=approver,
+            can_use_tool=can_use_tool,
+            hooks=hooks if hooks is not None else Hooks(),  # an empty Hooks is falsy
+            session_id=session_id,
+            on_event=on_event,
+            write_transcript=write_transcript,
+            load_settings=load_settings,
+            mcp=mcp,
+            small_model=small_model,
+            rules=rules,
+            sandbox=sandbox,
+            run_prompt=scheduled,
+        )
+        self._loop = parts.loop
+        self._engine = parts.engine
+        self._settings_watch = parts.settings_watch
+        self.settings_problems: list[str] = parts.problems
+        """What was wrong in the settings files (each with its file and line)."""
+        self.claude_imports: list[ClaudeImport] = parts.claude_imports
+        """What was read from Claude Code's settings files, file by file (only when
+        `importClaudeCodeSettings` is on, or after `import_claude_settings()`)."""
+        self.mcp = parts.mcp
+        """The session's MCP servers (from `mcpServers` in the settings files); they connect
+        on the first run, and their tools are offered from then on (deferred by default)."""
+        self.last_result: RunResult | None = None
+        self._task: asyncio.Task[Any] | None = None
+        self._run_lock: asyncio.Lock | None = None
+        self._running_sink: EventSink[LoopEvent] | None = None
+        self._waiting: list[asyncio.Task[Any]] = []
+        """Tasks of queued prompts, first come first served."""
+
+    @staticmethod
+    def transcript_path_for(context: ToolUseContext) -> Path:
+        return transcript_path(context)
+
+    @classmethod
+    def resume(cls, session_id: str, **options: Any) -> Session:
+        """A session continuing the transcript of `session_id` (same `cwd` as before)."""
+        session = cls(session_id=session_id, **options)
+        path = session.transcript_path
+        if not path.exists():
+            raise FileNotFoundError(f"no transcript for session {session_id!r} at {path}")
+        session._loop.restore(load_transcript(path))
+        return session
+
+    # ── running ─────────────────────────────────────────────────────────────────────────
+
+    async def run(self, prompt: str, *, on_event: EventSink[LoopEvent] | None = None) -> RunResult:
+        """Send `prompt` and run tools until the model stops; returns the final text.
+
+        An empty prompt continues the conversation as it stands (e.g. after an interrupt).
+
+        A prompt sent while another runs (a scheduled CronCreate prompt, or a second
+        `run` from concurrent code) is queued: it waits until the running prompt ends, then
+        runs as a turn of its own, first come first served, and returns its own answer. It
+        never interrupts the running prompt (call `interrupt()` for that) and is not slipped
+        into it at a turn boundary, so each `run` answers exactly its prompt. Both are told:
+        a `Notice("queued", ...)` goes to the running prompt's sinks and to the new one's
+        when it is queued, and another to the new one's when it starts.
+        """
+        if self._run_lock is None:
+            self._run_lock = asyncio.Lock()
+        if self.mcp is not None:
+            await self.mcp.start()  # connects what is not connected yet; never raises
+        queued = self._run_lock.locked() or bool(self._waiting)
+        if queued:
+            ahead = len(self._waiting)
+            more = f" and {ahead} more" if ahead else ""
+            text = f"Queued behind the running prompt{more}: {_quote(prompt)} starts when it ends."
+            self._tell(Notice("queued", text), self._running_sink, on_event)
+            waiter = asyncio.current_task()
+            assert waiter is not None  # a coroutine awaited by asyncio runs in a task
+            self._waiting.append(waiter)
+            try:
+                await self._run_lock.acquire()
+            finally:
+                self._waiting.remove(waiter)
+        else:
+            await self._run_lock.acquire()
+        try:
+            self._task = asyncio.current_task()
+            self._running_sink = on_event
+            if queued:
+                started = f"Started the queued prompt {_quote(prompt)}."
+                self._tell(Notice("queued", started), on_event)
+            for text in self._settings_watch.changes() if self._settings_watch else ():
+                self._tell(Notice("settings", text), on_event)
+            result = await self._loop.run(prompt, on_event=on_event)
+        finally:
+            self._task = None
+            self._running_sink = None
+            self._run_lock.release()
+        self.last_result = result
+        return result
+
+    def _tell(self, notice: Notice, *extra: EventSink[LoopEvent] | None) -> None:
+        """Hand `notice` to the session's sinks and to `extra` ones (each sink once)."""
+        sinks: list[EventSink[LoopEvent]] = []
+        for sink in (*self._loop.sinks, *extra):
+            if sink is not None and all(sink is not seen for seen in sinks):
+                sinks.append(sink)
+        emit(sinks, notice)
+
+    @property
+    def running(self) -> bool:
+        """Whether a prompt is running now."""
+        return self._task is not None
+
+    @property
+    def queued_prompts(self) -> int:
+        """How many prompts wait for the running one to end."""
+        return len(self._waiting)
+
+    async def close(self) -> None:
+        """Stop what outlives a prompt: queued prompts (their `run` raises
+        `CancelledError`), scheduled jobs, background commands and subagents. Awaited right
+        after a prompt, in the task that ran it, no queued prompt gets to start."""
+        from ..tools.cron import scheduler
+        from ..tools.tasks.registry import background_tasks
+
+        for waiter in list(self._waiting):
+            waiter.cancel()
+        scheduler(self.context).clear()
+        await background_tasks(self.context).stop_all()
+        if self.mcp is not None:
+            await self.mcp.close()
+
+    def interrupt(self) -> bool:
+        """Cancel the running prompt (as a kernel interrupt would); False if none runs."""
+        if self._task is None or self._task.done():
+            return False
+        self._task.cancel()
+        return True
+
+    async def compact(self) -> CompactBoundary | None:
+        """Summarise the conversation now; returns the boundary (None if too short)."""
+        return await self._loop.compact(trigger="manual")
+
+    def set_tools(self, tools: Sequence[Tool[Any]]) -> None:
+        """Offer another tool pool from the next request on (names must stay unique)."""
+        pool = list(tools)
+        names = [t.name for t in pool]
+        if len(set(names)) != len(names):
+            raise ValueError("tool names must be unique")
+        self._loop.tools[:] = pool
+        context = self._loop.context
+        context.options = replace(context.options, tools=tuple(pool))
+
+    def attach_mcp(self, manager: McpManager | None = None) -> McpManager:
+        """Use `manager` (or a new, empty one) for MCP servers; its tools are offered from
+        the next request on. Servers added to it later (`%agent mcp add`) join too."""
+        if manager is None:
+            from ..mcp import McpManager
+
+            manager = McpManager()
+        self.mcp = manager
+        self._loop.extra_tools = manager.tools
+        return manager
+
+    def import_claude_settings(self) -> list[ClaudeImport]:
+        """Read Claude Code's settings files (``~/.claude/settings.json``,
+        ``.claude/settings.json``, ``.claude/settings.local.json``) into this session now:
+        their allow/ask/deny rules, additionalDirectories and hooks, not their defaultMode
+        (see `permissions.claude_settings`). Files imported before are skipped; problems go
+        to `settings_problems`. Returns what this call imported, file by file."""
+        from ..permissions.settings.claude_settings import import_into
+
+        found, problems = import_into(
+            self.context,
+            hooks=self._loop.hooks,
+            sources=self._engine.sources if self._engine is not None else None,
+            skip={done.source for done in self.claude_imports},
+        )
+        self.claude_imports += found
+        self.settings_problems += [p for p in problems if p not in self.settings_problems]
+        return found
+
+    def set_mode(self, mode: PermissionMode) -> None:
+        """Change the permission mode (it lives in the app state's permission context)."""
+        self.context.set_app_state(
+            lambda state: replace(
+                state,
+                tool_permission_context=replace(state.tool_permission_context, mode=mode),
+            )
+        )
+
+    @property
+    def permission_mode(self) -> PermissionMode:
+        return self.context.get_app_state().tool_permission_context.mode
+
+    def add_rule(self, rule: str, behavior: RuleBehavior = "allow") -> None:
+        """Add a permission rule for this session, in Claude Code's syntax (``"Bash(npm
+        test:*)"``, ``"Read(./docs/**)"``, ``"WebFetch"``), from the next call on. It goes to
+        the ``session`` source, beside the settings files' rules, and is not saved (see
+        `permissions.settings.save_rule` for that). Raises `RuleError` (a `ValueError`)
+        for a rule that does not parse, and `ValueError` for an unknown `behavior`."""
+        from ..permissions.engine import add_session_rules
+        from ..permissions.rules.rules import parse_rule
+
+        if behavior not in ("allow", "ask", "deny"):
+            raise ValueError(f"behavior must be allow, ask or deny, not {behavior!r}")
+        parse_rule(rule)
+        add_session_rules(self.context, (rule,), behavior)
+
+    @property
+    def rules(self) -> Mapping[str, Mapping[RuleBehavior, tuple[str, ...]]]:
+        """The rules in force, by source (``"userSettings"``, ``"projectSettings"``,
+        ``"localSettings"``, ``"session"``, ...) and behaviour; change them with `add_rule`."""
+        return self.context.get_app_state().tool_permission_context.rules
+
+    def check(self, tool_name: str, input: Mapping[str, Any] | str) -> CheckReport:
+        """What the permission engine decides for this call in every mode, with the rule and
+        settings file behind each decision, without running the call or asking anyone (see
+        `permissions.check`). A string `input` goes to the tool's primary field."""
+        return check_call(self._loop, tool_name, input)
+
+    def add_event_sink(self, sink: EventSink[LoopEvent]) -> None:
+        """Report every run's events to `sink` too."""
+        self._loop.sinks.append(sink)
+
+    # ── state ───────────────────────────────────────────────────────────────────────────
+
+    @property
+    def messages(self) -> list[Message]:
+        """The conversation in the Messages API's format (valid to send as it is). A `list`
+        that notes its edits (`history.MessageList`): replace a message to change it, never
+        change a message dict in place."""
+        return self._loop.messages
+
+    @property
+    def compact_boundaries(self) -> list[CompactBoundary]:
+        return self._loop.compact_boundaries
+
+    @property
+    def last_stop_reason(self) -> str | None:
+        return self.last_result.stop_reason if self.last_result else None
+
+    @property
+    def usage(self) -> Usage:
+        """Tokens used by every request of this session."""
+        return self._loop.usage
+
+    @property
+    def cost_usd(self) -> float | None:
+        """Estimated cost of the session in USD (None for a model not in the price table)."""
+        return self._loop.cost_usd
+
+    def request(self, n: int | None = None) -> dict[str, Any]:
+        """The exact body sent to the model at turn `n`, as a new dict (see `sent_request`)."""
+        return self.sent_request(n).body
+
+    def sent_request(self, n: int | None = None) -> SentRequest:
+        """What turn `n` sent: `.body` (the request body as sent, `"stream": true`
+        included; a deep copy on each access) and `.usage` (the response's tokens, cache
+        reads and writes included; None if it did not complete).
+
+        Turns are the conversation's model requests, counted from 1; a negative `n` counts
+        from the end, None is the last. The last 200 are kept; compaction's summary
+        requests are not turns. Raises `IndexError`, saying which turns there are, when
+        there is no such turn."""
+        return self._loop.sent.get(n)
+
+    @property
+    def model_id(self) -> str:
+        return self._loop.model_id
+
+    @property
+    def model(self) -> Model:
+        """The model the session talks to (an `AnthropicModel`, a `CassetteModel`, ...)."""
+        return self._loop.model
+
+    @property
+    def tools(self) -> list[Tool[Any]]:
+        return self._loop.tools
+
+    @property
+    def context(self) -> ToolUseContext:
+        return self._loop.context
+
+    @property
+    def session_id(self) -> str:
+        return self._loop.context.session_id
+
+    @property
+    def session_dir(self) -> Path:
+        return self._loop.context.session_dir()
+
+    @property
+    def transcript_path(self) -> Path:
+        return self.transcript_path_for(self._loop.context)
+
+    @property
+    def settings(self) -> LoopSettings:
+        """The loop's limits; change them between runs."""
+        return self._loop.settings
+
+
+def _quote(prompt: str) -> str:
+    """A prompt's first line, short enough for a one-line notice."""
+    line = prompt.strip().splitlines()[0] if prompt.strip() else "(continue)"
+    return repr(line if len(line) <= 60 else line[:59] + "…")

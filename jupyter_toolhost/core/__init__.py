@@ -1,0 +1,19 @@
+"""The core every other part builds on: what a tool is, what a call gets, how messages stay valid.
+
+What each module owns:
+
+- ``tool``: `Tool`, `build_tool()` and the `@tool` decorator; ``types``: the plain data every
+  layer shares (permission results, tool calls and results, errors); ``context``:
+  `ToolUseContext`, what every call receives.
+- ``conversation``: keeping a conversation valid for the Messages API (one tool_result per
+  tool_use); ``history``: the conversation as a list that notes its edits;
+  ``error_results``: how a failed call reads to the model.
+- ``results``: the result budget and persistence of big results; ``images``: images the
+  API accepts.
+- ``runner``: the seam through which tools start subagents (the loop implements it).
+- ``process``: subprocesses in their own process group; ``workdir``: the working folder and
+  the settings that apply to it; ``kernel_host``: where the kernel runs.
+
+The core imports nothing above it (no agent, orchestration, permissions or tools), and never
+IPython, ipywidgets or anthropic.
+"""
