@@ -1,4 +1,11 @@
-"""Fixtures shared by several test modules, and the markers that sort the suite.
+"""Fixtures shared by several test modules, the markers that sort the suite, and the path.
+
+The tests live in folders that mirror the package (`tests/core/`, `tests/agent/`, ...,
+`tests/benchmarks/`; tests of several parts at the top). The folders have no `__init__.py`:
+each test module is imported by its basename (so basenames are unique across folders), and
+every folder is put on `sys.path` here, so the shared helpers at the top (`kernel_helpers`,
+`lab_browser`, `session_support`, ...) and the few test modules others import from (for
+example `test_permissions_tools`) are found whichever folder imports them.
 
 `server` and `kernel`: one scripted loopback Messages API server and one real IPython kernel
 pointed at it, shared by a module (modules that need something else define their own). They
@@ -37,14 +44,23 @@ import ast
 import functools
 import inspect
 import re
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from kernel_helpers import Kernel, agent_kernel
 
-from jupyter_toolhost.testing import MessagesServer
+TESTS = Path(__file__).resolve().parent
+"""The tests folder; it and each of its test folders are on `sys.path` (see above)."""
+
+for _folder in [TESTS, *sorted(path for path in TESTS.iterdir() if path.is_dir())]:
+    if any(_folder.glob("test_*.py")) and str(_folder) not in sys.path:
+        sys.path.append(str(_folder))
+
+from kernel_helpers import Kernel, agent_kernel  # noqa: E402 (needs the path above)
+
+from jupyter_toolhost.testing import MessagesServer  # noqa: E402
 
 KERNEL_SIGNS = re.compile(
     r"\b(kernel_helpers|agent_kernel|KernelManager|jupyter_client|nbclient|papermill|nbconvert"

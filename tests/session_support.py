@@ -1,6 +1,7 @@
-"""Shared helpers of the tools II tests: a wired session, a routing script, an approver.
+"""Shared helpers of session-level tests: a wired session, a routing script, an approver.
 
-Not a test module (it holds no tests); the `test_tools2_` prefix keeps it in that area.
+Not a test module (it holds no tests): the tools' tests (`tests/tools/`) import it, and so do
+a few others that need a whole session against the loopback server.
 """
 
 from __future__ import annotations

@@ -135,7 +135,8 @@ async def test_stream_cut_after_calls_keeps_what_ran_and_runs_nothing_twice(
     assert result == "Recovered."
     # "first" and "second" each started at their own content_block_stop (their input JSON
     # was whole and valid), so both ran before the break; "third" never arrived. A block
-    # not known whole when the stream broke is answered "Not run" (tests/test_stream_start.py).
+    # not known whole when the stream broke is answered "Not run"
+    # (tests/agent/test_stream_start.py).
     assert ran == ["first", "second"]
     assistant, answers = bodies(server)[1]["messages"][1:]
     assert [b["input"]["text"] for b in blocks(assistant, "tool_use")] == ["first", "second"]

@@ -411,7 +411,7 @@ async def test_cassette_records_and_replays_thinking(tmp_path: Path) -> None:
 
 
 async def test_subagents_think_as_their_session_does(tmp_path: Path) -> None:
-    from test_tools2_support import Router
+    from session_support import Router
 
     from jupyter_toolhost.tools import agent
 

@@ -13,7 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 HIDE_PYDANTIC_AI = (
     "import sys; sys.modules['pydantic_ai'] = None; "  # None in sys.modules: ImportError
     "from benchmarks import bench_peers; "

@@ -20,7 +20,7 @@ import pytest
 from benchmarks import common, report
 from benchmarks.report import BEGIN, END, ReportError, load_run, render
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 RUN_ID = "synthetic-20261203T000000Z"
 CONTENDERS = {
     "ours": "jupyter_toolhost Session",

@@ -12,7 +12,7 @@ import pytest
 from benchmarks.bench_tool_search import load_queries, split_of
 from benchmarks.mcp_catalog import SERVERS
 
-QUERY_FILE = Path(__file__).resolve().parent.parent / "benchmarks/data/tool_search_queries.json"
+QUERY_FILE = Path(__file__).resolve().parents[2] / "benchmarks/data/tool_search_queries.json"
 TOOL_NAME = re.compile(r"^mcp__([A-Za-z0-9-]+(?:_[A-Za-z0-9-]+)*)__([A-Za-z0-9_-]+)$")
 
 

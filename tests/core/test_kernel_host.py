@@ -1,7 +1,7 @@
 """The key's path to a remote kernel: the no-key message names the kernel's host when the
 kernel was started through a gateway, and a key sent as `KERNEL_ANTHROPIC_API_KEY` (the
 name gateways pass on) is used. Real kernels started as a gateway starts them (only
-`KERNEL_*` variables, no `JPY_SESSION_NAME`); tests/test_gateway.py runs a real gateway.
+`KERNEL_*` variables, no `JPY_SESSION_NAME`); tests/jupyter/test_gateway.py runs a real gateway.
 """
 
 from __future__ import annotations

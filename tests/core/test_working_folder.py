@@ -3,7 +3,7 @@ starts kernels in its own folder.
 
 Kernels here are real (jupyter_client) and started the way a Kernel Gateway starts them: in
 a folder of the gateway's, without `JPY_SESSION_NAME`, with the notebook's folder only in
-`KERNEL_WORKING_DIR` (tests/test_gateway.py runs the gateway itself). The settings file
+`KERNEL_WORKING_DIR` (tests/jupyter/test_gateway.py runs the gateway itself). The settings file
 beside the notebook denies Write: whether a Write is refused shows which settings apply.
 """
 

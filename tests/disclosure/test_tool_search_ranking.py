@@ -17,7 +17,7 @@ from jupyter_toolhost.tool import Tool
 from jupyter_toolhost.tools.tool_search import TOOL as TOOL_SEARCH
 from jupyter_toolhost.types import ToolCall
 
-CATALOG = Path(__file__).parent / "data" / "tool_catalog.json"
+CATALOG = Path(__file__).parents[1] / "data" / "tool_catalog.json"
 
 
 def catalog() -> tuple[list[Tool[Any]], list[dict[str, str]]]:

@@ -300,7 +300,7 @@ def test_a_widget_the_agent_makes_is_live_under_its_card(
 def test_an_mcp_tools_progress_shows_as_a_bar_while_it_runs(
     kernel: Kernel, server: MessagesServer
 ) -> None:
-    progress_server = Path(__file__).parent / "mcp_servers" / "progress_server.py"
+    progress_server = Path(__file__).parents[1] / "mcp_servers" / "progress_server.py"
     added = kernel.run(f"%agent mcp add prog -- {sys.executable} {progress_server}", timeout=60)
     assert added.status == "ok", added.text()
     kernel.run("%agent allow mcp__prog__count_up")

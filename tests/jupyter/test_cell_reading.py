@@ -301,7 +301,7 @@ def test_agent_output_shows_a_saved_result_whole_through_the_kernel(
     assert refused is not None and "not a saved tool result" in refused.data["text/plain"]
 
 
-NOTEBOOKS = sorted((Path(__file__).resolve().parent.parent / "notebooks").glob("*.ipynb"))
+NOTEBOOKS = sorted((Path(__file__).resolve().parents[2] / "notebooks").glob("*.ipynb"))
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)

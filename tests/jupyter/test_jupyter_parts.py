@@ -41,7 +41,7 @@ from jupyter_toolhost.types import (
     ToolResult,
 )
 
-DEMO = str(Path(__file__).parent / "mcp_servers" / "demo_server.py")
+DEMO = str(Path(__file__).parents[1] / "mcp_servers" / "demo_server.py")
 
 # ── transformer and options ──────────────────────────────────────────────────────────────
 

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 from pydantic import BaseModel
-from test_tools2_support import MODEL
+from session_support import MODEL
 
 from jupyter_toolhost import Session, build_tool
 from jupyter_toolhost.context import ToolUseContext, ToolUseOptions

@@ -32,7 +32,7 @@ from jupyter_toolhost.results import ResultStore
 from jupyter_toolhost.tool import Tool
 from jupyter_toolhost.types import ToolCall, ToolResult
 
-DEMO = str(Path(__file__).parent / "mcp_servers" / "demo_server.py")
+DEMO = str(Path(__file__).parents[1] / "mcp_servers" / "demo_server.py")
 
 
 def demo(name: str = "demo", **options: Any) -> McpServerConfig:

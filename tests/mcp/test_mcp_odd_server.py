@@ -26,7 +26,7 @@ from jupyter_toolhost.mcp.naming import tool_names
 from jupyter_toolhost.model.anthropic_model import AnthropicModel
 from jupyter_toolhost.testing import MessagesServer, Turn, text, tool_use
 
-ODD = str(Path(__file__).parent / "mcp_servers" / "odd_server.py")
+ODD = str(Path(__file__).parents[1] / "mcp_servers" / "odd_server.py")
 
 
 def test_names_are_unique_stable_and_readable() -> None:

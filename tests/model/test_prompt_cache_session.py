@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from pydantic import BaseModel
-from test_tools2_support import Router
+from session_support import Router
 
 from jupyter_toolhost import Session, build_tool
 from jupyter_toolhost.context import ToolUseContext

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from pydantic import BaseModel
-from test_tools2_support import AGENT_ID, Router, last_results, result_text, session_for
+from session_support import AGENT_ID, Router, last_results, result_text, session_for
 
 from jupyter_toolhost import build_tool
 from jupyter_toolhost.context import (
@@ -40,7 +40,7 @@ from jupyter_toolhost.tools import agent, bash, tasks, todo_write
 from jupyter_toolhost.tools.tasks.prompt import TASKS_V2_ENV
 from jupyter_toolhost.types import ToolCall, ToolResult
 
-PROGRESS_SERVER = str(Path(__file__).parent / "mcp_servers" / "progress_server.py")
+PROGRESS_SERVER = str(Path(__file__).parents[1] / "mcp_servers" / "progress_server.py")
 
 
 class Recorder:

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from session_support import ScriptedApprover, last_results, result_text
 from test_fence_rules import MODES
-from test_tools2_support import ScriptedApprover, last_results, result_text
 
 from jupyter_toolhost import Session
 from jupyter_toolhost.model.anthropic_model import AnthropicModel

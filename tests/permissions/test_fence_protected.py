@@ -14,9 +14,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from session_support import ScriptedApprover
 from test_bash_sandbox import bwrap, home
 from test_fence_rules import SECRET, project, run_session
-from test_tools2_support import ScriptedApprover
 
 from jupyter_toolhost import Session
 from jupyter_toolhost.permissions.api import ApprovalDecision

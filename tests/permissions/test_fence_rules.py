@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
+from session_support import ScriptedApprover, last_results, result_text
 from test_bash_sandbox import bwrap, home
-from test_tools2_support import ScriptedApprover, last_results, result_text
 
 from jupyter_toolhost import Session
 from jupyter_toolhost.jupyter.kernel_tools import kernel_tools

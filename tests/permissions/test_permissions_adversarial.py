@@ -18,7 +18,8 @@ from test_permissions_tools import TOOLS_BY_NAME, run_decide
 from jupyter_toolhost.permissions import OsResolver
 from jupyter_toolhost.tool import Tool, build_tool
 
-CORPUS = json.loads((Path(__file__).parent / "permission_cases" / "adversarial.json").read_text())
+CASES_FILE = Path(__file__).parents[1] / "permission_cases" / "adversarial.json"
+CORPUS = json.loads(CASES_FILE.read_text())
 CASES: list[dict[str, Any]] = CORPUS["cases"]
 
 

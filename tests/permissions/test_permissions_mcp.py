@@ -19,7 +19,7 @@ from jupyter_toolhost.permissions import PureResolver, compile_rules, decide
 from jupyter_toolhost.tool import Tool
 from jupyter_toolhost.types import PermissionAllow, PermissionAsk, PermissionDeny, PermissionMode
 
-DEMO = str(Path(__file__).parent / "mcp_servers" / "demo_server.py")
+DEMO = str(Path(__file__).parents[1] / "mcp_servers" / "demo_server.py")
 CWD = "/home/user/project"
 
 

@@ -424,7 +424,7 @@ def test_base_url_needs_a_running_server() -> None:
 
 
 def test_testing_package_does_not_import_anthropic() -> None:
-    package = Path(__file__).parents[1] / "jupyter_toolhost" / "testing"
+    package = Path(__file__).parents[2] / "jupyter_toolhost" / "testing"
     for source in package.glob("*.py"):
         for node in ast.walk(ast.parse(source.read_text())):
             names = (

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
-from test_tools2_support import (
+from session_support import (
     AGENT_ID,
     Router,
     ScriptedApprover,

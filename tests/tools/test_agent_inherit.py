@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from pydantic import BaseModel
-from test_tools2_support import (
+from session_support import (
     Router,
     ScriptedApprover,
     deploy_tool,

@@ -8,7 +8,7 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
-from test_tools2_support import Router, last_results, result_text, session_for
+from session_support import Router, last_results, result_text, session_for
 
 from jupyter_toolhost.testing import MessagesServer, Turn, text, tool_use
 from jupyter_toolhost.tools import cron

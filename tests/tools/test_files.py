@@ -113,7 +113,7 @@ def run_unprivileged(cwd: Path, steps: list[tuple[str, str, Any]]) -> list[dict[
         command = [*drop, *command]
     env = {k: v for k, v in os.environ.items() if k != "JUPYTER_TOOLHOST_HOME"}
     env["HOME"] = str(cwd)
-    checkout = Path(__file__).resolve().parent.parent
+    checkout = Path(__file__).resolve().parents[2]
     env["PYTHONPATH"] = str(checkout)
     if IS_ROOT:
         # The child imports the checkout as that user: a clone made in `mktemp -d` is 0700.

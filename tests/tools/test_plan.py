@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from test_tools2_support import Router, ScriptedApprover, last_results, result_text, session_for
+from session_support import Router, ScriptedApprover, last_results, result_text, session_for
 
 from jupyter_toolhost.permissions.api import ApprovalDecision
 from jupyter_toolhost.testing import MessagesServer, Turn, text, tool_use

@@ -6,7 +6,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from test_tools2_support import Router, last_results, result_text, session_for
+from session_support import Router, last_results, result_text, session_for
 
 from jupyter_toolhost.testing import MessagesServer, Turn, text, tool_use
 from jupyter_toolhost.tools import bash, skill, worktree

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
-from test_tools2_support import Router, last_results, offered_names, result_text, session_for
+from session_support import Router, last_results, offered_names, result_text, session_for
 
 from jupyter_toolhost.testing import MessagesServer, Turn, text, tool_use
 from jupyter_toolhost.tools import bash, tasks, todo_write

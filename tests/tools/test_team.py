@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_tools2_support import (
+from session_support import (
     AGENT_ID,
     Router,
     last_results,

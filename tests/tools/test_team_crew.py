@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from pydantic import BaseModel
-from test_tools2_support import AGENT_ID, Router, last_results, result_text, session_for
+from session_support import AGENT_ID, Router, last_results, result_text, session_for
 
 from jupyter_toolhost import build_tool
 from jupyter_toolhost.context import ToolUseContext
