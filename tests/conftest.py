@@ -31,11 +31,18 @@ without anyone editing it:
   so itself.
 
 `./dev test --fast` runs ``-m "not kernel and not browser and not slow"``. `./dev test` runs
-everything but the browser tests under pytest-xdist with ``--dist loadfile`` (a module's
-tests stay on one worker, so its module-scoped fixtures are made once), then the browser
-tests in one process, one after the other with one browser. (``--dist loadgroup`` would
-do both in one run, but pytest-xdist 3.8 writes the group into ``item._nodeid``, which
-pytest 9 no longer reads, so the groups are silently ignored.)
+every test in one pytest-xdist run with ``--dist loadfile``: a module's tests stay on one
+worker, in order, so its module-scoped fixtures (a server, a kernel, a lab, a corpus run) are
+made once, and each worker launches one browser for the browser modules it gets.
+(``--dist loadgroup`` could keep all browser tests on one worker, but pytest-xdist 3.8 writes
+the group into ``item._nodeid``, which pytest 9 no longer reads, so the groups are silently
+ignored.)
+
+Order: the longest modules start first (`LONGEST_MODULES`), then the other slow ones, then
+those that drive a browser, then those that start a kernel, then the rest, each module's
+tests in their own order (`pytest_collection_modifyitems`). xdist hands out modules in
+collection order, so the short ones fill the workers at the end, instead of a long module
+starting last and running alone.
 """
 
 from __future__ import annotations
@@ -168,6 +175,37 @@ def pytest_itemcollected(item: pytest.Item) -> None:
             # A module-scoped fixture that runs a whole corpus is charged to the first
             # test; on a loaded machine that is minutes.
             item.add_marker(pytest.mark.timeout(SLOW_TIMEOUT))
+
+
+LONGEST_MODULES = (
+    "test_permissions_attacks.py",
+    "test_permissions_attacks_unsandboxed.py",
+    "test_shell_corpus.py",
+    "test_headless_clients.py",
+)
+"""The modules that took longest in CI (``--durations``, set-up included), longest first:
+they start before any other."""
+
+RUN_FIRST = ("slow", "browser", "kernel")
+"""Markers of the modules that start next, in this order (the rest come after)."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Whole modules in the order of `RUN_FIRST`, each keeping its tests' order (the sort is
+    stable and ranks a module by its most telling test)."""
+    rank: dict[str, tuple[int, int]] = {}
+    last = (len(LONGEST_MODULES), len(RUN_FIRST))
+    for item in items:
+        path = Path(str(item.fspath))
+        marks = [
+            (len(LONGEST_MODULES), i)
+            for i, name in enumerate(RUN_FIRST)
+            if item.get_closest_marker(name)
+        ]
+        if path.name in LONGEST_MODULES:
+            marks.append((LONGEST_MODULES.index(path.name), 0))
+        rank[str(path)] = min([rank.get(str(path), last), *marks])
+    items.sort(key=lambda item: rank[str(item.fspath)])
 
 
 @pytest.fixture(scope="module")
