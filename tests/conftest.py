@@ -130,26 +130,44 @@ def _module_helpers(path: Path, signs: re.Pattern[str]) -> frozenset[str]:
 
 def _source(function: Any) -> str:
     try:
+        return _cached_source(function)
+    except TypeError:  # not hashable: read it each time
+        return _read_source(function)
+
+
+@functools.cache
+def _cached_source(function: Any) -> str:
+    """A function's source, read once: a parametrized test or a shared fixture is asked about
+    for each of its items (thousands), and `inspect.getsource` tokenizes the file each time."""
+    return _read_source(function)
+
+
+def _read_source(function: Any) -> str:
+    try:
         return inspect.getsource(function)
     except (OSError, TypeError):
         return ""
+
+
+@functools.cache
+def _text_runs(text: str, path: Path, signs: re.Pattern[str]) -> bool:
+    """Whether `text` matches `signs` or names a helper of the module at `path` that does."""
+    if signs.search(text):
+        return True
+    helpers = _module_helpers(path, signs)
+    return any(re.search(rf"\b{re.escape(helper)}\b", text) for helper in helpers)
 
 
 def _runs(item: pytest.Item, signs: re.Pattern[str]) -> bool:
     """Whether the test, a fixture it uses or a helper of its module it calls matches."""
     if not isinstance(item, pytest.Function):
         return False
-    helpers = _module_helpers(Path(str(item.fspath)), signs)
+    path = Path(str(item.fspath))
     sources = [_source(item.function)]
     for name in item.fixturenames:
         for definition in item._fixtureinfo.name2fixturedefs.get(name, ()):
             sources.append(_source(definition.func))
-    for text in sources:
-        if signs.search(text):
-            return True
-        if any(re.search(rf"\b{re.escape(helper)}\b", text) for helper in helpers):
-            return True
-    return False
+    return any(_text_runs(text, path, signs) for text in sources)
 
 
 def _drives_browser(item: pytest.Item) -> bool:
