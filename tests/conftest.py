@@ -26,9 +26,9 @@ without anyone editing it:
   kernel: `kernel_helpers`, `jupyter_client`, nbclient, papermill, nbconvert, nbmake or
   nbval; every collected notebook cell is one too;
 - ``slow``: the test runs the command line in a subprocess (the same search as for kernels,
-  for ``"-m", "jupyter_toolhost"``), or its module is one of `SLOW_MODULES` (each takes tens
-  of seconds without a kernel or a browser, measured with ``--durations``), or the test says
-  so itself.
+  for ``"-m", "jupyter_toolhost"``, following helpers imported from other test modules), or
+  its module is one of `SLOW_MODULES` (each takes tens of seconds without a kernel or a
+  browser, measured with ``--durations``), or the test says so itself.
 
 `./dev test --fast` runs ``-m "not kernel and not browser and not slow"``. `./dev test` runs
 every test in one pytest-xdist run with ``--dist loadfile``: a module's tests stay on one
@@ -80,6 +80,9 @@ SLOW_MODULES = frozenset(
         # The adversarial corpus: ~200 cases x 6 modes through real subprocesses.
         "test_permissions_attacks.py",
         "test_permissions_attacks_unsandboxed.py",
+        # Real scripts of Debian packages, as written and mutated, each run in bash (its
+        # set-up took 61 s in CI).
+        "test_shell_corpus.py",
         # Each runs the whole benchmark or MCP catalogue machinery in subprocesses.
         "test_bench_setup.py",
         "test_benchmark_report.py",
@@ -103,9 +106,12 @@ importing everything: seconds each, tens of seconds on a loaded machine)."""
 
 
 @functools.cache
-def _module_helpers(path: Path, signs: re.Pattern[str]) -> frozenset[str]:
+def _module_helpers(
+    path: Path, signs: re.Pattern[str], seen: frozenset[Path] = frozenset()
+) -> frozenset[str]:
     """Names of the module's own functions whose code matches `signs`, directly or through
-    another such function."""
+    another such function, or through one it imports from another test module (`seen`: the
+    modules already being read, so two modules importing each other end)."""
     try:
         tree = ast.parse(path.read_text(encoding="utf-8"))
     except (OSError, SyntaxError):
@@ -117,6 +123,13 @@ def _module_helpers(path: Path, signs: re.Pattern[str]) -> frozenset[str]:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
     }
     found = {name for name, body in bodies.items() if signs.search(body)}
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            other = _test_module(node.module)
+            if other is None or other == path or other in seen:
+                continue
+            theirs = _module_helpers(other, signs, seen | {path})
+            found |= {alias.asname or alias.name for alias in node.names if alias.name in theirs}
     while True:
         more = {
             name
@@ -126,6 +139,15 @@ def _module_helpers(path: Path, signs: re.Pattern[str]) -> frozenset[str]:
         if not more:
             return frozenset(found)
         found |= more
+
+
+@functools.cache
+def _test_module(name: str) -> Path | None:
+    """The file of test-side module `name` (a helper or a test module), if it is one."""
+    for folder in [TESTS, *sorted(path for path in TESTS.iterdir() if path.is_dir())]:
+        if (folder / f"{name}.py").is_file():
+            return folder / f"{name}.py"
+    return None
 
 
 def _source(function: Any) -> str:
