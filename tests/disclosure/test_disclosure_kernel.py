@@ -28,12 +28,6 @@ def script() -> list[Turn]:
 
 
 @pytest.fixture(scope="module")
-def server() -> Iterator[MessagesServer]:
-    with MessagesServer() as loopback:
-        yield loopback
-
-
-@pytest.fixture(scope="module")
 def kernel(tmp_path_factory: pytest.TempPathFactory, server: MessagesServer) -> Iterator[Kernel]:
     kernel = demo_mcp_kernel(tmp_path_factory.mktemp("disclosure"), server.base_url)
     try:

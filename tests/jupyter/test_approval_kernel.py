@@ -27,12 +27,6 @@ pytestmark = pytest.mark.timeout(120)
 HEADLESS = "No front end that shows widgets is connected to this kernel"
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[MessagesServer]:
-    with MessagesServer() as running:
-        yield running
-
-
 def _start(server: MessagesServer, root: Path, *, renders: bool, **env: str) -> Kernel:
     env = {"JUPYTER_TOOLHOST_APPROVAL_TIMEOUT": "", **env}
     return agent_kernel(root, server.base_url, env=env, renders_widgets=renders)

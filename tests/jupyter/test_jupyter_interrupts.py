@@ -82,12 +82,6 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def server() -> Iterator[MessagesServer]:
-    with MessagesServer() as running:
-        yield running
-
-
-@pytest.fixture(scope="module")
 def kernel(server: MessagesServer, root: Path) -> Iterator[Kernel]:
     running = agent_kernel(root, server.base_url)
     try:

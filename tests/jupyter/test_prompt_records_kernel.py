@@ -28,12 +28,6 @@ WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
 @pytest.fixture(scope="module")
-def server() -> Iterator[MessagesServer]:
-    with MessagesServer() as running:
-        yield running
-
-
-@pytest.fixture(scope="module")
 def kernel(server: MessagesServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kernel]:
     root = tmp_path_factory.mktemp("records")
     running = agent_kernel(root, server.base_url, env={"JUPYTER_TOOLHOST_APPROVAL_TIMEOUT": ""})

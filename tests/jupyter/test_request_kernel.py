@@ -32,12 +32,6 @@ COUNT_PATH = "/v1/messages/count_tokens"
 
 
 @pytest.fixture(scope="module")
-def server() -> Iterator[MessagesServer]:
-    with MessagesServer() as loopback:
-        yield loopback
-
-
-@pytest.fixture(scope="module")
 def kernel(tmp_path_factory: pytest.TempPathFactory, server: MessagesServer) -> Iterator[Kernel]:
     kernel = demo_mcp_kernel(tmp_path_factory.mktemp("request"), server.base_url)
     try:
