@@ -31,12 +31,13 @@ without anyone editing it:
   browser, measured with ``--durations``), or the test says so itself.
 
 `./dev test --fast` runs ``-m "not kernel and not browser and not slow"``. `./dev test` runs
-every test in one pytest-xdist run with ``--dist loadfile``: a module's tests stay on one
-worker, in order, so its module-scoped fixtures (a server, a kernel, a lab, a corpus run) are
-made once, and each worker launches one browser for the browser modules it gets.
-(``--dist loadgroup`` could keep all browser tests on one worker, but pytest-xdist 3.8 writes
-the group into ``item._nodeid``, which pytest 9 no longer reads, so the groups are silently
-ignored.)
+everything but the browser tests under pytest-xdist with ``--dist loadfile`` (a module's
+tests stay on one worker, so its module-scoped fixtures are made once), then the browser
+tests in one process, one after the other with one browser: Playwright's sync API keeps an
+event loop running in its process, so an asyncio test that follows a browser test in the
+same process fails ("Runner.run() cannot be called from a running event loop").
+(``--dist loadgroup`` would do both in one run, but pytest-xdist 3.8 writes the group into
+``item._nodeid``, which pytest 9 no longer reads, so the groups are silently ignored.)
 
 Order: the longest modules start first (`LONGEST_MODULES`), then the other slow ones, then
 those that drive a browser, then those that start a kernel, then the rest, each module's
