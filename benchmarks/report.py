@@ -9,8 +9,8 @@ refuses a folder that mixes runs: every JSON must carry the run id of the folder
 `run.json`.
 
 ``--write-readme`` puts that Markdown between the markers of that page; ``--check-readme``
-exits 1 when the page's block differs from it (`tests/test_benchmark_report.py` checks the
-same). The flags keep their names from when the results lived in the README; ``--page``
+exits 1 when the page's block differs from it (`tests/benchmarks/test_benchmark_report.py`
+checks the same). The flags keep their names from when the results lived in the README; ``--page``
 (alias ``--readme``) names another file. The targets are DESIGN.md's (section "Targets") and
 issue #21's, in `targets.py`.
 """

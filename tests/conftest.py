@@ -1,4 +1,11 @@
-"""Fixtures shared by several test modules, and the markers that sort the suite.
+"""Fixtures shared by several test modules, the markers that sort the suite, and the path.
+
+The tests live in folders that mirror the package (`tests/core/`, `tests/agent/`, ...,
+`tests/benchmarks/`; tests of several parts at the top). The folders have no `__init__.py`:
+each test module is imported by its basename (so basenames are unique across folders), and
+every folder is put on `sys.path` here, so the shared helpers at the top (`kernel_helpers`,
+`lab_browser`, `session_support`, ...) and the few test modules others import from (for
+example `test_permissions_tools`) are found whichever folder imports them.
 
 `server` and `kernel`: one scripted loopback Messages API server and one real IPython kernel
 pointed at it, shared by a module (modules that need something else define their own). They
@@ -19,16 +26,24 @@ without anyone editing it:
   kernel: `kernel_helpers`, `jupyter_client`, nbclient, papermill, nbconvert, nbmake or
   nbval; every collected notebook cell is one too;
 - ``slow``: the test runs the command line in a subprocess (the same search as for kernels,
-  for ``"-m", "jupyter_toolhost"``), or its module is one of `SLOW_MODULES` (each takes tens
-  of seconds without a kernel or a browser, measured with ``--durations``), or the test says
-  so itself.
+  for ``"-m", "jupyter_toolhost"``, following helpers imported from other test modules), or
+  its module is one of `SLOW_MODULES` (each takes tens of seconds without a kernel or a
+  browser, measured with ``--durations``), or the test says so itself.
 
 `./dev test --fast` runs ``-m "not kernel and not browser and not slow"``. `./dev test` runs
 everything but the browser tests under pytest-xdist with ``--dist loadfile`` (a module's
 tests stay on one worker, so its module-scoped fixtures are made once), then the browser
-tests in one process, one after the other with one browser. (``--dist loadgroup`` would
-do both in one run, but pytest-xdist 3.8 writes the group into ``item._nodeid``, which
-pytest 9 no longer reads, so the groups are silently ignored.)
+tests in one process, one after the other with one browser: Playwright's sync API keeps an
+event loop running in its process, so an asyncio test that follows a browser test in the
+same process fails ("Runner.run() cannot be called from a running event loop").
+(``--dist loadgroup`` would do both in one run, but pytest-xdist 3.8 writes the group into
+``item._nodeid``, which pytest 9 no longer reads, so the groups are silently ignored.)
+
+Order: the longest modules start first (`LONGEST_MODULES`), then the other slow ones, then
+those that drive a browser, then those that start a kernel, then the rest, each module's
+tests in their own order (`pytest_collection_modifyitems`). xdist hands out modules in
+collection order, so the short ones fill the workers at the end, instead of a long module
+starting last and running alone.
 """
 
 from __future__ import annotations
@@ -37,14 +52,23 @@ import ast
 import functools
 import inspect
 import re
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from kernel_helpers import Kernel, agent_kernel
 
-from jupyter_toolhost.testing import MessagesServer
+TESTS = Path(__file__).resolve().parent
+"""The tests folder; it and each of its test folders are on `sys.path` (see above)."""
+
+for _folder in [TESTS, *sorted(path for path in TESTS.iterdir() if path.is_dir())]:
+    if any(_folder.glob("test_*.py")) and str(_folder) not in sys.path:
+        sys.path.append(str(_folder))
+
+from kernel_helpers import Kernel, agent_kernel  # noqa: E402 (needs the path above)
+
+from jupyter_toolhost.testing import MessagesServer  # noqa: E402
 
 KERNEL_SIGNS = re.compile(
     r"\b(kernel_helpers|agent_kernel|KernelManager|jupyter_client|nbclient|papermill|nbconvert"
@@ -57,6 +81,9 @@ SLOW_MODULES = frozenset(
         # The adversarial corpus: ~200 cases x 6 modes through real subprocesses.
         "test_permissions_attacks.py",
         "test_permissions_attacks_unsandboxed.py",
+        # Real scripts of Debian packages, as written and mutated, each run in bash (its
+        # set-up took 61 s in CI).
+        "test_shell_corpus.py",
         # Each runs the whole benchmark or MCP catalogue machinery in subprocesses.
         "test_bench_setup.py",
         "test_benchmark_report.py",
@@ -80,9 +107,12 @@ importing everything: seconds each, tens of seconds on a loaded machine)."""
 
 
 @functools.cache
-def _module_helpers(path: Path, signs: re.Pattern[str]) -> frozenset[str]:
+def _module_helpers(
+    path: Path, signs: re.Pattern[str], seen: frozenset[Path] = frozenset()
+) -> frozenset[str]:
     """Names of the module's own functions whose code matches `signs`, directly or through
-    another such function."""
+    another such function, or through one it imports from another test module (`seen`: the
+    modules already being read, so two modules importing each other end)."""
     try:
         tree = ast.parse(path.read_text(encoding="utf-8"))
     except (OSError, SyntaxError):
@@ -94,6 +124,13 @@ def _module_helpers(path: Path, signs: re.Pattern[str]) -> frozenset[str]:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
     }
     found = {name for name, body in bodies.items() if signs.search(body)}
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            other = _test_module(node.module)
+            if other is None or other == path or other in seen:
+                continue
+            theirs = _module_helpers(other, signs, seen | {path})
+            found |= {alias.asname or alias.name for alias in node.names if alias.name in theirs}
     while True:
         more = {
             name
@@ -105,28 +142,55 @@ def _module_helpers(path: Path, signs: re.Pattern[str]) -> frozenset[str]:
         found |= more
 
 
+@functools.cache
+def _test_module(name: str) -> Path | None:
+    """The file of test-side module `name` (a helper or a test module), if it is one."""
+    for folder in [TESTS, *sorted(path for path in TESTS.iterdir() if path.is_dir())]:
+        if (folder / f"{name}.py").is_file():
+            return folder / f"{name}.py"
+    return None
+
+
 def _source(function: Any) -> str:
+    try:
+        return _cached_source(function)
+    except TypeError:  # not hashable: read it each time
+        return _read_source(function)
+
+
+@functools.cache
+def _cached_source(function: Any) -> str:
+    """A function's source, read once: a parametrized test or a shared fixture is asked about
+    for each of its items (thousands), and `inspect.getsource` tokenizes the file each time."""
+    return _read_source(function)
+
+
+def _read_source(function: Any) -> str:
     try:
         return inspect.getsource(function)
     except (OSError, TypeError):
         return ""
 
 
+@functools.cache
+def _text_runs(text: str, path: Path, signs: re.Pattern[str]) -> bool:
+    """Whether `text` matches `signs` or names a helper of the module at `path` that does."""
+    if signs.search(text):
+        return True
+    helpers = _module_helpers(path, signs)
+    return any(re.search(rf"\b{re.escape(helper)}\b", text) for helper in helpers)
+
+
 def _runs(item: pytest.Item, signs: re.Pattern[str]) -> bool:
     """Whether the test, a fixture it uses or a helper of its module it calls matches."""
     if not isinstance(item, pytest.Function):
         return False
-    helpers = _module_helpers(Path(str(item.fspath)), signs)
+    path = Path(str(item.fspath))
     sources = [_source(item.function)]
     for name in item.fixturenames:
         for definition in item._fixtureinfo.name2fixturedefs.get(name, ()):
             sources.append(_source(definition.func))
-    for text in sources:
-        if signs.search(text):
-            return True
-        if any(re.search(rf"\b{re.escape(helper)}\b", text) for helper in helpers):
-            return True
-    return False
+    return any(_text_runs(text, path, signs) for text in sources)
 
 
 def _drives_browser(item: pytest.Item) -> bool:
@@ -152,6 +216,37 @@ def pytest_itemcollected(item: pytest.Item) -> None:
             # A module-scoped fixture that runs a whole corpus is charged to the first
             # test; on a loaded machine that is minutes.
             item.add_marker(pytest.mark.timeout(SLOW_TIMEOUT))
+
+
+LONGEST_MODULES = (
+    "test_permissions_attacks.py",
+    "test_permissions_attacks_unsandboxed.py",
+    "test_shell_corpus.py",
+    "test_headless_clients.py",
+)
+"""The modules that took longest in CI (``--durations``, set-up included), longest first:
+they start before any other."""
+
+RUN_FIRST = ("slow", "browser", "kernel")
+"""Markers of the modules that start next, in this order (the rest come after)."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Whole modules in the order of `RUN_FIRST`, each keeping its tests' order (the sort is
+    stable and ranks a module by its most telling test)."""
+    rank: dict[str, tuple[int, int]] = {}
+    last = (len(LONGEST_MODULES), len(RUN_FIRST))
+    for item in items:
+        path = Path(str(item.fspath))
+        marks = [
+            (len(LONGEST_MODULES), i)
+            for i, name in enumerate(RUN_FIRST)
+            if item.get_closest_marker(name)
+        ]
+        if path.name in LONGEST_MODULES:
+            marks.append((LONGEST_MODULES.index(path.name), 0))
+        rank[str(path)] = min([rank.get(str(path), last), *marks])
+    items.sort(key=lambda item: rank[str(item.fspath)])
 
 
 @pytest.fixture(scope="module")

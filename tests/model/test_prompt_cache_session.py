@@ -1,0 +1,368 @@
+"""The conversation's prompt-cache breakpoints, through `Session`, the real client and the
+loopback server, whose prompt cache bills as the API does (`testing.prompt_cache`).
+
+Every request marks the last cacheable block of its last message (as Claude Code does), so
+each turn reads the whole earlier conversation from the cache and writes only what is new:
+asserted on the server's figures for a 10-turn session, in every disclosure style, with
+thinking on, after compaction, after an interrupt, with many parallel calls, and for a
+sub-agent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+from session_support import Router
+
+from jupyter_toolhost import Session, build_tool
+from jupyter_toolhost.agent.events import LoopEvent, ToolCallStarted
+from jupyter_toolhost.core.context import ToolUseContext
+from jupyter_toolhost.core.tool import Tool
+from jupyter_toolhost.jupyter.render import TurnSummary, footer_parts
+from jupyter_toolhost.model.anthropic_model import AnthropicModel
+from jupyter_toolhost.model.base import Usage
+from jupyter_toolhost.model.pricing import billed_equivalent
+from jupyter_toolhost.model.prompt_cache import MAX_BREAKPOINTS
+from jupyter_toolhost.testing import MessagesServer, Turn, raw, text, thinking, tool_use
+from jupyter_toolhost.tools import agent
+
+MODEL = "claude-sonnet-4-5"
+THINK = {"type": "enabled", "budget_tokens": 2048}
+ROWS = 8_000
+"""Characters of each `Fetch` result: about 2,000 tokens on the server's count."""
+
+
+class PageInput(BaseModel):
+    page: int
+
+
+class WaitInput(BaseModel):
+    seconds: float
+
+
+def fetch_tool() -> Tool[PageInput]:
+    def fetch(input: PageInput, context: ToolUseContext) -> str:
+        line = f"page {input.page:03d} row " + "x" * 40 + "\n"
+        return (line * (ROWS // len(line) + 1))[:ROWS]
+
+    return build_tool(
+        name="Fetch",
+        input_model=PageInput,
+        call=fetch,
+        description="Fetch one page of the report.",
+        read_only=True,
+        concurrency_safe=True,
+        max_result_size_chars=100_000,
+    )
+
+
+def wait_tool() -> Tool[WaitInput]:
+    async def wait(input: WaitInput, context: ToolUseContext) -> str:
+        await asyncio.sleep(input.seconds)
+        return "waited"
+
+    return build_tool(
+        name="Wait",
+        input_model=WaitInput,
+        call=wait,
+        description="Wait a while.",
+        read_only=True,
+        interrupt_behavior="cancel",
+    )
+
+
+def deferred_weather() -> Tool[PageInput]:
+    return build_tool(
+        name="mcp__weather__get_forecast",
+        input_model=PageInput,
+        call=lambda i, c: "rain " * 2_000,
+        description="Get the weather forecast (temperature, rain, wind) for a day.",
+        should_defer=True,
+        is_mcp=True,
+        read_only=True,
+        max_result_size_chars=100_000,
+    )
+
+
+def session_for(
+    server: MessagesServer, tmp_path: Path, *tools: Tool[Any], **options: Any
+) -> Session:
+    options.setdefault("permission_mode", "bypassPermissions")
+    return Session(
+        tools=[fetch_tool(), wait_tool(), *tools],
+        model=AnthropicModel(base_url=server.base_url, api_key="test-key"),
+        model_id=MODEL,
+        cwd=tmp_path,
+        load_settings=False,
+        **options,
+    )
+
+
+def bodies(server: MessagesServer) -> list[dict[str, Any]]:
+    return [r.body for r in server.requests if r.path == "/v1/messages"]
+
+
+def marks(body: dict[str, Any]) -> list[str]:
+    """Where `cache_control` sits: `tools.N`, `system.N`, `messages.N.content.M`."""
+    found = [f"tools.{i}" for i, t in enumerate(body.get("tools", [])) if "cache_control" in t]
+    found += [f"system.{i}" for i, b in enumerate(body.get("system", [])) if "cache_control" in b]
+    for n, message in enumerate(body["messages"]):
+        content = message["content"]
+        for m, block in enumerate(content if isinstance(content, list) else []):
+            if "cache_control" in block:
+                found.append(f"messages.{n}.content.{m}")
+    return found
+
+
+def message_marks(body: dict[str, Any]) -> list[str]:
+    return [spot for spot in marks(body) if spot.startswith("messages.")]
+
+
+def last_block(body: dict[str, Any]) -> str:
+    n = len(body["messages"]) - 1
+    return f"messages.{n}.content.{len(body['messages'][n]['content']) - 1}"
+
+
+def usages(session: Session) -> list[Usage]:
+    found = []
+    for n in range(1, session.sent_request().turn + 1):
+        usage = session.sent_request(n).usage
+        assert usage is not None
+        found.append(usage)
+    return found
+
+
+def assert_incremental(used: list[Usage], *, start: int = 1) -> None:
+    """From request `start` on, each one reads all that the one before read and wrote."""
+    for before, after in zip(used[start - 1 :], used[start:], strict=False):
+        assert after.cache_read_input_tokens == (
+            before.cache_read_input_tokens + before.cache_creation_input_tokens
+        ), (before, after)
+
+
+def pages(count: int, *, first: int = 1) -> list[Turn]:
+    return [Turn([tool_use("Fetch", {"page": first + i})]) for i in range(count)]
+
+
+async def test_ten_turns_read_the_whole_earlier_conversation_from_the_cache(
+    tmp_path: Path,
+) -> None:
+    script = [*pages(9), Turn([text("Read nine pages.")])]
+    with MessagesServer(script) as server:
+        session = session_for(server, tmp_path)
+        assert await session.run("Read the report, one page a turn.") == "Read nine pages."
+    assert server.errors == []
+    sent, used = bodies(server), usages(session)
+    assert len(sent) == len(used) == 10
+
+    for body in sent:  # one breakpoint in the conversation, on its very last block
+        assert message_marks(body) == [last_block(body)]
+        assert len(marks(body)) <= MAX_BREAKPOINTS
+    # The first request is shorter than Sonnet's 1,024-token minimum: nothing is cached.
+    assert used[0].cache_read_input_tokens == used[0].cache_creation_input_tokens == 0
+    assert used[1].cache_creation_input_tokens > 2_000
+    assert_incremental(used)
+    for usage in used[2:]:
+        # Each turn writes its tool call and its ~2,000-token result, and no more.
+        assert 2_000 <= usage.cache_creation_input_tokens <= 2_300, usage
+        assert usage.input_tokens < 400, usage  # only the body's framing is left uncached
+    total = sum(used, Usage())
+    assert total == session.usage
+    whole = total.input_tokens + total.cache_read_input_tokens + total.cache_creation_input_tokens
+    # Paid by price: linear in the session's length, a fraction of sending it all again.
+    assert billed_equivalent(total) < 0.4 * whole
+    # The cell's footer says what was read from and written to the cache.
+    footer = " · ".join(footer_parts(TurnSummary(model_requests=10, usage=total.to_dict())))
+    assert (
+        f"{total.input_tokens:,} in / {total.output_tokens:,} out tokens "
+        f"({total.cache_read_input_tokens:,} read from cache, "
+        f"{total.cache_creation_input_tokens:,} written to cache)"
+    ) in footer
+
+
+@pytest.mark.parametrize("disclosure", ["defer_loading", "server_bm25", "discovered"])
+async def test_a_discovery_keeps_the_conversation_cached(tmp_path: Path, disclosure: str) -> None:
+    weather = "mcp__weather__get_forecast"
+    if disclosure == "server_bm25":
+        found = [
+            raw(
+                {
+                    "type": "server_tool_use",
+                    "id": "srvtoolu_01",
+                    "name": "tool_search_tool_bm25",
+                    "input": {"query": "weather forecast"},
+                }
+            ),
+            raw(
+                {
+                    "type": "tool_search_tool_result",
+                    "tool_use_id": "srvtoolu_01",
+                    "content": {
+                        "type": "tool_search_tool_search_result",
+                        "tool_references": [{"type": "tool_reference", "tool_name": weather}],
+                    },
+                }
+            ),
+            tool_use(weather, {"page": 1}),
+        ]
+        search = [Turn(found)]
+    else:
+        search = [
+            Turn([tool_use("ToolSearch", {"query": f"select:{weather}"})]),
+            Turn([tool_use(weather, {"page": 1})]),
+        ]
+    script = [*pages(2), *search, *pages(2, first=3), Turn([text("Done.")])]
+    with MessagesServer(script) as server:
+        session = session_for(server, tmp_path, deferred_weather(), disclosure=disclosure)
+        assert await session.run("Read, then check the weather.") == "Done."
+    assert server.errors == [], server.errors
+    sent, used = bodies(server), usages(session)
+    for body in sent:
+        assert message_marks(body) == [last_block(body)], disclosure
+        assert len(marks(body)) <= MAX_BREAKPOINTS
+    if disclosure == "discovered":
+        # This style puts the found tool in `tools`, which comes before the conversation:
+        # the request after the discovery reads nothing of the conversation (its price).
+        changed = next(i for i, b in enumerate(sent) if weather in str(b["tools"]))
+        assert used[changed].cache_read_input_tokens < used[changed - 1].cache_read_input_tokens
+        assert_incremental(used, start=changed + 1)
+    else:
+        assert_incremental(used)
+
+
+async def test_thinking_blocks_are_never_marked_and_the_cache_still_grows(
+    tmp_path: Path,
+) -> None:
+    script = [
+        Turn([thinking("Page one first."), tool_use("Fetch", {"page": 1})]),
+        Turn([thinking("Then two."), tool_use("Fetch", {"page": 2})]),
+        Turn([thinking("Enough."), text("Two pages.")]),
+        Turn([thinking("Again."), tool_use("Fetch", {"page": 3})]),
+        Turn([thinking("Done."), text("Three.")]),
+    ]
+    with MessagesServer(script) as server:
+        session = session_for(server, tmp_path, thinking=THINK)
+        assert await session.run("Read two pages.") == "Two pages."
+        assert await session.run("And one more.") == "Three."
+    assert server.errors == []
+    sent, used = bodies(server), usages(session)
+    for body in sent:
+        assert body["thinking"] == THINK
+        assert message_marks(body) == [last_block(body)]
+        assert body["messages"][-1]["role"] == "user"
+        thoughts = [
+            block
+            for message in body["messages"]
+            for block in message["content"]
+            if block["type"] in ("thinking", "redacted_thinking")
+        ]
+        assert all("cache_control" not in block for block in thoughts)
+    assert any(b["messages"][-2]["content"][0]["type"] == "thinking" for b in sent[1:])
+    assert_incremental(used)
+
+
+async def test_after_compaction_the_summary_is_marked_and_the_summary_request_reads(
+    tmp_path: Path,
+) -> None:
+    script = [*pages(3), Turn([text("Three pages.")]), Turn([text("Summary: three pages.")])]
+    script += [*pages(2, first=4), Turn([text("Five.")])]
+    with MessagesServer(script) as server:
+        session = session_for(server, tmp_path)
+        await session.run("Read three pages.")
+        before = session.usage
+        assert await session.compact() is not None
+        summary = minus(session.usage, before)
+        assert await session.run("Two more.") == "Five."
+    assert server.errors == []
+    sent, used = bodies(server), usages(session)
+    summary_request, after = sent[4], sent[5:]
+    # The summary request marks its instruction and reads the conversation it summarises.
+    assert message_marks(summary_request) == [last_block(summary_request)]
+    assert summary.cache_read_input_tokens == (
+        used[3].cache_read_input_tokens + used[3].cache_creation_input_tokens
+    )
+    for body in after:
+        assert message_marks(body) == [last_block(body)]
+    assert after[0]["messages"][0]["content"][-1]["text"] == "Two more."
+    # The first request after it starts a new conversation: nothing of the old one is read.
+    assert used[4].cache_read_input_tokens < used[3].cache_read_input_tokens
+    assert_incremental(used, start=5)
+
+
+def minus(a: Usage, b: Usage) -> Usage:
+    return Usage(
+        a.input_tokens - b.input_tokens,
+        a.output_tokens - b.output_tokens,
+        a.cache_creation_input_tokens - b.cache_creation_input_tokens,
+        a.cache_read_input_tokens - b.cache_read_input_tokens,
+    )
+
+
+async def test_after_an_interrupt_the_joined_prompt_is_marked_and_reads(tmp_path: Path) -> None:
+    started = asyncio.Event()
+    calls: list[str] = []
+
+    def on_event(event: LoopEvent) -> None:
+        if isinstance(event, ToolCallStarted):
+            calls.append(event.call_id)
+            if len(calls) == 3:  # Fetch, Fetch, then Wait
+                started.set()
+
+    script = [*pages(2), Turn([tool_use("Wait", {"seconds": 30})])]
+    with MessagesServer(script) as server:
+        session = session_for(server, tmp_path, on_event=on_event)
+        task = asyncio.create_task(session.run("Read two pages, then wait."))
+        await asyncio.wait_for(started.wait(), 30)
+        assert session.interrupt()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        server.add_turns(Turn([text("Stopped waiting.")]))
+        assert await session.run("Never mind the wait.") == "Stopped waiting."
+    assert server.errors == []
+    sent, used = bodies(server), usages(session)
+    joined = sent[-1]["messages"][-1]
+    assert [b["type"] for b in joined["content"]] == ["tool_result", "text"]
+    assert message_marks(sent[-1]) == [last_block(sent[-1])]
+    assert joined["content"][-1]["text"] == "Never mind the wait."
+    assert_incremental(used)
+
+
+async def test_many_parallel_calls_mark_the_previous_end_too(tmp_path: Path) -> None:
+    """12 calls in one message add 24 blocks, past the API's 20-block look-back: the
+    request after them marks where the previous request ended, so the read still lands."""
+    twelve = Turn([tool_use("Fetch", {"page": p}) for p in range(1, 13)])
+    script = [*pages(1, first=20), twelve, *pages(1, first=30), Turn([text("Done.")])]
+    with MessagesServer(script) as server:
+        session = session_for(server, tmp_path)
+        assert await session.run("Read everything.") == "Done."
+    assert server.errors == []
+    sent, used = bodies(server), usages(session)
+    wide = sent[2]
+    assert message_marks(wide) == [last_block(sent[1]), last_block(wide)]
+    assert len(marks(wide)) == MAX_BREAKPOINTS
+    assert [len(message_marks(b)) for b in sent] == [1, 1, 2, 1]
+    assert_incremental(used)
+
+
+async def test_a_subagent_marks_its_own_conversation(tmp_path: Path) -> None:
+    job = "SUB-PAGES: read pages 1 and 2."
+    router = Router(
+        {
+            "MAIN-PAGES": [
+                Turn([tool_use("Agent", {"description": "read pages", "prompt": job})]),
+                Turn([text("The subagent read them.")]),
+            ],
+            "SUB-PAGES": [*pages(2), Turn([text("Read pages 1 and 2.")])],
+        }
+    )
+    with MessagesServer(router) as server:
+        session = session_for(server, tmp_path, agent.make_tool())
+        assert await session.run("MAIN-PAGES: get the pages read") == "The subagent read them."
+    assert server.errors == []
+    for body in router.seen["SUB-PAGES"] + router.seen["MAIN-PAGES"]:
+        assert message_marks(body) == [last_block(body)]
+        assert len(marks(body)) <= MAX_BREAKPOINTS
