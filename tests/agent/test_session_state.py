@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_tools2_support import Router, ScriptedApprover, last_results, result_text, session_for
+from session_support import Router, ScriptedApprover, last_results, result_text, session_for
 
 from jupyter_toolhost.core.context import SandboxOptions
 from jupyter_toolhost.permissions.api import ApprovalDecision
