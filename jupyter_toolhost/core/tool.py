@@ -100,11 +100,6 @@ def default_map_result(output: Any) -> ToolResultContent:
     return str(output)
 
 
-ANNOTATIONS_TRUSTED = "annotations_trusted"
-"""The `Tool.extras` key an MCP tool sets to True when its server's annotations are trusted
-(``trustAnnotations``): only then does its ``readOnlyHint`` count for permissions."""
-
-
 @dataclass(eq=False)
 class Tool(Generic[InputT]):
     """A tool the model can call. Build one with `build_tool()` or `@tool`."""
@@ -147,6 +142,9 @@ class Tool(Generic[InputT]):
     cancels_siblings_on_error: bool = False
     """When a call of this tool fails, cancel the calls running beside it in its batch."""
     is_mcp: bool = False
+    annotations_trusted: bool = False
+    """An MCP tool whose server is configured with ``trustAnnotations``: only then does its
+    ``readOnlyHint`` count for permissions (it always counts for concurrency)."""
     shell_command: Callable[[InputT], str | None] | None = None
     """The shell command line the call runs, for ``Bash(...)`` permission rules. None for tools
     that run no shell command."""
@@ -295,6 +293,7 @@ def build_tool(
     get_path: Callable[[InputT], str | None] | None = None,
     cancels_siblings_on_error: bool = False,
     is_mcp: bool = False,
+    annotations_trusted: bool = False,
     shell_command: Callable[[InputT], str | None] | None = None,
     get_url: Callable[[InputT], str | None] | None = None,
     sandboxed: Callable[[ToolUseContext], bool] | None = None,
@@ -336,6 +335,7 @@ def build_tool(
         get_path=get_path,
         cancels_siblings_on_error=cancels_siblings_on_error,
         is_mcp=is_mcp,
+        annotations_trusted=annotations_trusted,
         shell_command=shell_command,
         get_url=get_url,
         sandboxed=sandboxed,

@@ -5,8 +5,8 @@ An MCP tool becomes ``mcp__<server>__<tool>``: its JSON schema goes to the API u
 for real). It is deferred unless its server says `alwaysLoad`. Annotations map to flags:
 ``read_only_hint`` → read-only and concurrency-safe, ``destructive_hint`` → destructive;
 no annotation means neither (fail closed). The permission engine trusts ``read_only_hint``
-only for a server configured with ``trustAnnotations`` (the tool's `ANNOTATIONS_TRUSTED`
-extra): otherwise an MCP call asks unless a rule allows it. Results: text stays text, images
+only for a server configured with ``trustAnnotations`` (the tool's `annotations_trusted`
+field): otherwise an MCP call asks unless a rule allows it. Results: text stays text, images
 become image blocks, embedded resources become text (or an image, or a note for other binary data),
 resource links a line of text; ``isError`` raises `ToolError` so the pipeline reports it.
 A server's ``notifications/progress`` for a call become the call's `Progress`.
@@ -25,7 +25,7 @@ from mcp.shared.dispatcher import ProgressFnT
 from pydantic import BaseModel, ConfigDict
 
 from ..core.context import Progress, ToolUseContext
-from ..core.tool import ANNOTATIONS_TRUSTED, Tool, build_tool
+from ..core.tool import Tool, build_tool
 from ..core.types import ContentBlock, ToolError
 from .naming import fit_schema, restore_arguments
 
@@ -126,12 +126,9 @@ def build_mcp_tool(
         always_load=always_load,
         user_facing_name=f"{server} - {title or remote_name} (MCP)",
         is_mcp=True,
+        annotations_trusted=trust_annotations,
         input_schema_override=schema,
-        extras={
-            "mcp_server": server,
-            "mcp_tool": remote_name,
-            ANNOTATIONS_TRUSTED: trust_annotations,
-        },
+        extras={"mcp_server": server, "mcp_tool": remote_name},
     )
 
 

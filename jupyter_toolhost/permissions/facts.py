@@ -29,7 +29,6 @@ from functools import lru_cache
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..core.tool import ANNOTATIONS_TRUSTED
 from ..shell.commands import Command, ShellAnalysis, analyze
 from ..shell.safety import (
     copies_trees,
@@ -215,7 +214,7 @@ def call_facts(
 def _trusted_flags(tool: Any) -> bool:
     """Whether the tool's read-only flag may count for permissions: an MCP tool's comes from
     its server's annotations, untrusted unless the server is configured as trusted."""
-    return not getattr(tool, "is_mcp", False) or tool.extras.get(ANNOTATIONS_TRUSTED) is True
+    return not tool.is_mcp or tool.annotations_trusted
 
 
 def _roots(working_dirs: tuple[str, ...], cwd: str, resolver: PathResolver) -> tuple[str, ...]:
