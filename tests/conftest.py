@@ -106,6 +106,35 @@ CLI_SIGNS = re.compile(r"""["']-m["'],\s*["']jupyter_toolhost["']""")
 importing everything: seconds each, tens of seconds on a loaded machine)."""
 
 
+_Imported = tuple[str, tuple[ast.alias, ...]]
+"""A ``from MODULE import NAMES`` statement."""
+
+
+@functools.cache
+def _module_parts(
+    path: Path,
+) -> tuple[dict[str, str], tuple[tuple[str, tuple[ast.alias, ...]], ...]]:
+    """The module's top-level functions and classes (name -> source) and its absolute
+    ``from X import ...`` statements, read once per module."""
+    try:
+        source = path.read_text(encoding="utf-8")
+        tree = ast.parse(source)
+    except (OSError, SyntaxError):
+        return {}, ()
+    lines = source.splitlines(keepends=True)  # (ast.get_source_segment splits per call)
+    bodies = {
+        node.name: "".join(lines[node.lineno - 1 : node.end_lineno])
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+    }
+    imports = tuple(
+        (node.module, tuple(node.names))
+        for node in tree.body
+        if isinstance(node, ast.ImportFrom) and node.module and not node.level
+    )
+    return bodies, imports
+
+
 @functools.cache
 def _module_helpers(
     path: Path, signs: re.Pattern[str], seen: frozenset[Path] = frozenset()
@@ -113,24 +142,14 @@ def _module_helpers(
     """Names of the module's own functions whose code matches `signs`, directly or through
     another such function, or through one it imports from another test module (`seen`: the
     modules already being read, so two modules importing each other end)."""
-    try:
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-    except (OSError, SyntaxError):
-        return frozenset()
-    source = path.read_text(encoding="utf-8")
-    bodies = {
-        node.name: ast.get_source_segment(source, node) or ""
-        for node in tree.body
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
-    }
+    bodies, imports = _module_parts(path)
     found = {name for name, body in bodies.items() if signs.search(body)}
-    for node in tree.body:
-        if isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            other = _test_module(node.module)
-            if other is None or other == path or other in seen:
-                continue
-            theirs = _module_helpers(other, signs, seen | {path})
-            found |= {alias.asname or alias.name for alias in node.names if alias.name in theirs}
+    for module, names in imports:
+        other = _test_module(module)
+        if other is None or other == path or other in seen:
+            continue
+        theirs = _module_helpers(other, signs, seen | {path})
+        found |= {alias.asname or alias.name for alias in names if alias.name in theirs}
     while True:
         more = {
             name
