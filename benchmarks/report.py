@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from .common import RUN_DIR
+from .report_cost import cost_section
 from .report_everyday import everyday_section
 from .report_parts import Run, table
 from .report_rows import other_rows
@@ -221,6 +222,7 @@ def render(run: Run) -> str:
         lines += table(["measure", "this project", "reference / peer, same run", "target"], rows)
         lines.append("")
     lines += everyday_section(run)
+    lines += cost_section(run)
     verdicts = evaluate(run)
     missed = [v for v in verdicts if v.met is False]
     unmeasured = [v for v in verdicts if v.met is None]

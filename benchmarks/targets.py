@@ -210,6 +210,17 @@ def others(run: Run) -> list[Verdict]:
             " MB",
         ),
         _at_most(run, "bench_tools", "grep_ratio_worst", "Grep: ≤ 1.2 × rg", 1.2, " × rg"),
+        *(
+            _at_most(
+                run,
+                "session_cost",
+                f"turns_{turns}.ratio",
+                f"a {turns}-turn session's billed-equivalent input ≤ Claude Code's",
+                1.0,
+                " × Claude Code's",
+            )
+            for turns in (30, 100)
+        ),
         _at_most(
             run,
             "bench_tools",
