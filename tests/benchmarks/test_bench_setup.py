@@ -45,7 +45,7 @@ def test_dev_bench_installs_the_bench_extra_and_requires_the_peers(tmp_path: Pat
     done = run_dev(venv, "bench", "peers")
     assert done.returncode == 0, done.stderr
     calls = log.read_text().splitlines()
-    assert "require= -m pip install -q -e .[test,bench]" in calls, calls
+    assert "require= -m pip install -q --no-compile -e .[test,bench]" in calls, calls
     assert calls[-1] == "require=1 -m benchmarks peers", calls
     # Installed once: a second run with pyproject.toml unchanged goes straight to the benchmarks.
     log.unlink()
@@ -62,7 +62,7 @@ def test_the_test_extra_alone_does_not_count_as_the_bench_install(tmp_path: Path
         + "\n"
     )
     assert run_dev(venv, "bench").returncode == 0
-    assert "require= -m pip install -q -e .[test,bench]" in log.read_text().splitlines()
+    assert "require= -m pip install -q --no-compile -e .[test,bench]" in log.read_text().splitlines()
 
 
 def test_the_peers_benchmark_fails_loudly_without_pydantic_ai_under_dev_bench() -> None:
