@@ -62,7 +62,8 @@ def test_the_test_extra_alone_does_not_count_as_the_bench_install(tmp_path: Path
         + "\n"
     )
     assert run_dev(venv, "bench").returncode == 0
-    assert "require= -m pip install -q --no-compile -e .[test,bench]" in log.read_text().splitlines()
+    install = "require= -m pip install -q --no-compile -e .[test,bench]"
+    assert install in log.read_text().splitlines()
 
 
 def test_the_peers_benchmark_fails_loudly_without_pydantic_ai_under_dev_bench() -> None:
