@@ -51,6 +51,7 @@ from __future__ import annotations
 import ast
 import functools
 import inspect
+import os
 import re
 import sys
 from collections.abc import Iterator
@@ -294,3 +295,33 @@ def browser() -> Iterator[Any]:
             yield launched
         finally:
             launched.close()
+
+
+# ── under CI=true, a skip is a failure ────────────────────────────────────────────────────
+
+IN_CI = os.environ.get("CI") == "true"
+"""CI installs everything the tests need (./dev test), so a test that skips there hides a
+missing install step: every skip point in the suite (a missing bwrap, browser, rg, npm
+package, extra...) is turned into a failure that names it, in one place."""
+
+
+def _as_failure(report: Any, where: str) -> None:
+    reason = report.longrepr[-1] if isinstance(report.longrepr, tuple) else report.longrepr
+    report.outcome = "failed"
+    report.longrepr = f"{where} skipped under CI=true, where nothing may skip: {reason}"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    outcome = yield
+    report = outcome.get_result()  # type: ignore[attr-defined]
+    if IN_CI and report.skipped and not hasattr(report, "wasxfail"):
+        _as_failure(report, item.nodeid)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector) -> Iterator[None]:
+    outcome = yield
+    report = outcome.get_result()  # type: ignore[attr-defined]
+    if IN_CI and report.skipped:
+        _as_failure(report, collector.nodeid)
