@@ -75,7 +75,7 @@ from .loop_state import (
     RunState,
 )
 from .response import ResponseReader, max_tokens_notice, settle
-from .sent import Deferral, SentLog
+from .sent import Deferral, SentLog, SentRequest
 from .thinking import (
     only_thinking,
 )
@@ -203,19 +203,24 @@ class AgentLoop(LoopRequests):
             self.add_user([*answers, *extra])
         return kept
 
-    def _account(self, run: RunState, message: AssistantMessage) -> None:
-        model = message.model or self.model_id
-        run.usage += message.usage
-        self.usage += message.usage
-        run.cost_usd = add_cost(run.cost_usd, model, message.usage)
-        self.cost_usd = add_cost(self.cost_usd, model, message.usage)
-        self.last_context_tokens = message.usage.context_tokens
+    def _account(self, run: RunState, usage: Usage, model: str = "") -> None:
+        model = model or self.model_id
+        run.usage += usage
+        self.usage += usage
+        run.cost_usd = add_cost(run.cost_usd, model, usage)
+        self.cost_usd = add_cost(self.cost_usd, model, usage)
+        self.last_context_tokens = usage.context_tokens
         if self.transcript is not None:
-            self.transcript.usage(model, message.usage)
-        usage_event = UsageReported(
-            message.usage, run.usage, self.usage, run.cost_usd, self.cost_usd
-        )
-        emit(run.sinks, usage_event)
+            self.transcript.usage(model, usage)
+        emit(run.sinks, UsageReported(usage, run.usage, self.usage, run.cost_usd, self.cost_usd))
+
+    def _account_unfinished(self, run: RunState, sent: SentRequest, reader: ResponseReader) -> None:
+        """A response that ended before its message was complete (an interrupt, a broken
+        stream, an error) is still billed for what `MessageStarted` reported: count it, and
+        keep it as the turn's usage."""
+        if reader.started is not None:
+            self._account(run, reader.started)
+            self.sent.complete(sent, reader.started)
 
     # ── running ─────────────────────────────────────────────────────────────────────────
 
@@ -285,6 +290,7 @@ class AgentLoop(LoopRequests):
             try:
                 message = await reader.read(self.model.stream(request))
             except StreamBroken as broken:
+                self._account_unfinished(run, sent, reader)
                 executor.discard()
                 results = await settle(executor)
                 if tool_uses(broken.content):
@@ -303,10 +309,12 @@ class AgentLoop(LoopRequests):
                 await asyncio.sleep(delay)
                 continue
             except asyncio.CancelledError:
+                self._account_unfinished(run, sent, reader)
                 executor.interrupt()
                 self._commit(reader.blocks, await settle(executor), unanswered=NOT_STARTED)
                 raise
             except BaseException:
+                self._account_unfinished(run, sent, reader)
                 executor.discard()
                 self._commit(reader.blocks, await settle(executor), unanswered=NOT_STARTED)
                 raise
@@ -320,7 +328,7 @@ class AgentLoop(LoopRequests):
         reader: ResponseReader,
         message: AssistantMessage,
     ) -> tuple[str | None, bool]:
-        self._account(run, message)
+        self._account(run, message.usage, message.model)
         try:
             results = await executor.results()
         except asyncio.CancelledError as exc:

@@ -36,10 +36,12 @@ from ..model.base import (
     BlockComplete,
     BlockStart,
     MessageComplete,
+    MessageStarted,
     ModelEvent,
     StreamBroken,
     TextChunk,
     ThinkingChunk,
+    Usage,
 )
 from ..orchestration.pipeline import find_tool, parse_input
 from ..orchestration.streaming import StreamingToolExecutor, interrupted_results
@@ -59,6 +61,9 @@ class ResponseReader:
         """The last complete tool_use, held back until an event proves its input whole."""
         self.handed: set[str] = set()
         """The ids of the tool_use blocks handed to the executor."""
+        self.started: Usage | None = None
+        """The usage `MessageStarted` reported: what the request is billed for even when the
+        stream ends before its message is complete."""
         self.cut: Block | None = None
         """The tool_use a `max_tokens` (or context window) stop may have cut (never handed
         to the executor)."""
@@ -73,6 +78,8 @@ class ResponseReader:
 
     def _take(self, event: ModelEvent) -> AssistantMessage | None:
         match event:
+            case MessageStarted(usage=usage):
+                self.started = usage
             case BlockStart(type=kind):
                 self._flush()
                 if kind in THINKING_BLOCKS:

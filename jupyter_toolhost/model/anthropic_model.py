@@ -24,6 +24,7 @@ from .base import (
     BlockStart,
     ContentBlock,
     MessageComplete,
+    MessageStarted,
     ModelAPIError,
     ModelError,
     ModelEvent,
@@ -159,6 +160,10 @@ def _stream_arguments(request: ModelRequest) -> Any:
 
 def _convert(event: Any, inputs: dict[int, list[str]]) -> list[ModelEvent]:
     match event.type:
+        case "message_start":
+            usage = event.message.usage
+            billed = usage.model_dump(mode="json") if usage is not None else None
+            return [MessageStarted(Usage.from_dict(billed))]
         case "content_block_start":
             return [BlockStart(event.index, event.content_block.type)]
         case "content_block_delta" if event.delta.type == "text_delta":

@@ -1,6 +1,7 @@
 """The seam between the loop and a model client: requests, stream events, errors, usage.
 
-A `Model` turns one `ModelRequest` into an async stream of `ModelEvent`s: `BlockStart`,
+A `Model` turns one `ModelRequest` into an async stream of `ModelEvent`s: `MessageStarted`
+(optional: the input side of the usage, known before any output), then `BlockStart`,
 `TextChunk` (or `ThinkingChunk`), `BlockComplete` for each content block as it finishes,
 then one `MessageComplete`. Content blocks are plain dicts in the Messages API's shape, with
 their keys in one canonical order (`canonical_block`), so that a recorded run and its replay
@@ -147,6 +148,15 @@ class AssistantMessage:
 
 
 @dataclass(frozen=True, slots=True)
+class MessageStarted:
+    """The response began (the API's `message_start`). `usage` is what the request is billed
+    for already: its input, cache reads and writes (output so far, if any, included). A stream
+    that is interrupted or breaks later is still billed this much, so the loop counts it."""
+
+    usage: Usage
+
+
+@dataclass(frozen=True, slots=True)
 class BlockStart:
     """A content block began (`type` is the API's block type)."""
 
@@ -196,7 +206,9 @@ class MessageComplete:
     message: AssistantMessage
 
 
-ModelEvent: TypeAlias = BlockStart | TextChunk | ThinkingChunk | BlockComplete | MessageComplete
+ModelEvent: TypeAlias = (
+    MessageStarted | BlockStart | TextChunk | ThinkingChunk | BlockComplete | MessageComplete
+)
 
 
 class ModelError(Exception):

@@ -45,6 +45,7 @@ from .base import (
     BlockStart,
     ContentBlock,
     MessageComplete,
+    MessageStarted,
     Model,
     ModelAPIError,
     ModelEvent,
@@ -435,7 +436,11 @@ class CassetteModel:
 
 
 async def _serve(response: Mapping[str, Any]) -> AsyncIterator[ModelEvent]:
-    """Stream a recorded response as the model streamed it."""
+    """Stream a recorded response as the model streamed it: its input usage first (what a
+    stream interrupted early is billed), then its blocks."""
+    if response.get("usage"):
+        recorded = Usage.from_dict(response["usage"])
+        yield MessageStarted(replace(recorded, output_tokens=0, thinking_tokens=0))
     for index, block in enumerate(response.get("content", [])):
         await asyncio.sleep(0)
         yield BlockStart(index, str(block.get("type")))

@@ -242,6 +242,7 @@ async def test_always_load_server_tools_are_not_deferred(tmp_path: Path) -> None
 NPX = shutil.which("npx")
 
 
+@pytest.mark.slow  # npx starts a published package: about 4 s
 @pytest.mark.timeout(120)
 @pytest.mark.skipif(NPX is None, reason="npx is not installed")
 async def test_published_memory_server_from_npm(tmp_path: Path) -> None:

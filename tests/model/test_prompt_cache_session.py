@@ -27,7 +27,7 @@ from jupyter_toolhost.model.anthropic_model import AnthropicModel
 from jupyter_toolhost.model.base import Usage
 from jupyter_toolhost.model.pricing import billed_equivalent
 from jupyter_toolhost.model.prompt_cache import MAX_BREAKPOINTS
-from jupyter_toolhost.testing import MessagesServer, Turn, raw, text, thinking, tool_use
+from jupyter_toolhost.testing import Hold, MessagesServer, Turn, raw, text, thinking, tool_use
 from jupyter_toolhost.tools import agent
 
 MODEL = "claude-sonnet-4-5"
@@ -329,6 +329,62 @@ async def test_after_an_interrupt_the_joined_prompt_is_marked_and_reads(tmp_path
     assert message_marks(sent[-1]) == [last_block(sent[-1])]
     assert joined["content"][-1]["text"] == "Never mind the wait."
     assert_incremental(used)
+
+
+async def test_a_response_interrupted_mid_stream_still_counts_what_it_was_billed(
+    tmp_path: Path,
+) -> None:
+    """The Wait call starts while its message still streams (the server holds the stream
+    after it); the interrupt lands before `message_delta`, so only `message_start`'s usage
+    is known. The API bills the request's input all the same: the turn keeps that usage,
+    the session's total counts it, and the next request reads what it wrote."""
+    hold = Hold(timeout=30)
+    started = asyncio.Event()
+    calls: list[str] = []
+
+    def on_event(event: LoopEvent) -> None:
+        if isinstance(event, ToolCallStarted):
+            calls.append(event.call_id)
+            if len(calls) == 3:  # Fetch, Fetch, then Wait
+                started.set()
+
+    held = Turn([tool_use("Wait", {"seconds": 30}), text("never sent")], holds={0: hold})
+    with MessagesServer([*pages(2), held]) as server:
+        session = session_for(server, tmp_path, on_event=on_event)
+        task = asyncio.create_task(session.run("Read two pages, then wait."))
+        await asyncio.wait_for(started.wait(), 30)
+        assert session.interrupt()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        hold.until.set()
+        server.add_turns(Turn([text("Stopped waiting.")]))
+        assert await session.run("Never mind the wait.") == "Stopped waiting."
+    assert server.errors == []
+    interrupted = session.sent_request(3).usage
+    assert interrupted is not None  # known from message_start alone
+    assert interrupted.output_tokens == 1  # what message_start reports; the rest never came
+    assert interrupted.cache_creation_input_tokens > 2_000  # page 2's result, written
+    used = usages(session)
+    assert sum(used, Usage()) == session.usage
+    assert_incremental(used)  # the request after the interrupt read what it wrote
+
+
+async def test_a_broken_stream_counts_each_attempt(tmp_path: Path) -> None:
+    """A stream that breaks after `message_start` was billed; its retry is billed again."""
+    script = [
+        Turn([text("Reading.")], cut_after_blocks=0),
+        Turn([text("Read.")]),
+    ]
+    with MessagesServer(script) as server:
+        session = session_for(server, tmp_path, retry_backoff_s=0.01)
+        assert await session.run("Read the report.") == "Read."
+    assert server.errors == []
+    one = bodies(server)[0]
+    assert bodies(server) == [one, one]  # the same request, sent twice
+    usage = session.sent_request(1).usage
+    assert usage is not None and usage.output_tokens > 1  # the attempt that completed
+    assert session.usage.input_tokens == 2 * usage.input_tokens
+    assert session.usage.output_tokens == usage.output_tokens + 1
 
 
 async def test_many_parallel_calls_mark_the_previous_end_too(tmp_path: Path) -> None:

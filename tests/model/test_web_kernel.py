@@ -5,13 +5,13 @@ search and the small model; the page is served on 127.0.0.1."""
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import pytest
 from kernel_helpers import Kernel, agent_kernel
+from loopback_http import serve
 
 from jupyter_toolhost.model.web_search import SERVER_TOOL
 from jupyter_toolhost.testing import MessagesServer, Turn, text, tool_use
@@ -68,13 +68,8 @@ def server(script: Script) -> Iterator[MessagesServer]:
 
 @pytest.fixture(scope="module")
 def page() -> Iterator[str]:
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Page)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_port}/changelog"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    with serve(_Page) as port:
+        yield f"http://127.0.0.1:{port}/changelog"
 
 
 @pytest.fixture(scope="module")

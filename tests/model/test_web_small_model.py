@@ -5,14 +5,14 @@ and record/replay of the small model's requests through a cassette."""
 from __future__ import annotations
 
 import json
-import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 import pytest
+from loopback_http import serve
 
 from jupyter_toolhost import Session
 from jupyter_toolhost.model.anthropic_model import AnthropicModel
@@ -56,14 +56,8 @@ def no_small_model_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def pages() -> Iterator[str]:
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Pages)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_port}"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    with serve(_Pages) as port:
+        yield f"http://127.0.0.1:{port}"
 
 
 def is_small(body: dict[str, Any]) -> bool:

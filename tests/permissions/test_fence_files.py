@@ -90,6 +90,7 @@ def flipping(tree: Path) -> Iterator[Path]:
         process.wait()
 
 
+@pytest.mark.slow  # 10,000 reads against a link flipping underneath: about 11 s
 async def test_link_race_returns_no_denied_content(tree: Path, flipping: Path) -> None:
     context = context_for(tree, "default")
     outcomes = {"read": 0, "denied": 0, "refused": 0}

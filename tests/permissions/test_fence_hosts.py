@@ -10,13 +10,13 @@ from __future__ import annotations
 import http.server
 import ipaddress
 import socket
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from loopback_http import serve
 from session_support import ScriptedApprover, last_results, result_text
 from test_fence_rules import MODES
 
@@ -45,13 +45,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
 @pytest.fixture(scope="module")
 def port() -> Iterator[int]:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield server.server_address[1]
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serve(_Handler) as number:
+        yield number
 
 
 SPELLINGS = [

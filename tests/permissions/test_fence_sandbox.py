@@ -10,11 +10,11 @@ from __future__ import annotations
 import http.server
 import os
 import subprocess
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from loopback_http import serve
 from test_bash_sandbox import SECRET, bwrap, home, make_context, make_tree, run, text
 
 from jupyter_toolhost.core.context import AppState, AppStateStore, ToolUseContext, ToolUseOptions
@@ -39,14 +39,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
 @pytest.fixture
 def loopback() -> Iterator[int]:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield server.server_address[1]
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serve(_Handler) as port:
+        yield port
 
 
 def _fetch(port: int) -> str:

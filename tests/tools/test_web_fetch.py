@@ -5,11 +5,12 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 import pytest
+from loopback_http import serve
 
 from jupyter_toolhost.core.context import ToolUseContext, ToolUseOptions
 from jupyter_toolhost.core.results import ResultStore
@@ -71,15 +72,8 @@ class Handler(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def server() -> Iterator[str]:
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    httpd.daemon_threads = True
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    with serve(Handler) as port:
+        yield f"http://127.0.0.1:{port}"
 
 
 def make_context(tmp_path: Path, **options: Any) -> ToolUseContext:
