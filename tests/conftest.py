@@ -72,10 +72,12 @@ from kernel_helpers import Kernel, agent_kernel  # noqa: E402 (needs the path ab
 from jupyter_toolhost.testing import MessagesServer  # noqa: E402
 
 KERNEL_SIGNS = re.compile(
-    r"\b(kernel_helpers|agent_kernel|KernelManager|jupyter_client|nbclient|papermill|nbconvert"
+    r"\b(kernel_helpers|agent_kernel|KernelManager|jupyter_client|nbclient|papermill"
     r"|nbmake|nbval|running_lab)\b|\bKernel\(|\bkernel\b\s*:\s*Kernel"
+    r"|[\"']nbconvert[\"'][^)]*[\"']--execute[\"']"
 )
-"""Text that shows a function starts (or talks to) a kernel."""
+"""Text that shows a function starts (or talks to) a kernel. nbconvert only with
+``--execute``: its exporters (HTML) run no kernel."""
 
 SLOW_MODULES = frozenset(
     {

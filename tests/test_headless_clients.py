@@ -19,7 +19,6 @@ import sys
 import time
 from pathlib import Path
 
-import nbformat
 import pytest
 
 from jupyter_toolhost.pytest_plugin import TOOLHOST_MIME
@@ -67,6 +66,8 @@ def _run(command: list[str], cwd: Path, env: dict[str, str], label: str) -> None
 
 
 def _check(executed: Path) -> None:
+    import nbformat
+
     notebook = nbformat.read(executed, as_version=4)
     agent_cells = 0
     for number, cell in enumerate(notebook.cells):

@@ -15,7 +15,6 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import nbformat
 import pytest
 
 from jupyter_toolhost.testing import MessagesServer, Turn, text, tool_use
@@ -32,6 +31,8 @@ def server() -> Iterator[MessagesServer]:
 
 
 def _notebook(path: Path) -> None:
+    import nbformat
+
     notebook = nbformat.v4.new_notebook()
     notebook.cells = [
         nbformat.v4.new_code_cell("%load_ext jupyter_toolhost"),
@@ -59,6 +60,8 @@ def _env(server: MessagesServer, root: Path) -> dict[str, str]:
 
 
 def _check(executed: Path, server: MessagesServer, root: Path, took: float) -> None:
+    import nbformat
+
     notebook = nbformat.read(executed, as_version=4)
     agent = notebook.cells[1].outputs
     streams = "".join(o.get("text", "") for o in agent if o.output_type == "stream")

@@ -8,9 +8,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import nbformat
 import pytest
-from nbconvert import HTMLExporter
 
 NOTEBOOKS = sorted((Path(__file__).resolve().parent.parent / "notebooks").glob("*.ipynb"))
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
@@ -27,6 +25,9 @@ def test_there_are_notebooks_to_export() -> None:
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_the_html_export_holds_no_widget(path: Path) -> None:
+    import nbformat
+    from nbconvert import HTMLExporter
+
     notebook = nbformat.read(path, as_version=4)
     for cell in notebook.cells:
         for output in cell.get("outputs", []):
@@ -44,7 +45,9 @@ def test_a_prompt_nobody_saw_leaves_only_its_record(
 ) -> None:
     """nbclient shows no widget: the prompt is denied after the probe, and what the saved
     notebook and its export keep is the record line, not the widget or its repr."""
+    import nbformat
     from nbclient import NotebookClient
+    from nbconvert import HTMLExporter
 
     from jupyter_toolhost.testing import MessagesServer, Turn, text, tool_use
 

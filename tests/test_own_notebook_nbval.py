@@ -17,11 +17,14 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import nbformat
 import pytest
 
 from jupyter_toolhost.testing import MessagesServer, Turn, text, tool_use
+
+if TYPE_CHECKING:
+    import nbformat
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -32,6 +35,8 @@ PYTEST = (sys.executable, "-m", "pytest")
 
 
 def _notebook() -> nbformat.NotebookNode:
+    import nbformat
+
     notebook = nbformat.v4.new_notebook()
     notebook.metadata["kernelspec"] = {
         "name": "python3",
@@ -63,6 +68,8 @@ def _clean_env(**extra: str) -> dict[str, str]:
 
 
 def test_recorded_once_then_plain_nbval_passes_twice_offline(tmp_path: Path) -> None:
+    import nbformat
+
     work, fresh = tmp_path / "work", tmp_path / "fresh"
     work.mkdir()
     (work / "scores.csv").write_text(DATA)

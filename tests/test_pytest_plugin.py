@@ -19,13 +19,15 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import nbformat
 import pytest
-from nbclient import NotebookClient
 
 from jupyter_toolhost import pytest_plugin
 from jupyter_toolhost.testing import MessagesServer, Turn, text, tool_use
+
+if TYPE_CHECKING:
+    import nbformat
 
 pytest_plugins = ["pytester"]
 
@@ -50,6 +52,8 @@ def _clean_env(home: Path) -> dict[str, str]:
 
 
 def _user_notebook() -> nbformat.NotebookNode:
+    import nbformat
+
     notebook = nbformat.v4.new_notebook()
     notebook.cells = [
         nbformat.v4.new_code_cell("%load_ext jupyter_toolhost"),
@@ -66,6 +70,8 @@ def _user_notebook() -> nbformat.NotebookNode:
 
 
 def _execute(notebook: nbformat.NotebookNode, folder: Path, env: dict[str, str]) -> None:
+    from nbclient import NotebookClient
+
     client = NotebookClient(
         notebook, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(folder)}}
     )
@@ -75,6 +81,8 @@ def _execute(notebook: nbformat.NotebookNode, folder: Path, env: dict[str, str])
 @pytest.fixture(scope="module")
 def user_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A folder holding only `demo.ipynb` (saved from a replayed run) and `demo.json`."""
+    import nbformat
+
     root = tmp_path_factory.mktemp("plugin-e2e")
     folder = root / "my-notebooks"
     folder.mkdir()
@@ -107,6 +115,8 @@ def user_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_nbval_passes_a_recorded_user_notebook_with_nothing_copied(
     user_folder: Path, tmp_path: Path
 ):
+    import nbformat
+
     saved = nbformat.read(user_folder / "demo.ipynb", as_version=4)
     agent = saved.cells[2].outputs
     html = "".join(o.get("data", {}).get("text/html", "") for o in agent)
@@ -172,6 +182,8 @@ PLAIN_NOTEBOOK = {"1 + 1": "2"}
 
 
 def _write_notebook(path: Path, cells: dict[str, str]) -> None:
+    import nbformat
+
     notebook = nbformat.v4.new_notebook()
     for number, (source, result) in enumerate(cells.items(), 1):
         cell = nbformat.v4.new_code_cell(source, execution_count=number)

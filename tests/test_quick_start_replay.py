@@ -10,7 +10,6 @@ import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
-import nbformat
 import pytest
 from kernel_helpers import CellRun, Kernel
 
@@ -21,6 +20,8 @@ pytestmark = pytest.mark.timeout(120)
 
 
 def code_cells() -> list[str]:
+    import nbformat
+
     notebook = nbformat.read(NOTEBOOKS / "01-quick-start.ipynb", as_version=4)
     return [cell.source for cell in notebook.cells if cell.cell_type == "code"]
 

@@ -12,6 +12,9 @@ did complete, so the loop can retry or resume the turn.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import functools
 import json
 import os
 from collections.abc import AsyncIterator
@@ -37,6 +40,8 @@ from .base import (
 )
 
 if TYPE_CHECKING:
+    import ssl
+
     from anthropic import AsyncAnthropic
 
 DEFAULT_MODEL = "claude-sonnet-4-5"
@@ -108,6 +113,7 @@ class AnthropicModel:
                 base_url=self._base_url,
                 max_retries=self._max_retries,
                 timeout=self._timeout,
+                http_client=_http_client(self._timeout),
             )
         return self._client
 
@@ -137,7 +143,7 @@ class AnthropicModel:
                     raise StreamBroken(EMPTY_STREAM)
                 final = await stream.get_final_message()
         except transport_errors as exc:
-            raise StreamBroken(describe_error(exc), content=complete) from exc
+            raise StreamBroken(_connection_error(exc), content=complete) from exc
         except anthropic.APIStatusError as exc:
             if started:
                 raise StreamBroken(describe_error(exc), content=complete) from exc
@@ -145,6 +151,55 @@ class AnthropicModel:
         if final.stop_reason is None:
             raise StreamBroken(TRUNCATED_STREAM, content=complete)
         yield MessageComplete(_message(final, complete))
+
+
+def _http_client(timeout: float) -> Any:
+    """The HTTP client the SDK would make itself (its defaults: limits, keep-alive, proxies
+    from the environment), but with the process's one TLS context: the SDK makes a new one
+    per client, loading every CA certificate again (about 35 ms), and each session has its
+    own client. The client is closed when it is collected inside a running event loop, as
+    the SDK's own is."""
+    return _client_class()(timeout=timeout, verify=tls_context())
+
+
+@functools.cache
+def _client_class() -> Any:
+    from anthropic import DefaultAsyncHttpxClient
+
+    class ClosingClient(DefaultAsyncHttpxClient):
+        def __del__(self) -> None:
+            if self.is_closed:
+                return
+            with contextlib.suppress(Exception):  # no running loop, or it is closing
+                asyncio.get_running_loop().create_task(self.aclose())
+
+    return ClosingClient
+
+
+def tls_context() -> ssl.SSLContext:
+    """One verifying TLS context per trust setting (`SSL_CERT_FILE`, `SSL_CERT_DIR`), made
+    as the SDK's HTTP library makes its default one, and shared by every client."""
+    return _tls_context(os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
+
+
+@functools.cache
+def _tls_context(cert_file: str | None, cert_dir: str | None) -> ssl.SSLContext:
+    import httpx2
+
+    return httpx2.create_ssl_context()
+
+
+def _connection_error(exc: BaseException) -> str:
+    """The SDK says only "Connection error."; the cause at the bottom of the chain says what
+    a person can act on (a certificate that is not trusted, a refused connection, a name
+    that does not resolve), so it is added."""
+    text = describe_error(exc)
+    root = exc
+    while root.__cause__ is not None and root.__cause__ is not root:
+        root = root.__cause__
+    if root is not exc and str(root) and str(root) not in text:
+        text += f" ({describe_error(root)})"
+    return text
 
 
 def _stream_arguments(request: ModelRequest) -> Any:

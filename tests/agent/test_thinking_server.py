@@ -27,7 +27,7 @@ from jupyter_toolhost.agent.thinking import (
     request_max_tokens,
 )
 from jupyter_toolhost.core.conversation import repair, storable
-from jupyter_toolhost.model.anthropic_model import AnthropicModel
+from jupyter_toolhost.model.anthropic_model import AnthropicModel, tls_context
 from jupyter_toolhost.model.base import ModelAPIError, ModelRequest, Usage
 from jupyter_toolhost.model.pricing import estimate_cost
 from jupyter_toolhost.testing import (
@@ -48,7 +48,12 @@ CHAIN_RULE = (
 
 
 def client(server: MessagesServer) -> anthropic.Anthropic:
-    return anthropic.Anthropic(base_url=server.base_url, api_key="test-key", max_retries=0)
+    return anthropic.Anthropic(
+        base_url=server.base_url,
+        api_key="test-key",
+        max_retries=0,
+        http_client=anthropic.DefaultHttpxClient(verify=tls_context()),  # (made once: 35 ms)
+    )
 
 
 def ask(server: MessagesServer, messages: list[dict[str, Any]], **body: Any) -> Any:

@@ -15,7 +15,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import nbformat
 import pytest
 from lab_browser import (
     IDLE,
@@ -38,6 +37,8 @@ pytestmark = pytest.mark.timeout(150)
 @pytest.fixture
 def lab(tmp_path: Path) -> Iterator[Lab]:
     """A lab of its own for each test, so each notebook starts a fresh kernel."""
+    import nbformat
+
     with running_lab(
         tmp_path,
         log_name="jupyter-lab-approval.log",

@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import nbformat
 import pytest
 from lab_browser import (
     IDLE,
@@ -29,6 +28,9 @@ from lab_browser import (
 )
 
 from jupyter_toolhost.testing import Turn, text, tool_use
+
+if TYPE_CHECKING:
+    import nbformat
 
 require_browser()  # skips the module (fails under CI=true) without chromium or playwright
 
@@ -118,6 +120,8 @@ CONTRAST = """
 
 
 def _notebook() -> nbformat.NotebookNode:
+    import nbformat
+
     notebook = nbformat.v4.new_notebook()
     notebook.metadata["kernelspec"] = KERNELSPEC
     notebook.cells = [
@@ -134,6 +138,8 @@ def _notebook() -> nbformat.NotebookNode:
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    import nbformat
+
     base = tmp_path_factory.mktemp("reading")
     with running_lab(
         base,

@@ -15,9 +15,8 @@ import shutil
 from collections.abc import Iterator
 from html.parser import HTMLParser
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import nbformat
 import pytest
 from lab_browser import (
     ARTIFACTS,
@@ -27,10 +26,11 @@ from lab_browser import (
     running_lab,
     shoot,
 )
-from nbclient import NotebookClient
-from nbconvert import HTMLExporter
 
 from jupyter_toolhost.testing import MessagesServer, Turn, text, tool_use
+
+if TYPE_CHECKING:
+    import nbformat
 
 require_browser()  # skips the module (fails under CI=true) without chromium or playwright
 
@@ -54,6 +54,8 @@ TURNS = [
 
 
 def _notebook() -> nbformat.NotebookNode:
+    import nbformat
+
     notebook = nbformat.v4.new_notebook()
     notebook.metadata["kernelspec"] = KERNELSPEC
     notebook.cells = [
@@ -67,6 +69,10 @@ def _notebook() -> nbformat.NotebookNode:
 @pytest.fixture(scope="module")
 def executed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path]]:
     """(the executed notebook, its HTML export), side by side in the notebook's folder."""
+    import nbformat
+    from nbclient import NotebookClient
+    from nbconvert import HTMLExporter
+
     folder = tmp_path_factory.mktemp("export")
     (folder / "scores.csv").write_text("class,score\nA,84.7\n")
     notebook = _notebook()

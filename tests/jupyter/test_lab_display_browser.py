@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import nbformat
 import pytest
 from lab_browser import (
     IDLE,
@@ -27,12 +26,14 @@ from lab_browser import (
 
 from jupyter_toolhost.testing import Turn, text, tool_use
 
+if TYPE_CHECKING:
+    import nbformat
+
 require_browser()  # skips the module (fails under CI=true) without chromium or playwright
 
 pytestmark = pytest.mark.timeout(150)
 
 PLOT = """import matplotlib.pyplot as plt
-import pandas as pd
 by_class = pd.DataFrame({"klass": ["A", "B", "C"], "mean": [84.7, 77.0, 71.2]})
 ax = by_class.plot.bar(x="klass", y="mean", title="Mean score per class", rot=0)
 by_class"""
@@ -48,6 +49,8 @@ SLOW = "for i in 1 2 3 4 5; do echo step $i; sleep 0.7; done"
 
 
 def _notebook(*sources: str) -> nbformat.NotebookNode:
+    import nbformat
+
     notebook = nbformat.v4.new_notebook()
     notebook.metadata["kernelspec"] = KERNELSPEC
     notebook.cells = [nbformat.v4.new_code_cell(source) for source in sources]
@@ -56,6 +59,8 @@ def _notebook(*sources: str) -> nbformat.NotebookNode:
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    import nbformat
+
     with running_lab(tmp_path_factory.mktemp("lab"), log_name="jupyter-lab-display.log") as lab:
         nbformat.write(
             _notebook(

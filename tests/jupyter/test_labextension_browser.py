@@ -11,9 +11,8 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import nbformat
 import pytest
 from lab_browser import (
     IDLE,
@@ -30,6 +29,9 @@ from lab_browser import (
 from jupyter_toolhost.jupyter.cards import CallCard, batch_display
 from jupyter_toolhost.testing import Turn, text, tool_use
 
+if TYPE_CHECKING:
+    import nbformat
+
 require_browser()  # skips the module (fails under CI=true) without chromium or playwright
 
 pytestmark = pytest.mark.timeout(120)
@@ -39,6 +41,8 @@ LINES = 20_000
 
 
 def _agent_notebook() -> nbformat.NotebookNode:
+    import nbformat
+
     notebook = nbformat.v4.new_notebook()
     notebook.cells = [
         nbformat.v4.new_code_cell("%load_ext jupyter_toolhost"),
@@ -50,6 +54,8 @@ def _agent_notebook() -> nbformat.NotebookNode:
 
 def _saved_outputs_notebook() -> nbformat.NotebookNode:
     """A notebook whose outputs were saved by the kernel's own renderer (no kernel needed)."""
+    import nbformat
+
     cards = [
         CallCard(
             "toolu_a",
@@ -92,6 +98,8 @@ def _saved_outputs_notebook() -> nbformat.NotebookNode:
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    import nbformat
+
     with running_lab(tmp_path_factory.mktemp("lab")) as started:
         (started.root / ".toolhost" / "sessions").mkdir(parents=True)
         (started.root / "hello.py").write_text('print("hello from the browser test")\n')

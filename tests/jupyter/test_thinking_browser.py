@@ -9,7 +9,6 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-import nbformat
 import pytest
 from lab_browser import (
     IDLE,
@@ -61,6 +60,8 @@ ORDER = """area => [...area.querySelectorAll('.jp-OutputArea-output')]
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    import nbformat
+
     with running_lab(tmp_path_factory.mktemp("think"), log_name="jupyter-lab-think.log") as lab:
         (lab.root / "notes.txt").write_text("hello\n")
         notebook = nbformat.v4.new_notebook()

@@ -10,7 +10,6 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-import nbformat
 import pytest
 from lab_browser import (
     ARTIFACTS,
@@ -47,6 +46,8 @@ SVG_FACTS = """svg => ({
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    import nbformat
+
     base = tmp_path_factory.mktemp("timeline")
     with running_lab(
         base, log_name="jupyter-lab-timeline.log", unset=("JUPYTER_TOOLHOST_APPROVAL_TIMEOUT",)

@@ -18,9 +18,8 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import nbformat
 import pytest
 from lab_browser import (
     IDLE,
@@ -35,6 +34,9 @@ from lab_browser import (
 from jupyter_toolhost.jupyter.approval import FEEDBACK_PLACEHOLDER
 from jupyter_toolhost.jupyter.questions import OTHER_PLACEHOLDER
 from jupyter_toolhost.testing import Turn, text, tool_use
+
+if TYPE_CHECKING:
+    import nbformat
 
 require_browser()  # skips the module (fails under CI=true) without chromium or playwright
 
@@ -56,6 +58,8 @@ WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
 def _notebook() -> nbformat.NotebookNode:
+    import nbformat
+
     notebook = nbformat.v4.new_notebook()
     notebook.metadata["kernelspec"] = KERNELSPEC
     notebook.cells = [
@@ -70,6 +74,8 @@ def _notebook() -> nbformat.NotebookNode:
 
 @pytest.fixture
 def lab(tmp_path: Path) -> Iterator[Lab]:
+    import nbformat
+
     with running_lab(
         tmp_path,
         log_name="jupyter-lab-typed.log",
@@ -155,6 +161,8 @@ def _answer_other(page: Any, lab: Lab, index: int, answer: str, *, fast: bool) -
 
 
 def test_typed_text_arrives_whole_and_no_dead_widget_is_left(lab: Lab, browser: Any) -> None:
+    import nbformat
+
     (lab.root / "out.txt").write_text("keep me\n")
     with new_page(browser, lab, "typed-text") as page:
         page.set_default_timeout(30_000)
@@ -210,6 +218,8 @@ def test_typed_text_arrives_whole_and_no_dead_widget_is_left(lab: Lab, browser: 
 def test_no_key_says_what_to_do_and_agent_key_takes_it_hidden(tmp_path: Path, browser: Any) -> None:
     """A lab started without ANTHROPIC_API_KEY: the cell answers at once with the options,
     `%agent key` takes a key typed into the password box, and the cell then runs."""
+    import nbformat
+
     with running_lab(
         tmp_path,
         log_name="jupyter-lab-no-key.log",

@@ -18,6 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from jupyter_toolhost.model.anthropic_model import tls_context
 from jupyter_toolhost.testing import MessagesServer, Turn, text
 
 MODEL = "claude-test"
@@ -198,7 +199,12 @@ async def test_every_valid_sdk_call_passes(server: MessagesServer) -> None:
             ("WEBP", "image/webp"),
         ]
     ]
-    client = anthropic.AsyncAnthropic(base_url=server.base_url, api_key="test", max_retries=0)
+    client = anthropic.AsyncAnthropic(
+        base_url=server.base_url,
+        api_key="test",
+        max_retries=0,
+        http_client=anthropic.DefaultAsyncHttpxClient(verify=tls_context()),
+    )
     try:
         message = await client.messages.create(
             model=MODEL,
@@ -244,7 +250,13 @@ def test_bodies_the_sdk_serialises_pass(
     if user is not None:
         options["metadata"] = {"user_id": user}
     content = [{"type": "text", "text": value} for value in texts]
-    with anthropic.Anthropic(base_url=server.base_url, api_key="test", max_retries=0) as client:
+    sdk = anthropic.Anthropic(
+        base_url=server.base_url,
+        api_key="test",
+        max_retries=0,
+        http_client=anthropic.DefaultHttpxClient(verify=tls_context()),  # (made once: 35 ms)
+    )
+    with sdk as client:
         message = client.messages.create(
             model=MODEL,
             max_tokens=5,

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import nbformat
 import pytest
 
 from jupyter_toolhost.core.context import ToolUseContext, ToolUseOptions
@@ -17,6 +16,8 @@ from jupyter_toolhost.tools.notebook_edit.prompt import FRONT_END_NOTE, OWN_NOTE
 
 
 def make_notebook(path: Path, *, minor: int = 5) -> Path:
+    import nbformat
+
     notebook = nbformat.v4.new_notebook()
     notebook.nbformat_minor = minor
     code = nbformat.v4.new_code_cell("print('hi')", id="first")
@@ -49,6 +50,8 @@ async def test_read_renders_cells_with_outputs(tmp_path: Path) -> None:
 
 
 async def test_replace_insert_delete(tmp_path: Path) -> None:
+    import nbformat
+
     path = make_notebook(tmp_path / "nb.ipynb")
     context = make_context(tmp_path)
     await run(context, "Read", {"file_path": "nb.ipynb"})
@@ -81,6 +84,8 @@ async def test_replace_insert_delete(tmp_path: Path) -> None:
 async def test_replace_can_convert_the_cell_type_and_old_notebooks_get_no_ids(
     tmp_path: Path,
 ) -> None:
+    import nbformat
+
     path = make_notebook(tmp_path / "old.ipynb", minor=4)
     context = make_context(tmp_path)
     await run(context, "Read", {"file_path": "old.ipynb"})
@@ -141,6 +146,8 @@ async def test_refuses_unread_changed_missing_and_non_notebooks(tmp_path: Path) 
 async def test_editing_the_kernels_own_notebook_warns_strongly(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    import nbformat
+
     make_notebook(tmp_path / "open.ipynb")
     monkeypatch.setenv("JPY_SESSION_NAME", str(tmp_path / "open.ipynb"))
     context = make_context(tmp_path)
