@@ -27,6 +27,7 @@ without anyone editing it:
   nbval; every collected notebook cell is one too;
 - ``slow``: the test runs the command line in a subprocess (the same search as for kernels,
   for ``"-m", "jupyter_toolhost"``, following helpers imported from other test modules), or
+  loads the notebook toolchain without a kernel (`TOOLCHAIN_SIGNS`), or
   its module is one of `SLOW_MODULES` (each takes tens of seconds without a kernel or a
   browser, measured with ``--durations``), or the test says so itself.
 
@@ -104,6 +105,11 @@ SLOW_MODULES = frozenset(
 SLOW_TIMEOUT = 900
 """Seconds a test of a slow module may take (setup included) unless it says otherwise."""
 
+TOOLCHAIN_SIGNS = re.compile(r"\b(HTMLExporter|pytester)\b")
+"""Text that shows a function loads the notebook toolchain without a kernel: nbconvert's
+exporters, or pytest run in-process with the notebook plugins (nbformat's validator alone
+builds a grammar for 1.5 s at import; these tests took 5-9 s each in `--fast`)."""
+
 CLI_SIGNS = re.compile(r"""["']-m["'],\s*["']jupyter_toolhost["']""")
 """Text that shows a function runs the command line in a subprocess (a fresh interpreter
 importing everything: seconds each, tens of seconds on a loaded machine)."""
@@ -153,15 +159,13 @@ def _module_helpers(
             continue
         theirs = _module_helpers(other, signs, seen | {path})
         found |= {alias.asname or alias.name for alias in names if alias.name in theirs}
-    while True:
-        more = {
-            name
-            for name, body in bodies.items()
-            if name not in found and any(re.search(rf"\b{re.escape(h)}\b", body) for h in found)
-        }
+    while found:
+        named = re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(found))) + r")\b")
+        more = {name for name, body in bodies.items() if name not in found and named.search(body)}
         if not more:
-            return frozenset(found)
+            break
         found |= more
+    return frozenset(found)
 
 
 @functools.cache
@@ -188,6 +192,13 @@ def _cached_source(function: Any) -> str:
 
 
 def _read_source(function: Any) -> str:
+    """A module-level function's text from `_module_parts` (each module parsed once), else
+    `inspect.getsource` (which tokenizes the file again for each function)."""
+    code = getattr(function, "__code__", None)
+    if code is not None and function.__qualname__ == function.__name__:
+        bodies, _ = _module_parts(Path(code.co_filename))
+        if function.__name__ in bodies:
+            return bodies[function.__name__]
     try:
         return inspect.getsource(function)
     except (OSError, TypeError):
@@ -199,8 +210,18 @@ def _text_runs(text: str, path: Path, signs: re.Pattern[str]) -> bool:
     """Whether `text` matches `signs` or names a helper of the module at `path` that does."""
     if signs.search(text):
         return True
+    helpers = _helper_names(path, signs)
+    return helpers is not None and helpers.search(text) is not None
+
+
+@functools.cache
+def _helper_names(path: Path, signs: re.Pattern[str]) -> re.Pattern[str] | None:
+    """One pattern for all of `_module_helpers`' names (one search per text instead of one
+    per helper, each a pattern of its own that would crowd `re`'s cache)."""
     helpers = _module_helpers(path, signs)
-    return any(re.search(rf"\b{re.escape(helper)}\b", text) for helper in helpers)
+    if not helpers:
+        return None
+    return re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(helpers))) + r")\b")
 
 
 def _runs(item: pytest.Item, signs: re.Pattern[str]) -> bool:
@@ -232,7 +253,7 @@ def pytest_itemcollected(item: pytest.Item) -> None:
     # A notebook cell collected by nbval or nbmake runs in a kernel.
     if not isinstance(item, pytest.Function) or _runs(item, KERNEL_SIGNS):
         item.add_marker(pytest.mark.kernel)
-    if path.name in SLOW_MODULES or _runs(item, CLI_SIGNS):
+    if path.name in SLOW_MODULES or _runs(item, CLI_SIGNS) or _runs(item, TOOLCHAIN_SIGNS):
         item.add_marker(pytest.mark.slow)
         if item.get_closest_marker("timeout") is None:
             # A module-scoped fixture that runs a whole corpus is charged to the first

@@ -100,7 +100,7 @@ async def test_the_timeout_kills_the_whole_process_group(tmp_path: Path) -> None
     child = _script(
         tmp_path,
         "child",
-        f"import time; open({str(started)!r}, 'w'); time.sleep(3); open({str(marker)!r}, 'w')",
+        f"import time; open({str(started)!r}, 'w'); time.sleep(1.5); open({str(marker)!r}, 'w')",
     )
     body = f"import subprocess, time; subprocess.Popen({child!r}.split()); time.sleep(30)"
     hook = ShellHook(_script(tmp_path, "slow", body), timeout=1.0)
@@ -108,8 +108,9 @@ async def test_the_timeout_kills_the_whole_process_group(tmp_path: Path) -> None
     output = await hook(_input(tmp_path))
     assert time.monotonic() - began < 10
     assert output.permission_decision is None and "timed out after 1s" in output.errors[0]
-    time.sleep(3.0)  # the child would have written its marker 3 s after it started
     assert started.exists(), "the child never started: the test proves nothing"
+    # The child would have written its marker 1.5 s after it started: wait past that.
+    time.sleep(max(0.0, started.stat().st_mtime + 2.0 - time.time()))
     assert not marker.exists(), "the hook's child process outlived the timeout"
 
 
