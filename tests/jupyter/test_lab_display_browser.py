@@ -34,6 +34,7 @@ require_browser()  # skips the module (fails under CI=true) without chromium or 
 pytestmark = pytest.mark.timeout(150)
 
 PLOT = """import matplotlib.pyplot as plt
+import pandas as pd
 by_class = pd.DataFrame({"klass": ["A", "B", "C"], "mean": [84.7, 77.0, 71.2]})
 ax = by_class.plot.bar(x="klass", y="mean", title="Mean score per class", rot=0)
 by_class"""

@@ -196,7 +196,10 @@ async def test_cap_of_ten_runs_fifteen_calls_in_two_waves(
     moments = sorted({timeline.start(i) for i in ids} | {timeline.end(i) for i in ids})
     peak = max(sum(timeline.start(i) <= t < timeline.end(i) for i in ids) for t in moments)
     assert peak == 10
-    assert 0.55 < wall < 0.88  # two waves of 0.3 s, not one and not three
+    # The second wave started together: two waves, not three. (From the timeline, not the
+    # wall clock, which a loaded machine stretches.)
+    assert max(timeline.start(i) for i in ids[10:]) < min(timeline.end(i) for i in ids[10:])
+    assert wall > 0.55  # the second wave waited for the first
 
 
 async def test_results_come_back_in_call_order_whatever_finishes_first(tmp_path: Path) -> None:

@@ -43,17 +43,23 @@ def alive(pid: int) -> bool:
     return state != "Z"
 
 
-def host_pid(marker: str) -> int:
+def host_pid(marker: str, seconds: float = 10.0) -> int:
     """The host pid of the live process whose command line holds `marker` (a shell's `$!` is
-    a namespace pid when the command runs in the sandbox, so tests find children this way)."""
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit() and alive(int(entry.name)):
-            try:
-                if marker.encode() in (entry / "cmdline").read_bytes().split(b"\0"):
-                    return int(entry.name)
-            except OSError:
-                continue
-    raise AssertionError(f"no process runs {marker}")
+    a namespace pid when the command runs in the sandbox, so tests find children this way).
+    Polled: `$!` is known as soon as bash forks, and the child may not have run its command
+    yet (its command line is still bash's) on a loaded machine."""
+    deadline = time.monotonic() + seconds
+    while True:
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit() and alive(int(entry.name)):
+                try:
+                    if marker.encode() in (entry / "cmdline").read_bytes().split(b"\0"):
+                        return int(entry.name)
+                except OSError:
+                    continue
+        if time.monotonic() > deadline:
+            raise AssertionError(f"no process runs {marker}")
+        time.sleep(0.02)
 
 
 async def wait_dead(pid: int, seconds: float = 2.0) -> bool:
