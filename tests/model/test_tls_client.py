@@ -12,12 +12,12 @@ from __future__ import annotations
 import shutil
 import ssl
 import subprocess
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
+from loopback_http import serve
 
 from jupyter_toolhost.model.anthropic_model import AnthropicModel, tls_context
 from jupyter_toolhost.model.base import ModelAPIError, ModelError, ModelRequest
@@ -57,21 +57,10 @@ def certificate(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 @pytest.fixture(scope="module")
 def https_url(certificate: tuple[Path, Path]) -> Iterator[str]:
     cert, key = certificate
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Busy)
-    httpd.daemon_threads = True
     server_side = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     server_side.load_cert_chain(cert, key)
-    httpd.socket = server_side.wrap_socket(httpd.socket, server_side=True)
-    thread = threading.Thread(
-        target=httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
-    )
-    thread.start()
-    try:
-        yield f"https://127.0.0.1:{httpd.server_address[1]}"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join()
+    with serve(_Busy, tls=server_side) as port:
+        yield f"https://127.0.0.1:{port}"
 
 
 async def _ask(url: str) -> BaseException:
