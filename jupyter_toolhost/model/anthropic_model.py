@@ -178,7 +178,9 @@ def _client_class() -> Any:
 
 def tls_context() -> ssl.SSLContext:
     """One verifying TLS context per trust setting (`SSL_CERT_FILE`, `SSL_CERT_DIR`), made
-    as the SDK's HTTP library makes its default one, and shared by every client."""
+    as the SDK's HTTP library makes its default one, and shared by every client. Keyed on
+    the settings' values: a bundle rewritten in place at the same path is read again by a
+    new process (a kernel restart), not by the next session."""
     return _tls_context(os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
 
 
@@ -194,9 +196,10 @@ def _connection_error(exc: BaseException) -> str:
     a person can act on (a certificate that is not trusted, a refused connection, a name
     that does not resolve), so it is added."""
     text = describe_error(exc)
-    root = exc
-    while root.__cause__ is not None and root.__cause__ is not root:
+    root, seen = exc, {id(exc)}
+    while root.__cause__ is not None and id(root.__cause__) not in seen:
         root = root.__cause__
+        seen.add(id(root))
     if root is not exc and str(root) and str(root) not in text:
         text += f" ({describe_error(root)})"
     return text

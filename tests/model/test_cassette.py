@@ -273,3 +273,26 @@ async def test_replay_matches_an_image_result_whose_bytes_differ(tmp_path: Path)
     )
     with pytest.raises(CassetteMismatch):
         await changed.run("Draw the other scores.")
+
+
+async def test_a_replayed_response_starts_with_its_billed_input(tmp_path: Path) -> None:
+    """As the API's `message_start` does: a replay interrupted before its message ends
+    still counts the input the recording was billed for."""
+    from jupyter_toolhost.model.base import MessageStarted, Usage
+    from jupyter_toolhost.model.cassette import _serve
+
+    cassette = tmp_path / "run.json"
+    await record(cassette, sample(tmp_path / "work"))
+    response = json.loads(cassette.read_text())["interactions"][1]["response"]
+    recorded = Usage.from_dict(response["usage"])
+    assert recorded.context_tokens > 0, response  # a recording with its usage kept
+    events = [event async for event in _serve(response)]
+    assert events[0] == MessageStarted(
+        Usage(
+            recorded.input_tokens,
+            0,
+            recorded.cache_creation_input_tokens,
+            recorded.cache_read_input_tokens,
+        )
+    )
+    assert sum(isinstance(event, MessageStarted) for event in events) == 1

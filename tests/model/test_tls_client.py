@@ -74,6 +74,26 @@ async def _ask(url: str) -> BaseException:
     return failed.value
 
 
+def test_model_clients_do_not_make_a_context_each(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Counted where the SDK's HTTP library makes its default context: three sessions'
+    clients (under a trust setting not seen before) make one between them."""
+    import httpcore2
+
+    made: list[int] = []
+    default = httpcore2.default_ssl_context
+
+    def counting(**options: object) -> ssl.SSLContext:
+        made.append(1)
+        return default(**options)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(httpcore2, "default_ssl_context", counting)
+    monkeypatch.setenv("SSL_CERT_DIR", "/etc/ssl/certs")
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    for _ in range(3):
+        assert AnthropicModel(api_key="test-key", base_url="http://127.0.0.1:9").client
+    assert len(made) == 1, made
+
+
 def test_sessions_share_one_context_per_trust_setting(
     certificate: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
