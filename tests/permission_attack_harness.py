@@ -1,6 +1,6 @@
 """The shared harness of the permission attack corpus (tests and benchmark both use it).
 
-Each case runs in every permission mode, each time in a fresh copy of one template tree
+Each case runs in every permission mode, each time in a tree equal to one template
 (a project with secrets, protected files, a real git repository and real settings files, a
 sibling `outside/` and a fake home). Calls go through the real built-in tools and the real
 per-call pipeline with the real `PermissionEngine` that `Session` builds from those files.
@@ -151,9 +151,14 @@ def _notebook() -> dict[str, Any]:
     return {"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
 
 
-def snapshot(root: Path) -> dict[str, tuple[Any, ...]]:
-    """Every path under `root` with its kind, mode and bytes (or link target)."""
-    seen: dict[str, tuple[Any, ...]] = {}
+Snapshot = dict[str, tuple[Any, ...]]
+"""A path relative to the root -> its kind and mode, and its bytes or link target."""
+
+
+def snapshot(root: Path) -> Snapshot:
+    """Every path under `root` with its kind, mode and bytes (or link target; a fifo, socket
+    or device by its mode alone)."""
+    seen: Snapshot = {}
     top = os.fspath(root)
     skip = os.path.join(top, "project", ".toolhost", "sessions")
     for dirpath, dirnames, filenames in os.walk(top):
@@ -171,6 +176,8 @@ def snapshot(root: Path) -> dict[str, tuple[Any, ...]]:
                 seen[rel] = ("link", os.readlink(path))
             elif stat.S_ISDIR(st.st_mode):
                 seen[rel] = ("dir", st.st_mode)
+            elif not stat.S_ISREG(st.st_mode):  # a fifo or socket: opening one could block
+                seen[rel] = ("special", st.st_mode, st.st_rdev)
             else:
                 with open(path, "rb") as handle:
                     seen[rel] = ("file", st.st_mode, handle.read())
@@ -314,12 +321,14 @@ def _session_texts(project: Path) -> Iterator[tuple[str, str]]:
             yield str(path.relative_to(project)), path.read_bytes().decode("utf-8", "replace")
 
 
-async def run_mode(case: Case, mode: str, root: Path) -> ModeRun:
-    """Run the case's calls in order in one session of `mode`, in the tree at `root`."""
+async def _run_mode(
+    case: Case, mode: str, root: Path, before: Snapshot
+) -> tuple[ModeRun, Snapshot]:
+    """Run the case's calls in order in one session of `mode`, in the tree at `root` (whose
+    snapshot is `before`); the run and the tree's last snapshot."""
     project = root / "project"
     approver = RecordingApprover("allow" if mode == "bypassPermissions" else "deny")
     run = ModeRun(mode)
-    before = snapshot(root)
     with environment(root / "home"):
         session = Session(
             tools=builtin_tools(cwd=project),
@@ -364,12 +373,14 @@ async def run_mode(case: Case, mode: str, root: Path) -> ModeRun:
                     run.leaks.append(f"step {len(run.steps)} ({step.tool}) printed {rel}")
         finally:
             await session.close()
-    run.changed = changes(before, last if per_step else snapshot(root))
+    if not per_step:
+        last = snapshot(root)
+    run.changed = changes(before, last)
     for where, text in _session_texts(project):
         for rel in leaked(text):
             run.leaks.append(f"persisted {where} holds {rel}")
     run.asked_in_dont_ask = mode == "dontAsk" and bool(approver.asked)
-    return run
+    return run, last
 
 
 def _fill(raw: dict[str, Any], root: Path) -> dict[str, Any]:
@@ -435,33 +446,146 @@ def bypass(case: Case, run: ModeRun) -> str | None:
 
 
 class Templates:
-    """One template tree per variant (with or without the broad allow), copied per run."""
+    """The trees runs start from: one template per variant (with or without the broad
+    allow), and one working copy of each that every run of this process starts from.
+
+    Copying the tree for each run, and deleting it after, was a third of the corpus's time.
+    Instead a run's tree is put back after it (`checkin`): what the run's last snapshot shows
+    created is removed; what it shows changed or removed is written again from the
+    template's snapshot, always as a new file (a file the run hard-linked elsewhere is
+    unlinked, never written through); the session folder goes; every time stamp is set back.
+    `checkout` then compares the tree's snapshot with the template's, and also checks that
+    no file is hard-linked elsewhere and that no session folder is left. Any difference (a
+    reset that missed something, a process of the last run still writing) and the copy is
+    deleted and made again from the template. So every run starts from a tree equal to the
+    template in all that `snapshot` sees, as it did with a copy per run; `reused` and
+    `copied` count which way each tree was had.
+    """
 
     def __init__(self, base: Path) -> None:
         self.base = base
-        self._made: dict[bool, Path] = {}
+        self._made: dict[bool, tuple[Path, Snapshot]] = {}
         self._count = 0
+        self.reused = 0
+        self.copied = 0
+
+    def _template(self, broad: bool) -> tuple[Path, Snapshot]:
+        made = self._made.get(broad)
+        if made is None:
+            template = build_template(self.base / f"template-{int(broad)}", broad=broad)
+            made = self._made[broad] = (template, snapshot(template))
+        return made
 
     def fresh(self, *, broad: bool) -> Path:
-        template = self._made.get(broad)
-        if template is None:
-            template = build_template(self.base / f"template-{int(broad)}", broad=broad)
-            self._made[broad] = template
+        """A new copy of the template that is the caller's to keep."""
+        template, _ = self._template(broad)
         self._count += 1
         root = self.base / f"run-{self._count}"
         shutil.copytree(template, root, symlinks=True)
         return root
 
+    def checkout(self, *, broad: bool) -> tuple[Path, Snapshot]:
+        """The working tree of this variant, equal to its template, and its snapshot."""
+        template, expected = self._template(broad)
+        root = self.base / f"work-{int(broad)}"
+        if os.path.lexists(root):
+            now = snapshot(root)
+            if now == expected and _only_here(root):
+                self.reused += 1
+                return root, now
+            _remove(root)
+        shutil.copytree(template, root, symlinks=True)
+        self.copied += 1
+        return root, snapshot(root)
+
+    def checkin(self, root: Path, last: Snapshot, *, broad: bool) -> None:
+        """Put the tree back to its template, given the run's last snapshot of it."""
+        template, expected = self._template(broad)
+        _writable_folders(root)
+        os.chmod(root, stat.S_IMODE(template.stat().st_mode))
+        _remove(root / _SESSIONS)
+        for rel in sorted(set(last) - set(expected), key=_depth, reverse=True):
+            _remove(root / rel)
+        for rel in sorted(expected, key=_depth):
+            if last.get(rel) != expected[rel]:
+                _restore(root / rel, expected[rel])
+        for rel, entry in expected.items():
+            if entry[0] == "dir":
+                os.chmod(root / rel, stat.S_IMODE(entry[1]))
+        for dirpath, dirnames, filenames in os.walk(root):
+            for name in [*dirnames, *filenames, ""]:
+                os.utime(Path(dirpath, name), (_FIXED_TIME, _FIXED_TIME), follow_symlinks=False)
+
+
+_SESSIONS = Path("project", ".toolhost", "sessions")
+
+
+def _depth(rel: str) -> int:
+    return rel.count(os.sep)
+
+
+def _writable_folders(root: Path) -> None:
+    """Every real folder under `root` (and `root`) made searchable and writable by its
+    owner, so what a run left inside one with its permissions taken away can be removed."""
+    os.chmod(root, stat.S_IMODE(os.lstat(root).st_mode) | stat.S_IRWXU)
+    for dirpath, dirnames, _ in os.walk(root):
+        for name in dirnames:
+            path = os.path.join(dirpath, name)
+            if not os.path.islink(path):
+                with contextlib.suppress(OSError):
+                    os.chmod(path, stat.S_IMODE(os.lstat(path).st_mode) | stat.S_IRWXU)
+
+
+def _remove(path: Path) -> None:
+    """Remove a file, link or folder (never following a link)."""
+    if not os.path.lexists(path):
+        return
+    if path.is_dir() and not path.is_symlink():
+        _writable_folders(path)
+        shutil.rmtree(path)
+    else:
+        path.unlink()
+
+
+def _restore(path: Path, entry: tuple[Any, ...]) -> None:
+    """Make `path` what a snapshot entry says: a folder, a link, or a new file."""
+    kind = entry[0]
+    if kind == "dir":
+        if path.is_symlink() or (os.path.lexists(path) and not path.is_dir()):
+            path.unlink()
+        path.mkdir(exist_ok=True)
+        os.chmod(path, stat.S_IMODE(entry[1]))
+        return
+    _remove(path)
+    if kind == "link":
+        path.symlink_to(entry[1])
+        return
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+    descriptor = os.open(path, flags, 0o600)
+    with os.fdopen(descriptor, "wb") as handle:
+        handle.write(entry[2])
+        os.fchmod(handle.fileno(), stat.S_IMODE(entry[1]))
+
+
+def _only_here(root: Path) -> bool:
+    """No session folder is left, and no file under `root` has a second name elsewhere."""
+    if os.path.lexists(root / _SESSIONS):
+        return False
+    for dirpath, _, filenames in os.walk(root):
+        for name in filenames:
+            if os.lstat(os.path.join(dirpath, name)).st_nlink != 1:
+                return False
+    return True
+
 
 def run_case(case: Case, templates: Templates, modes: Sequence[str] | None = None) -> list[ModeRun]:
-    """Run `case` in each mode (each in its own fresh tree)."""
+    """Run `case` in each mode, each from a tree equal to the template."""
     runs = []
     for mode in modes or case.modes:
-        root = templates.fresh(broad=case.broad)
-        try:
-            runs.append(asyncio.run(run_mode(case, mode, root)))
-        finally:
-            shutil.rmtree(root, ignore_errors=True)
+        root, before = templates.checkout(broad=case.broad)
+        run, last = asyncio.run(_run_mode(case, mode, root, before))
+        runs.append(run)
+        templates.checkin(root, last, broad=case.broad)
     return runs
 
 

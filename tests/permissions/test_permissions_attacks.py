@@ -10,6 +10,7 @@ processes (they mostly wait on subprocesses); each test reports one case.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -23,10 +24,12 @@ from permission_attack_harness import (
     Step,
     Templates,
     bypass,
+    changes,
     leaked,
     load_cases,
     run_case,
     run_many,
+    snapshot,
 )
 from permission_control_baseline import control_record, control_regressions
 
@@ -194,6 +197,67 @@ def test_controls_compare_outcome_and_output() -> None:
         "plan": [{"outcome": "ask", "text": "x"}],
     }
     assert control_regressions(old, worse) == ["default step 1: allow -> ask"]
+
+
+def _mtimes(root: Path) -> dict[str, int]:
+    """Each path's modification time (listing a folder moves its access time: not those)."""
+    return {str(p.relative_to(root)): p.lstat().st_mtime_ns for p in [root, *root.rglob("*")]}
+
+
+def test_a_tree_a_hostile_run_left_is_put_back_whole(templates: Templates, tmp_path: Path) -> None:
+    """The harness reuses one tree per variant: what a run leaves must not reach the next."""
+    root, before = templates.checkout(broad=False)
+    project = root / "project"
+    want_times = _mtimes(templates.fresh(broad=False))
+    elsewhere = tmp_path / "elsewhere.txt"
+    elsewhere.write_text("not the harness's\n")
+    # What a run with every permission could leave behind:
+    (project / "protected" / "made.txt").write_text("x")
+    (project / "protected").chmod(0)  # a folder no one may enter, with a new file in it
+    (project / "src").rename(project / "moved")  # a folder moved away, a link in its place
+    (project / "src").symlink_to(root / "outside")
+    (project / "links" / "sec").unlink()
+    (project / "links" / "sec").symlink_to("/")  # a link retargeted
+    (project / ".git" / "config").unlink()  # a file removed
+    (project / "README.md").write_text("changed\n")
+    (project / "README.md").chmod(0o777)
+    (project / "junk.txt").unlink()
+    (project / "junk.txt").symlink_to(elsewhere)  # a file replaced by a link to elsewhere
+    os.mkfifo(project / "pipe")  # a fifo: reading it would block the snapshot
+    (project / ".toolhost" / "sessions" / "s1").mkdir(parents=True)
+    (project / ".toolhost" / "sessions" / "s1" / "out.txt").write_text("kept output")
+    last = snapshot(root)
+    assert changes(before, last), "the hostile run must have changed the tree"
+
+    reused = templates.reused
+    templates.checkin(root, last, broad=False)
+    again, now = templates.checkout(broad=False)
+    assert (again, templates.reused) == (root, reused + 1), "reused, not copied again"
+    assert now == before
+    assert _mtimes(root) == want_times
+    assert elsewhere.read_text() == "not the harness's\n"
+    assert (root / "outside" / "keep.txt").read_text() == "outside file\n"
+
+
+def test_a_tree_that_differs_after_its_reset_is_copied_again(
+    templates: Templates, tmp_path: Path
+) -> None:
+    root, before = templates.checkout(broad=False)
+    templates.checkin(root, snapshot(root), broad=False)
+    copied = templates.copied
+    # After the reset: a process of the last run still writing, and a second name elsewhere.
+    (root / "project" / "late.txt").write_text("written after the run ended")
+    os.link(root / "project" / "src" / "app.py", tmp_path / "app-elsewhere.py")
+    again, now = templates.checkout(broad=False)
+    assert templates.copied == copied + 1
+    assert now == before
+    assert (again / "project" / "src" / "app.py").stat().st_nlink == 1
+    assert (tmp_path / "app-elsewhere.py").read_text().startswith("def main():")
+    # A second name alone (the bytes all equal) is caught too.
+    templates.checkin(again, now, broad=False)
+    os.link(again / "project" / "README.md", tmp_path / "readme-elsewhere.md")
+    templates.checkout(broad=False)
+    assert templates.copied == copied + 2
 
 
 def test_template_is_a_real_repository(templates: Templates) -> None:
