@@ -26,7 +26,6 @@ import ast
 import json
 import time
 from collections.abc import AsyncIterator, Callable
-from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -390,9 +389,11 @@ async def test_block_delay_spaces_blocks(client_for: ClientFactory) -> None:
                 if event.type == "content_block_start":
                     block_starts.append(time.perf_counter())
     assert first_event is not None and first_event - started >= delay - epsilon
-    gaps = [later - earlier for earlier, later in pairwise(block_starts)]
-    assert len(gaps) == 2
-    assert all(gap >= delay - epsilon for gap in gaps), gaps
+    # Lower bounds from the request only: a loaded client may read two blocks at once (a gap
+    # of 0.04 s was seen), but no block can arrive before the server's pauses let it go.
+    assert len(block_starts) == 3
+    arrived = [at - started for at in block_starts]
+    assert all(at >= delay * (k + 1) - epsilon for k, at in enumerate(arrived)), arrived
 
 
 async def test_script_exhausted(client_for: ClientFactory) -> None:
