@@ -306,10 +306,12 @@ def test_an_mcp_tools_progress_shows_as_a_bar_while_it_runs(
     kernel.run("%agent allow mcp__prog__count_up")
     server.add_turns(
         Turn([tool_use("ToolSearch", {"query": "count up with progress"})]),
-        Turn([tool_use("mcp__prog__count_up", {"steps": 20})]),
+        # 60 steps of 0.05 s: 3 s for redraws every 0.25 s. At 20 steps a loaded machine
+        # once drew a single point.
+        Turn([tool_use("mcp__prog__count_up", {"steps": 60})]),
         Turn([text("Counted.")]),
     )
-    run = kernel.run("%%agent\nCount up to 20.", timeout=60)
+    run = kernel.run("%%agent\nCount up to 60.", timeout=60)
     assert run.status == "ok", run.text()
     fractions = [
         call["fraction"]
