@@ -10,6 +10,7 @@ raised by one. Without it the kernel sees what nbclient shows it: nothing comes 
 from __future__ import annotations
 
 import os
+import tempfile
 import time
 import uuid
 from collections.abc import Callable
@@ -88,17 +89,29 @@ class Kernel:
         self.renders_widgets = renders_widgets
         self.manager = KernelManager(kernel_name="python3")
         full_env = {**os.environ, **(env or {})}
-        self.manager.start_kernel(cwd=str(cwd), env=full_env)
+        # The kernel process's own stderr (its log: tornado's "Uncaught exception", a
+        # failed comm handler), which a front end shows in the cell; see `log()`.
+        self._log = tempfile.TemporaryFile(mode="w+")  # noqa: SIM115 (closed by close())
+        self.manager.start_kernel(cwd=str(cwd), env=full_env, stderr=self._log)
         self.client = self.manager.blocking_client()
         self.client.start_channels()
         self.client.wait_for_ready(timeout=60)
         self.runs: dict[str, CellRun] = {}
         self.widgets: dict[str, dict[str, Any]] = {}
         """comm id → the widget state sent in its comm_open."""
+        self.published: list[dict[str, Any]] = []
+        """Every iopub message read, whatever its parent (a cell, a comm message, none)."""
 
     def close(self) -> None:
         self.client.stop_channels()
         self.manager.shutdown_kernel(now=True)
+        self._log.close()
+
+    def log(self) -> str:
+        """What the kernel process wrote to its stderr so far."""
+        self._log.flush()
+        self._log.seek(0)
+        return self._log.read()
 
     # ── running cells ──────────────────────────────────────────────────────────────────
 
@@ -115,6 +128,7 @@ class Kernel:
             message = self.client.get_iopub_msg(timeout=timeout)
         except Empty:
             return None
+        self.published.append(message)
         parent = message.get("parent_header", {}).get("msg_id")
         if message["msg_type"] == "comm_open":
             data = message["content"].get("data", {})

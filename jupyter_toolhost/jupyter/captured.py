@@ -231,6 +231,11 @@ class _Tail:
 
 
 class _Stream(io.StringIO):
+    """Collects what the code prints and reports it to `tail` as it comes. It says it is
+    UTF-8 (a `StringIO` says None, which some libraries read as "no terminal encoding")."""
+
+    encoding = "utf-8"
+
     def __init__(self, tail: _Tail) -> None:
         super().__init__()
         self._tail = tail
@@ -275,6 +280,11 @@ def streaming_capture(
     real_pub = shell.display_pub
 
     class Publisher(CapturingDisplayPublisher):
+        """Captures what the code displays, and is the kernel's publisher in every other
+        respect: ipykernel handles comm messages (a click, a view count) beside the
+        awaiting cell and calls `set_parent`, `register_hook` and the like on whatever
+        `shell.display_pub` is at that moment; those reach the real one."""
+
         def publish(self, data: Any, metadata: Any = None, *args: Any, **kwargs: Any) -> None:
             if _OWN.get():
                 real_pub.publish(data, metadata, *args, **kwargs)
@@ -286,6 +296,14 @@ def streaming_capture(
                 real_pub.clear_output(wait)
             else:
                 super().clear_output(wait)
+
+        def set_parent(self, parent: Any) -> None:
+            real_pub.set_parent(parent)
+
+        def __getattr__(self, name: str) -> Any:
+            # Only for names this class lacks (the kernel publisher's session, socket,
+            # topic, hooks, parent header, ...).
+            return getattr(real_pub, name)
 
     tail = _Tail(report)
     stdout, stderr = _Stream(tail), _Stream(tail)
