@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from IPython.core.magic import Magics, line_cell_magic, magics_class
+from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 
 from .options import HELP
 
@@ -25,7 +25,11 @@ class ToolHostMagics(Magics):
         self.host = host
 
     @line_cell_magic
+    @no_var_expand
     def agent(self, line: str, cell: str | None = None) -> Any:
+        # Taken as typed: IPython would otherwise expand `{...}` and `$name` in the line
+        # first, and `%agent check Bash {"command": "ls"}` would reach here as something
+        # else (a rule, a command or a path keeps its braces and dollars too).
         if cell is None:
             from .commands import run_line  # on first use: keeps `%load_ext` fast
 

@@ -168,12 +168,15 @@ def parse_check(rest: str) -> Command:
     text = text.strip()
     if not tool or not text:
         raise UsageError(f"%agent check needs a tool and its input.\n{CHECK_USAGE}")
-    try:
-        words = shlex.split(text)
-    except ValueError:
-        words = []
-    if len(words) == 1:
-        text = words[0]
+    if not text.startswith("{"):
+        # JSON is read as typed: shell-style unquoting would take the quotes out of
+        # {"command":"ls"} (one word to a shell).
+        try:
+            words = shlex.split(text)
+        except ValueError:
+            words = []
+        if len(words) == 1:
+            text = words[0]
     if not text.startswith("{"):
         return Command("check", tool, words=(text,))
     try:
@@ -300,7 +303,7 @@ Checking permissions
 %agent check TOOL INPUT shows what the permission engine decides for one call in every
 mode (allow, ask or deny), the rule and settings file behind it, how a shell command was
 parsed, and what "Always allow" would add, without running the call or asking anyone.
-INPUT is JSON ({...}) or the tool's main field: %agent check Bash "rm -rf build && ls",
+INPUT is JSON ({{...}}) or the tool's main field: %agent check Bash "rm -rf build && ls",
 %agent check Read secrets/key.txt. PreToolUse hooks are not run; auto is shown as it is
 without a classifier answer. In Python: session.check("Bash", "ls > out.txt").
 

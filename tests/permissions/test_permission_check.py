@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from kernel_helpers import Kernel
 from pydantic import BaseModel
 
@@ -615,6 +617,26 @@ def test_bad_check_lines_say_what_is_expected(line: str, message: str):
         parse_command(line)
 
 
+_JSON_TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=20)
+_JSON_INPUT = st.dictionaries(
+    st.text(min_size=1, max_size=12),
+    st.one_of(_JSON_TEXT, st.integers(), st.booleans(), st.lists(_JSON_TEXT, max_size=3)),
+    min_size=1,
+    max_size=4,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=_JSON_INPUT, separators=st.sampled_from([(",", ":"), (", ", ": "), (",", ": ")]))
+def test_any_json_object_a_person_types_is_read_whole(
+    value: dict[str, Any], separators: tuple[str, str]
+):
+    typed = json.dumps(value, separators=separators, ensure_ascii=False)
+    command = parse_command(f"check Bash {typed}")
+    assert "--json" in command.flags
+    assert json.loads(command.words[0]) == value
+
+
 # ── in a real kernel ─────────────────────────────────────────────────────────────────────
 
 
@@ -660,3 +682,18 @@ def test_agent_check_in_a_kernel_shows_the_modes_the_parse_and_always_allow(kern
 
     unknown = kernel.run("%agent check Nope ls")
     assert unknown.status == "error" and "Unknown tool 'Nope'" in unknown.text()
+
+
+@pytest.mark.timeout(120)
+def test_agent_lines_reach_the_magic_as_typed(kernel: Kernel):
+    """IPython expands `{...}` and `$name` in a line magic's line unless told not to: JSON,
+    a rule or a shell command must arrive as the person typed it."""
+    kernel.run("command = 'expanded'")
+    tight = kernel.run('%agent check Bash {"command":"rm -rf x"}')
+    assert tight.status == "ok", tight.text()
+    assert _payloads(tight)[0]["title"] == "permission check: Bash rm -rf x"
+    braces = kernel.run("%agent check Bash echo {command} $command")
+    assert braces.status == "ok", braces.text()
+    assert _payloads(braces)[0]["title"] == "permission check: Bash echo {command} $command"
+    help_text = kernel.run("%agent help").text()
+    assert "INPUT is JSON ({...})" in help_text and "Ellipsis" not in help_text
