@@ -254,7 +254,7 @@ class AgentHost:
             view.notice(f"The agent stopped: {type(error).__name__}: {error}", level="error")
             if self.debug:
                 raise error
-            raise AgentFailed(f"{type(error).__name__}: {error}") from None
+            raise AgentFailed(type(error).__name__) from None
 
     async def run_scheduled(self, session: Any, prompt: str) -> Any:
         """Run a scheduled prompt in `session` and show it in the scheduled area; the
@@ -406,11 +406,16 @@ REPLAY_MISS_HINT = (
 
 
 class AgentFailed(RuntimeError):
-    """The cell's error when the agent stopped on a failure: one line (the notice above it
-    says what failed); `%agent debug on` raises the failure itself, with its traceback."""
+    """The cell's error when the agent stopped on a failure: one line that names the
+    failure's kind, so that Run All and nbval stop at the cell, while the notice above it
+    says what failed and what to do, once. `%agent debug on` raises the failure itself,
+    with its traceback."""
+
+    def __init__(self, kind: str) -> None:
+        super().__init__(f"the agent stopped on {kind}, as said above")
 
     def _render_traceback_(self) -> list[str]:
-        return [f"The agent stopped: {self} (%agent debug on shows the traceback)"]
+        return [f"AgentFailed: {self} (%agent debug on shows the traceback)"]
 
 
 def _show_notice(text: str, *, level: str) -> None:

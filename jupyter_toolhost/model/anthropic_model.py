@@ -7,7 +7,9 @@ starts (`max_retries`). What the client does not do is notice a stream that brea
 it started: it then hands back a fragment with `stop_reason` None, and a reply that ends
 before `message_start` fails an assertion. Here such a fragment, an empty reply, a dropped
 connection or an error event mid-stream all become `StreamBroken`, carrying the blocks that
-did complete, so the loop can retry or resume the turn.
+did complete, so the loop can retry or resume the turn. A connection that fails before any
+response began (refused, unresolved, timed out, an untrusted certificate) was already tried
+again by the client: it is `ModelUnreachable`, said once with the address, and not retried.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from .base import (
     ModelError,
     ModelEvent,
     ModelRequest,
+    ModelUnreachable,
     StreamBroken,
     TextChunk,
     ThinkingChunk,
@@ -143,6 +146,8 @@ class AnthropicModel:
                     raise StreamBroken(EMPTY_STREAM)
                 final = await stream.get_final_message()
         except transport_errors as exc:
+            if not started:
+                raise ModelUnreachable(self._unreachable(exc)) from exc
             raise StreamBroken(_connection_error(exc), content=complete) from exc
         except anthropic.APIStatusError as exc:
             if started:
@@ -151,6 +156,14 @@ class AnthropicModel:
         if final.stop_reason is None:
             raise StreamBroken(TRUNCATED_STREAM, content=complete)
         yield MessageComplete(_message(final, complete))
+
+    def _unreachable(self, exc: BaseException) -> str:
+        where = str(self.client.base_url).rstrip("/")
+        tries = self._max_retries + 1
+        return (
+            f"Could not reach the Anthropic API at {where} ({tries} tries): "
+            f"{_connection_error(exc)}. Check ANTHROPIC_BASE_URL, the network and any proxy."
+        )
 
 
 def _http_client(timeout: float) -> Any:

@@ -223,6 +223,12 @@ class ModelAPIError(ModelError):
         self.status = status
 
 
+class ModelUnreachable(ModelError):
+    """No response began: the connection failed or timed out before the API answered, after
+    the client's own retries. Nothing more is tried: the loop retries only a response that
+    started and broke."""
+
+
 class StreamBroken(ModelError):
     """The response stopped before the message was complete (a dropped connection, a cut
     stream, an error event mid-stream). `content` holds the blocks that did complete."""
