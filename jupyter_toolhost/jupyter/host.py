@@ -251,10 +251,11 @@ class AgentHost:
             # so in one line and end the cell; the conversation stays valid for the next one.
             view.notice(f"Replay stopped: {error}\n{REPLAY_MISS_HINT}", level="error")
         elif error is not None:
-            view.notice(f"The agent stopped: {type(error).__name__}: {error}", level="error")
+            # Said once, by the cell's error (after the footer): a notice saying it too
+            # printed it twice.
             if self.debug:
                 raise error
-            raise AgentFailed(type(error).__name__) from None
+            raise AgentFailed(f"{type(error).__name__}: {error}") from None
 
     async def run_scheduled(self, session: Any, prompt: str) -> Any:
         """Run a scheduled prompt in `session` and show it in the scheduled area; the
@@ -395,7 +396,8 @@ To go on, either
   %agent key                          asks for the key (typed hidden; kept in this kernel only)
   %env ANTHROPIC_API_KEY=sk-ant-...   the same in a cell (the key is then in the notebook)
   %%agent --cassette FILE             replays a recorded conversation offline
-or try the offline quick start: notebooks/01-quick-start.ipynb replays without a key."""
+or see it work without a key: !python -m jupyter_toolhost replays the demo shipped with
+the package."""
 """What a `%%agent` cell says, at once, when it has no model to ask."""
 
 REPLAY_MISS_HINT = (
@@ -406,16 +408,12 @@ REPLAY_MISS_HINT = (
 
 
 class AgentFailed(RuntimeError):
-    """The cell's error when the agent stopped on a failure: one line that names the
-    failure's kind, so that Run All and nbval stop at the cell, while the notice above it
-    says what failed and what to do, once. `%agent debug on` raises the failure itself,
-    with its traceback."""
-
-    def __init__(self, kind: str) -> None:
-        super().__init__(f"the agent stopped on {kind}, as said above")
+    """The cell's error when the agent stopped on a failure: one line, the only place that
+    says what failed (so Run All and nbval stop at the cell); `%agent debug on` raises the
+    failure itself, with its traceback."""
 
     def _render_traceback_(self) -> list[str]:
-        return [f"AgentFailed: {self} (%agent debug on shows the traceback)"]
+        return [f"The agent stopped: {self} (%agent debug on shows the traceback)"]
 
 
 def _show_notice(text: str, *, level: str) -> None:

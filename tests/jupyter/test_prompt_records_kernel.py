@@ -160,7 +160,8 @@ def test_no_key_and_no_cassette_says_what_to_do_at_once(tmp_path: Path) -> None:
         [message] = run.displays()
         for option in ("%agent key", "%env ANTHROPIC_API_KEY=", "%%agent --cassette FILE"):
             assert option in message
-        assert "quick start" in message and "CassetteModel" not in message
+        assert "python -m jupyter_toolhost" in message and "CassetteModel" not in message
+        assert "notebooks/" not in message  # not there for a user who installed with pip
         assert "Traceback" not in run.text()
         # Nothing slow ran: the API client was never imported, no session was made.
         probe = kernel.run("import sys; print('anthropic' in sys.modules)")

@@ -27,6 +27,7 @@ def test_an_unreachable_api_is_one_clear_error(tmp_path: Path) -> None:
         assert run.status == "error", shown
         said = "Could not reach the Anthropic API at http://127.0.0.1:"
         assert run.text().count(said) == 1, run.text()
+        assert run.error is not None and said in run.error["traceback"][0]
         assert "Connection refused" in run.text() or "Connect call failed" in run.text()
         assert "ANTHROPIC_BASE_URL" in run.text()
         assert "stream broke" not in shown
