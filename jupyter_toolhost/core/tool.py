@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from .context import ToolUseContext
 from .docstrings import parse_docstring
+from .text import one_line
 from .types import (
     ContentBlock,
     DecisionReason,
@@ -31,6 +32,8 @@ from .types import (
     ToolResultContent,
 )
 
+SUMMARY_CHARS = 120
+"""The longest one-line summary of a call (cards, approval prompts, decision records)."""
 DEFAULT_MAX_RESULT_SIZE_CHARS = 50_000
 """The default per-result threshold; a tool's effective one is min(declared, this)."""
 
@@ -190,17 +193,17 @@ class Tool(Generic[InputT]):
             return self.name
 
     def summarize(self, input: InputT) -> str:
-        """A short, single-line summary of a parsed input, for cards and approval prompts."""
+        """A short, single-line summary of a parsed input, for cards and approval prompts
+        (at most `SUMMARY_CHARS`, a cut marked with "…")."""
         if self.render_tool_use is not None:
             try:
-                return self.render_tool_use(input)
+                return one_line(self.render_tool_use(input), SUMMARY_CHARS)
             except Exception:
                 pass
         data = input.model_dump(exclude_none=True)
         first = next((v for v in data.values() if isinstance(v, str)), None)
         text = first if first is not None else json.dumps(data, ensure_ascii=False, default=str)
-        text = " ".join(text.split())
-        return text if len(text) <= 120 else text[:119] + "…"
+        return one_line(text, SUMMARY_CHARS)
 
     def code_of(self, input: InputT) -> tuple[str, str] | None:
         """The (language, source) the call runs, or None (also when `render_code` raises)."""

@@ -8,6 +8,9 @@ import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ..core.text import one_line
+from ..core.tool import SUMMARY_CHARS
+
 if TYPE_CHECKING:
     from ..core.tool import Tool
 
@@ -29,7 +32,7 @@ class CallViews:
             except Exception:
                 pass
         text = json.dumps(raw_input, ensure_ascii=False, default=str) if raw_input else ""
-        return tool_name, text if len(text) <= 120 else text[:119] + "…"
+        return tool_name, one_line(text, SUMMARY_CHARS)
 
     def language(self, tool_name: str, raw_input: Any) -> str | None:
         """The language of a call's result: the extension of the file a read-only tool

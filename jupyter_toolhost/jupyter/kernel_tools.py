@@ -117,7 +117,7 @@ def kernel_tools(shell: Any) -> list[Tool[Any]]:
             check_permissions=python_permissions,
             unconfined=True,
             interrupt_behavior="cancel",
-            render_tool_use=lambda i: " ".join(i.code.split())[:120],
+            render_tool_use=lambda i: i.code,  # one line, cut and marked by `summarize`
             render_code=lambda i: ("python", i.code),
         ),
         build_tool(

@@ -27,6 +27,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from ..core.text import one_line
+
 MIME_TYPE = "application/vnd.jupyter.toolhost.v1+json"
 FG1 = "var(--jp-content-font-color1,#1f1f1f)"
 """Body text: JupyterLab's own colour variables (with a fallback for pages without them), so
@@ -75,8 +77,8 @@ def esc(text: str) -> str:
 
 
 def short(text: str, limit: int) -> str:
-    one_line = " ".join(text.split())
-    return one_line if len(one_line) <= limit else one_line[: limit - 1] + "…"
+    """`text` on one line within `limit` characters, a cut marked (see `core.text`)."""
+    return one_line(text, limit)
 
 
 def relative_text(text: str, cwd: str) -> str:
