@@ -156,7 +156,7 @@ def _guarded(name: str, mode: PermissionMode, caught: Guard) -> PermissionResult
     if (
         mode == "dontAsk"
         or (mode == "bypassPermissions" and not caught.askable_in_bypass)
-        or (mode == "plan" and caught.unchecked)
+        or (mode == "plan" and (caught.unchecked or caught.protected_write))
     ):
         return PermissionDeny(
             f"{name} was not run: {caught.message}. (The permission mode is {mode}, so it "

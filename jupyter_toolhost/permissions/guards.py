@@ -1,9 +1,11 @@
 """Checks that no allow rule and no mode can waive, run after the deny rules.
 
 - **Protected paths.** A write into a ``.toolhost/``, ``.git/`` or ``.claude/`` folder (the
-  settings, hooks and repository configuration that decide what the agent may do) is asked in
-  every mode,
-  bypassPermissions included, and denied in dontAsk. Reading them is not guarded.
+  settings, hooks and repository configuration that decide what the agent may do), or of a
+  file the next kernel or IPython start would run (`startup`: ``ipykernel_launcher.py`` in
+  the notebook's folder, ``~/.ipython/profile_*/startup/``, Jupyter's config and
+  kernelspecs, ``*.pth`` files...), is asked in every mode, bypassPermissions included, and
+  denied in dontAsk and plan. Reading them is not guarded.
 - **Trees that hold a denied path.** A command that reads a whole tree (``grep -r``, ``rg``,
   ``find``, ``tar c``, ``cp -r``, ``du``, ``git grep``...) over a directory in which a Read deny
   protects something reads that too; so does a glob that may expand into it. Unless the shell
@@ -37,6 +39,7 @@ from ..shell.wrappers import program
 from .facts import CallFacts, CommandFacts, PathRef
 from .paths import PathResolver, PathRuleSet, glob_base, glob_shape, is_inside
 from .rules.ruleset import CompiledRules, SourcedRule
+from .startup import StartupHit, StartupPlaces, startup_file, startup_places
 from .written import runs_written, written_by
 
 PROTECTED_DIRS = (".toolhost", ".git", ".claude")
@@ -59,6 +62,8 @@ class Guard:
     askable_in_bypass: bool = False
     unchecked: bool = False
     """The call can't be checked before it runs: plan mode denies it as dontAsk does."""
+    protected_write: bool = False
+    """A write to a protected path: plan mode, which writes nothing, denies it."""
 
 
 def guard(
@@ -80,6 +85,17 @@ def guard(
             "there decide what the agent may do, so a person must approve it",
             DecisionReason("safety", "write to a protected folder", protected.written),
             askable_in_bypass=True,
+            protected_write=True,
+        )
+    started = _startup_write(facts, resolver)
+    if started is not None:
+        ref, hit = started
+        return Guard(
+            f"{name} writes {ref.written}, {hit.reason}: the next kernel or IPython start "
+            "would run it, outside the sandbox, so a person must approve it",
+            DecisionReason("safety", "write to a file the next kernel start runs", ref.written),
+            askable_in_bypass=True,
+            protected_write=True,
         )
     if not facts.is_shell:
         return None  # every guard below is about a shell command line
@@ -162,13 +178,69 @@ def _protected_write(
             if _in_protected(ref):
                 return ref
         if item.writes and item.command.name not in ("git", "cd", "pushd"):
-            for ref in item.paths:
+            for ref in (*item.paths, *_placed_inside(item)):
                 if _in_protected(ref):
                     return ref
             for glob in item.globs:
                 if _glob_protected(glob, resolver):
                     return PathRef(glob, (glob,), True)
     return None
+
+
+def _startup_write(facts: CallFacts, resolver: PathResolver) -> tuple[PathRef, StartupHit] | None:
+    """A path the call writes that the next kernel or IPython start would run (`startup`):
+    the same paths `_protected_write` looks at, and what a copy or a move puts inside a
+    folder it names last (``mv payload/.ipython ~/``)."""
+    refs: list[PathRef] = []
+    if facts.path is not None and facts.path.write:
+        refs.append(facts.path)
+    for item in facts.commands:
+        refs += item.write_targets
+        if item.writes and item.command.name not in ("git", "cd", "pushd"):
+            refs += item.paths
+            refs += _placed_inside(item)
+            refs += (PathRef(g, (g,), True) for g in item.globs)
+    if not refs:
+        return None
+    places = startup_places(resolver.home(), facts.working_dirs)
+    for ref in refs:
+        for path in ref.candidates:
+            hit = _startup_hit(path, places, resolver)
+            if hit is not None:
+                return ref, hit
+        if any(c in ref.written for c in "*?["):
+            found, _complete = resolver.expand_glob(ref.candidates[0])
+            for path in (*found, *map(resolver.realpath, found)):
+                hit = _startup_hit(path, places, resolver)
+                if hit is not None:
+                    return ref, hit
+    return None
+
+
+def _startup_hit(path: str, places: StartupPlaces, resolver: PathResolver) -> StartupHit | None:
+    hit = startup_file(path, places)
+    if hit is None or hit.package is None:
+        return hit
+    found, complete = resolver.expand_glob(hit.package + "/__init__.*")
+    return hit if found or not complete else None  # (a folder without one shadows nothing)
+
+
+_PLACING = frozenset({"cp", "mv", "ln", "install", "rsync"})
+
+
+def _placed_inside(item: CommandFacts) -> list[PathRef]:
+    """``cp``/``mv``/``ln``/``install``/``rsync`` put each source inside the last operand
+    when that is a folder: those paths too (``mv payload/.ipython ~/``)."""
+    if item.command.name not in _PLACING or len(item.paths) < 2:
+        return []
+    *sources, target = item.paths
+    found: list[PathRef] = []
+    for source in sources:
+        leaf = posixpath.basename(source.candidates[0].rstrip("/")) if source.candidates else ""
+        if leaf:
+            joined = tuple(posixpath.join(c, leaf) for c in target.candidates)
+            found.append(PathRef(posixpath.join(target.written, leaf), joined, True))
+    return found
 
 
 def _in_protected(ref: PathRef) -> bool:
