@@ -36,6 +36,7 @@ Everything here is compared case-folded, on the path as written and as resolved.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import posixpath
 import site
@@ -292,11 +293,16 @@ def _startup_file(path: str, places: StartupPlaces) -> StartupHit | None:
 
 
 def existing_startup_paths(places: StartupPlaces) -> list[str]:
-    """The existing paths the places name, for a sandbox to make read-only: each folder, and
-    each start module, ``*.pth`` file and start module's ``__pycache__`` entry directly
-    inside a module folder."""
+    """The existing paths the places name, for a sandbox to make read-only: each folder; the
+    interpreter's own library folders whole (no one writes the standard library); in every
+    other module folder, each start module, ``*.pth`` file and start module's
+    ``__pycache__`` entry (site-packages stays writable, so ``pip install`` still works)."""
     found = [f for f in places.folders if os.path.lexists(f)]
+    library = _library_dirs()
     for folder in places.module_dirs:
+        if folder in library:
+            found.append(folder)
+            continue
         for name in _listdir(folder):
             folded = name.casefold()
             if folded.endswith(".pth") or folded.split(".", 1)[0] in places.names:
@@ -309,6 +315,29 @@ def existing_startup_paths(places: StartupPlaces) -> list[str]:
                     if n.casefold().split(".", 1)[0] in places.names
                 ]
     return found
+
+
+def user_folders(home: str) -> list[str]:
+    """The user's own start-up folders (the IPython folder, the Jupyter config folder and
+    the user's ``kernels/``): a sandbox makes them before a command runs, so that a folder
+    made later cannot escape its read-only mount."""
+    data = os.environ.get("JUPYTER_DATA_DIR") or posixpath.join(home, ".local/share/jupyter")
+    config = os.environ.get("JUPYTER_CONFIG_DIR") or posixpath.join(home, ".jupyter")
+    return [ipython_dirs(home)[0], config, posixpath.join(data, "kernels")]
+
+
+@lru_cache(maxsize=1)
+def _library_dirs() -> frozenset[str]:
+    """The standard library's folders (``sysconfig``'s ``stdlib`` and ``platstdlib``, and
+    ``lib-dynload``), resolved."""
+    import sysconfig
+
+    found: set[str] = set()
+    for key in ("stdlib", "platstdlib"):
+        with contextlib.suppress(KeyError):
+            path = sysconfig.get_paths()[key]
+            found.update(_forms([path, posixpath.join(path, "lib-dynload")]))
+    return frozenset(found)
 
 
 def _listdir(folder: str) -> list[str]:

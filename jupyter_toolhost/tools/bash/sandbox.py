@@ -10,7 +10,10 @@ when the session imports Claude Code's settings, so none can be planted), the gi
 configuration (``~/.gitconfig``, ``~/.config/git``, and the repository's ``.git/config``,
 ``.git/hooks`` and ``.git/info``) are read-only too: ``.git`` itself stays writable so that
 ``git add`` and ``git commit`` work, but nothing in it that makes git run a program can be
-changed. The Jupyter runtime folder (every kernel's connection file) and the paths the front
+changed. So is what the next kernel or IPython start runs (`permissions.startup`): the
+IPython folder, Jupyter's config folders and kernelspecs, the standard library, and each
+existing start module and ``*.pth`` file in the working folders and site-packages.
+The Jupyter runtime folder (every kernel's connection file) and the paths the front
 end names in ``options.sandbox.hidden_paths`` (the kernel's own connection file) are
 hidden.
 Relative rules and the project's folders are anchored at the session's project root
@@ -48,6 +51,7 @@ from ...core.context import AppState, ToolUseContext
 from ...core.types import ToolError
 from ...permissions.engine import rules_home
 from ...permissions.rules.ruleset import CompiledRules, compiled_rules
+from ...permissions.startup import existing_startup_paths, startup_places, user_folders
 from .sandbox_paths import SandboxPaths, sandbox_paths
 
 SANDBOX_ENV = "JUPYTER_TOOLHOST_BASH_SANDBOX"
@@ -257,6 +261,7 @@ def _mounts(context: ToolUseContext, paths: SandboxPaths) -> list[tuple[str, Mou
             with contextlib.suppress(OSError):
                 folder.mkdir(exist_ok=True)
     wanted += _of(_read_only_extras(projects, home), "ro")
+    wanted += _of(_startup_extras(context), "ro")
     wanted += _of(_hidden_extras(context), "hide")
     sessions = context.rule_root / ".toolhost" / "sessions"
     session = context.session_dir()
@@ -308,6 +313,18 @@ def _read_only_extras(projects: list[Path], home: Path) -> list[str]:
         found.append(os.fspath(project / ".claude"))
         found += _git_controls(project)
     return [p for p in found if os.path.lexists(p)]
+
+
+def _startup_extras(context: ToolUseContext) -> list[str]:
+    """What the next kernel or IPython start would run (`permissions.startup`): the user's
+    start-up folders (made first, so none can be planted beside the mount), the other
+    existing ones, and the start modules and ``*.pth`` files on the kernel's import path."""
+    home = rules_home(context)
+    for folder in user_folders(home):
+        with contextlib.suppress(OSError):
+            os.makedirs(folder, exist_ok=True)
+    places = startup_places(home, _roots(context))
+    return [p for p in existing_startup_paths(places) if os.path.lexists(p)]
 
 
 def _git_controls(project: Path) -> list[str]:
