@@ -10,8 +10,11 @@ class "kernel-start".)
 
 from __future__ import annotations
 
+import json
 import os
+import shlex
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -178,6 +181,67 @@ async def test_allowed_commands_cannot_write_start_up_files_in_the_sandbox(
         else:
             assert not path.exists(), what
     assert list(startup.iterdir()) == []
+
+
+def _maker(paths: dict[str, str]) -> str:
+    """A command that makes files from a program the check can't see into."""
+    code = (
+        "import json, pathlib, sys\n"
+        "for name, body in json.loads(sys.argv[1]).items():\n"
+        "    p = pathlib.Path(name); p.parent.mkdir(parents=True, exist_ok=True)\n"
+        "    p.write_text(body)\n"
+    )
+    return f"{sys.executable} -c {shlex.quote(code)} {shlex.quote(json.dumps(paths))}"
+
+
+PLANTED = {
+    "ipykernel_launcher.py": "print('planted')\n",
+    "zmq.py": "print('planted')\n",
+    "ipykernel/__init__.py": "print('planted')\n",
+    "evil.pth": "import os; print('planted')\n",
+}
+KEPT = {
+    "paths.pth": "/opt/somewhere\n",  # lists a folder: appended to the path, runs nothing
+    "code/helpers.py": "x = 1\n",  # a folder with no __init__ shadows no module
+    "analysis.py": "import json\n",
+}
+
+
+@pytest.mark.parametrize("background", [False, True], ids=["foreground", "background"])
+async def test_new_start_up_files_a_program_makes_are_moved_aside(
+    bwrap: None, tmp_path: Path, home: Path, background: bool
+) -> None:
+    """A mount covers only what exists: what an approved program creates in the notebook's
+    folder is moved into the session's quarantine when the command ends."""
+    root = tmp_path / "nb"
+    root.mkdir()
+    command = {"command": _maker({**PLANTED, **KEPT}), "run_in_background": background}
+    result = await run_session(
+        root,
+        "bypassPermissions",
+        [tool_use("Bash", command)],
+        tools=_tools(),
+        approver=ScriptedApprover(ApprovalDecision("allow")),
+    )
+    if background:
+        deadline = time.monotonic() + 20
+        while (root / "ipykernel_launcher.py").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        [output] = list((root / ".toolhost" / "sessions").glob("*/tasks/*.output"))
+        for _ in range(100):
+            if "moved aside" in output.read_text():
+                break
+            time.sleep(0.05)
+        result = output.read_text()
+    assert "moved aside, not run" in result, result
+    for name in ("ipykernel_launcher.py", "zmq.py", "ipykernel", "evil.pth"):
+        assert not (root / name).exists(), name
+        assert f"{root}/{name} -> " in result
+    moved = list((root / ".toolhost" / "sessions").glob("*/quarantine/*/*"))
+    assert sorted(p.name for p in moved) == sorted(["ipykernel_launcher.py", "zmq.py",
+                                                    "ipykernel", "evil.pth"])  # fmt: skip
+    for name, body in KEPT.items():
+        assert (root / name).read_text() == body, name
 
 
 # ── end to end: a real kernel, and the next one ─────────────────────────────────────────
