@@ -214,6 +214,50 @@ def _startup_write(facts: CallFacts, resolver: PathResolver) -> tuple[PathRef, S
                 hit = _startup_hit(path, places, resolver)
                 if hit is not None:
                     return ref, hit
+    for item in facts.commands:
+        copied = _tree_placed(item, places, resolver)
+        if copied is not None:
+            return copied
+    return None
+
+
+def _tree_placed(
+    item: CommandFacts, places: StartupPlaces, resolver: PathResolver
+) -> tuple[PathRef, StartupHit] | None:
+    """A folder copied or moved into a start-up place, or into a folder above one, whose
+    tree holds what would land on a start-up path (``cp -r payload/. ~``, ``rsync -a
+    payload/ ./``): each entry is taken both inside the target and inside the target's
+    folder of the source's name. A tree too big to list counts as holding one."""
+    if item.command.name not in _PLACING or len(item.paths) < 2:
+        return None
+    *sources, target = item.paths
+    folded = [c.casefold() for c in target.candidates]
+    reaches = any(
+        f in places.folded_module_dirs or any(is_inside(p, f) for p in places.folded_folders)
+        for f in folded
+    )
+    if not reaches:
+        return None
+    for source in sources:
+        for root in source.candidates[:1]:
+            leaf = posixpath.basename(root.rstrip("/"))
+            found: list[StartupHit] = []
+
+            def lands(
+                path: str, root: str = root, leaf: str = leaf, found: list[StartupHit] = found
+            ) -> bool:
+                rel = posixpath.relpath(path, root)
+                for base in target.candidates:
+                    for landed in (posixpath.join(base, rel), posixpath.join(base, leaf, rel)):
+                        hit = startup_file(landed, places)
+                        if hit is not None:
+                            found.append(hit)
+                            return True
+                return False
+
+            if resolver.tree_holds(root, lands):
+                why = found[0] if found else StartupHit("a tree too big to check for them")
+                return PathRef(f"{source.written} into {target.written}", (), True), why
     return None
 
 

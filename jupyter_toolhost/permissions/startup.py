@@ -25,10 +25,12 @@ Jupyter start decides which files those are:
 The module names are derived, not listed: `kernel_start_modules` starts a real kernel
 application (``IPKernelApp.initialize``, as ``ipykernel_launcher`` does) in a fresh,
 isolated interpreter, in an empty folder with an empty home (so nothing of the user's, and
-nothing the agent wrote, runs), and takes every top-level module it imported. Where that
-cannot run (no ipykernel), `FALLBACK_MODULES` stands in. ``ipykernel_launcher``,
+nothing the agent wrote, runs), and takes every top-level module it imported.
+`FALLBACK_MODULES` (what a running kernel had imported, measured) is added, and stands in
+alone where the derivation cannot run (no ipykernel). ``ipykernel_launcher``,
 ``sitecustomize``, ``usercustomize`` and this package (the notebook's first cell loads it)
-are always in.
+are always in. ``$PYTHONSTARTUP`` names a file IPython runs too, and the data folders'
+``labextensions/`` and ``nbextensions/`` hold code the next front end loads into the page.
 
 The folders come from the environment as the next start will read it (`startup_places`).
 Everything here is compared case-folded, on the path as written and as resolved.
@@ -62,9 +64,12 @@ FALLBACK_MODULES = (
     "asttokens", "stack_data", "pure_eval", "matplotlib_inline", "nest_asyncio", "dateutil",
     "typing_extensions", "asyncio", "json", "logging", "argparse", "socket", "ssl", "uuid",
     "threading", "subprocess", "signal", "selectors", "pdb", "bdb", "code", "sqlite3",
+    "pwd", "resource", "runpy",
 )  # fmt: skip
-"""What a kernel start imports when the derivation cannot run here: ipykernel 7.4's and
-IPython 9's imports at start, as the derivation measured them (December 2026)."""
+"""What a kernel start imports, as measured in a running kernel's ``sys.modules``
+(ipykernel 7.4, IPython 9, December 2026): always added, since some of it is imported after
+``initialize`` (``psutil``, ``pwd``, ``resource`` when the kernel starts serving; ``jedi``
+at the first completion), and all a start imports where the derivation cannot run."""
 
 _DERIVE = r"""
 import os, sys
@@ -90,8 +95,8 @@ def kernel_start_modules() -> frozenset[str]:
     process (about 0.6 s; see the module docstring)."""
     with _derive_lock:
         if not _derived:
-            found = _derive() or frozenset(FALLBACK_MODULES)
-            names = {n for n in found if n and n != "__main__"} | set(ALWAYS_MODULES)
+            found = (_derive() or frozenset()) | set(FALLBACK_MODULES) | set(ALWAYS_MODULES)
+            names = {n for n in found if n and n != "__main__"}
             _derived.append(frozenset(n.casefold() for n in names))
         return _derived[0]
 
@@ -120,7 +125,7 @@ def _derive() -> frozenset[str] | None:
                 env=env,
                 stdin=subprocess.DEVNULL,
                 capture_output=True,
-                timeout=60,
+                timeout=20,
                 check=False,
             )
             with open(os.path.join(folder, "names.txt"), encoding="utf-8") as handle:
@@ -161,6 +166,7 @@ _ENV_KEYS = (
     "JUPYTER_DATA_DIR",
     "JUPYTER_PATH",
     "JUPYTER_PREFER_ENV_PATH",
+    "PYTHONSTARTUP",
     "HOME",
     "XDG_DATA_HOME",
 )
@@ -178,7 +184,14 @@ def _places(
     home: str, working: tuple[str, ...], env: tuple[str, ...], path: tuple[str, ...]
 ) -> StartupPlaces:
     del env  # (part of the cache key only: the folders below are read from it)
-    folders = _forms([*ipython_dirs(home), *jupyter_config_dirs(home), *kernelspec_dirs(home)])
+    folders = _forms(
+        [
+            *ipython_dirs(home),
+            *jupyter_config_dirs(home),
+            *kernelspec_dirs(home),
+            *_startup_file_env(),
+        ]
+    )
     folders += _forms(user_site_dirs())
     modules = _forms(
         m
@@ -192,6 +205,12 @@ def _places(
         folded_folders=tuple(f.casefold() for f in folders),
         folded_module_dirs=tuple(m.casefold() for m in modules),
     )
+
+
+def _startup_file_env() -> list[str]:
+    """``$PYTHONSTARTUP``: IPython runs that file at every start (``exec_PYTHONSTARTUP``)."""
+    named = os.environ.get("PYTHONSTARTUP", "")
+    return [os.path.expanduser(named)] if named else []
 
 
 def ipython_dirs(home: str) -> list[str]:
@@ -213,7 +232,9 @@ def jupyter_config_dirs(home: str) -> list[str]:
 
 
 def kernelspec_dirs(home: str) -> list[str]:
-    """``kernels/`` in each data folder of ``jupyter --paths``, and in the user's."""
+    """``kernels/`` in each data folder of ``jupyter --paths``, and in the user's; and the
+    front end's extensions there (``labextensions/``, ``nbextensions/``: code the next
+    JupyterLab or Notebook start loads into the page)."""
     data = [posixpath.join(home, ".local", "share", "jupyter")]
     try:
         from jupyter_core.paths import jupyter_path
@@ -221,7 +242,10 @@ def kernelspec_dirs(home: str) -> list[str]:
         data += jupyter_path()
     except Exception:
         data.append(os.environ.get("JUPYTER_DATA_DIR", ""))
-    return [posixpath.join(d, "kernels") for d in data if d]
+    return [posixpath.join(d, sub) for d in data if d for sub in _DATA_SUBFOLDERS]
+
+
+_DATA_SUBFOLDERS = ("kernels", "labextensions", "nbextensions")
 
 
 def user_site_dirs() -> list[str]:

@@ -121,6 +121,41 @@ async def test_a_path_through_a_symlinked_folder_is_protected(
     assert list((home / ".ipython" / "profile_default" / "startup").iterdir()) == []
 
 
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("sandboxed", [True, False], ids=["sandbox", "no-sandbox"])
+async def test_a_tree_copied_over_a_start_up_place_is_protected(
+    tmp_path: Path, home: Path, mode: str, sandboxed: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A folder whose tree lands on start-up paths: copied into the home folder or into the
+    notebook's folder, and $PYTHONSTARTUP and a lab extension named by their paths."""
+    _sandbox(monkeypatch, sandboxed)
+    monkeypatch.setenv("PYTHONSTARTUP", str(home / ".pythonrc.py"))
+    root = tmp_path / "nb"
+    root.mkdir()
+    payload = tmp_path / "payload"
+    (payload / ".ipython" / "profile_default" / "startup").mkdir(parents=True)
+    (payload / ".ipython" / "profile_default" / "startup" / "00.py").write_text("print(1)\n")
+    (payload / "ipykernel_launcher.py").write_text("print(1)\n")
+    labext = home / ".local/share/jupyter/labextensions/evil/package.json"
+    calls = [
+        tool_use("Bash", {"command": f"cp -r {payload}/. ~"}),
+        tool_use("Bash", {"command": f"rsync -a {payload}/ ~/"}),
+        tool_use("Bash", {"command": f"cp -r {payload}/. ."}),
+        tool_use("Write", {"file_path": str(home / ".pythonrc.py"), "content": "print(1)\n"}),
+        tool_use("Write", {"file_path": str(labext), "content": "{}"}),
+    ]
+    await run_session(
+        root,
+        mode,
+        calls,
+        tools=_tools(),
+        approver=ScriptedApprover(*[ApprovalDecision("deny")] * len(calls)),
+    )
+    assert sorted(p.name for p in root.iterdir()) == [".toolhost"]
+    assert list(home.rglob("*.py")) == [] and list(home.rglob("ipykernel*")) == []
+    assert not labext.exists()
+
+
 @pytest.mark.parametrize("mode", ["acceptEdits", "auto", "bypassPermissions"])
 async def test_everyday_files_are_still_written_unasked(
     tmp_path: Path, home: Path, mode: str
