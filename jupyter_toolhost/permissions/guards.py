@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import fnmatch
 import posixpath
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -178,7 +178,7 @@ def _protected_write(
             if _in_protected(ref):
                 return ref
         if item.writes and item.command.name not in ("git", "cd", "pushd"):
-            for ref in (*item.paths, *_placed_inside(item)):
+            for ref in (*item.paths, *_placed_inside(item, resolver, facts.shell_dirs)):
                 if _in_protected(ref):
                     return ref
             for glob in item.globs:
@@ -198,7 +198,7 @@ def _startup_write(facts: CallFacts, resolver: PathResolver) -> tuple[PathRef, S
         refs += item.write_targets
         if item.writes and item.command.name not in ("git", "cd", "pushd"):
             refs += item.paths
-            refs += _placed_inside(item)
+            refs += _placed_inside(item, resolver, facts.shell_dirs)
             refs += (PathRef(g, (g,), True) for g in item.globs)
     if not refs:
         return None
@@ -215,22 +215,23 @@ def _startup_write(facts: CallFacts, resolver: PathResolver) -> tuple[PathRef, S
                 if hit is not None:
                     return ref, hit
     for item in facts.commands:
-        copied = _tree_placed(item, places, resolver)
+        copied = _tree_placed(item, places, resolver, facts.shell_dirs)
         if copied is not None:
             return copied
     return None
 
 
 def _tree_placed(
-    item: CommandFacts, places: StartupPlaces, resolver: PathResolver
+    item: CommandFacts, places: StartupPlaces, resolver: PathResolver, dirs: Sequence[str]
 ) -> tuple[PathRef, StartupHit] | None:
     """A folder copied or moved into a start-up place, or into a folder above one, whose
     tree holds what would land on a start-up path (``cp -r payload/. ~``, ``rsync -a
     payload/ ./``): each entry is taken both inside the target and inside the target's
     folder of the source's name. A tree too big to list counts as holding one."""
-    if item.command.name not in _PLACING or len(item.paths) < 2:
+    split = _sources_and_target(item, dirs)
+    if split is None:
         return None
-    *sources, target = item.paths
+    sources, target = split
     folded = [c.casefold() for c in target.candidates]
     reaches = any(
         f in places.folded_module_dirs or any(is_inside(p, f) for p in places.folded_folders)
@@ -272,19 +273,59 @@ def _startup_hit(path: str, places: StartupPlaces, resolver: PathResolver) -> St
 _PLACING = frozenset({"cp", "mv", "ln", "install", "rsync"})
 
 
-def _placed_inside(item: CommandFacts) -> list[PathRef]:
-    """``cp``/``mv``/``ln``/``install``/``rsync`` put each source inside the last operand
-    when that is a folder: those paths too (``mv payload/.ipython ~/``)."""
-    if item.command.name not in _PLACING or len(item.paths) < 2:
+def _placed_inside(
+    item: CommandFacts, resolver: PathResolver | None = None, dirs: Sequence[str] = ()
+) -> list[PathRef]:
+    """``cp``/``mv``/``ln``/``install``/``rsync`` put each source inside the target folder
+    (the last operand, or ``-t DIR``/``--target-directory=DIR``): those paths too (``mv
+    payload/.ipython ~/``, ``cp -t . x/ipykernel_launcher.py``); with a resolver, also the
+    names a source glob matches on disk (``cp x/* .``)."""
+    split = _sources_and_target(item, dirs)
+    if split is None:
         return []
-    *sources, target = item.paths
-    found: list[PathRef] = []
-    for source in sources:
-        leaf = posixpath.basename(source.candidates[0].rstrip("/")) if source.candidates else ""
+    sources, target = split
+    leaves = [posixpath.basename(s.candidates[0].rstrip("/")) for s in sources if s.candidates]
+    if resolver is not None:
+        for glob in item.globs:
+            found, _complete = resolver.expand_glob(glob)
+            leaves += [posixpath.basename(p.rstrip("/")) for p in found]
+    found_refs: list[PathRef] = []
+    for leaf in dict.fromkeys(leaves):
         if leaf:
             joined = tuple(posixpath.join(c, leaf) for c in target.candidates)
-            found.append(PathRef(posixpath.join(target.written, leaf), joined, True))
-    return found
+            found_refs.append(PathRef(posixpath.join(target.written, leaf), joined, True))
+    return found_refs
+
+
+_TARGET_OPTIONS = ("-t", "--target-directory")
+
+
+def _sources_and_target(
+    item: CommandFacts, dirs: Sequence[str] = ()
+) -> tuple[list[PathRef], PathRef] | None:
+    """The sources and the target folder of a placing command, or None; `dirs`: where the
+    shell starts (for a target folder glued to its option)."""
+    if item.command.name not in _PLACING or not item.paths:
+        return None
+    words = [w.value for w in item.command.parts[1:]]
+    named: str | None = None
+    for i, word in enumerate(words):
+        if word in _TARGET_OPTIONS and i + 1 < len(words):
+            named = words[i + 1]
+        elif word.startswith("--target-directory="):
+            named = word.partition("=")[2]
+        elif word.startswith("-t") and len(word) > 2 and not word.startswith("--"):
+            named = word[2:]
+    if named is not None:
+        target = next((p for p in item.paths if p.written == named), None)
+        if target is None:  # (``-t.`` in one word: resolved where the shell starts)
+            places = (posixpath.normpath(posixpath.join(d, named)) for d in dirs)
+            target = PathRef(named, tuple(dict.fromkeys(places)), True)
+        return [p for p in item.paths if p is not target], target
+    if len(item.paths) < 2 and not item.globs:
+        return None
+    paths = list(item.paths)
+    return paths[:-1], paths[-1]
 
 
 def _in_protected(ref: PathRef) -> bool:

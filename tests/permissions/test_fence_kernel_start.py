@@ -126,8 +126,9 @@ async def test_a_path_through_a_symlinked_folder_is_protected(
 async def test_a_tree_copied_over_a_start_up_place_is_protected(
     tmp_path: Path, home: Path, mode: str, sandboxed: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A folder whose tree lands on start-up paths: copied into the home folder or into the
-    notebook's folder, and $PYTHONSTARTUP and a lab extension named by their paths."""
+    """A folder whose tree lands on start-up paths, copied into the home folder or into the
+    notebook's folder; a file placed by ``-t DIR`` or a glob; and $PYTHONSTARTUP and a lab
+    extension named by their paths."""
     _sandbox(monkeypatch, sandboxed)
     monkeypatch.setenv("PYTHONSTARTUP", str(home / ".pythonrc.py"))
     root = tmp_path / "nb"
@@ -141,6 +142,10 @@ async def test_a_tree_copied_over_a_start_up_place_is_protected(
         tool_use("Bash", {"command": f"cp -r {payload}/. ~"}),
         tool_use("Bash", {"command": f"rsync -a {payload}/ ~/"}),
         tool_use("Bash", {"command": f"cp -r {payload}/. ."}),
+        tool_use("Bash", {"command": f"cp -t . {payload}/ipykernel_launcher.py"}),
+        tool_use("Bash", {"command": f"mv --target-directory=. {payload}/ipykernel_launcher.py"}),
+        tool_use("Bash", {"command": f"install -t. {payload}/ipykernel_launcher.py"}),
+        tool_use("Bash", {"command": f"cp {payload}/* ."}),
         tool_use("Write", {"file_path": str(home / ".pythonrc.py"), "content": "print(1)\n"}),
         tool_use("Write", {"file_path": str(labext), "content": "{}"}),
     ]
@@ -153,6 +158,7 @@ async def test_a_tree_copied_over_a_start_up_place_is_protected(
     )
     assert sorted(p.name for p in root.iterdir()) == [".toolhost"]
     assert list(home.rglob("*.py")) == [] and list(home.rglob("ipykernel*")) == []
+    assert (payload / "ipykernel_launcher.py").is_file()  # (not moved either)
     assert not labext.exists()
 
 
