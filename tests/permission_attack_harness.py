@@ -108,6 +108,10 @@ def build_template(root: Path, *, broad: bool) -> Path:
     _write(project / ".toolhost" / "settings.json", settings_json(broad=broad))
     _write(root / "outside" / "keep.txt", "outside file\n")
     _write(root / "home" / ".toolhost" / "settings.json", '{"permissions": {}}\n')
+    # What a kernel start reads from the home folder (the sandbox makes the folders first).
+    _write(root / "home" / ".ipython" / "profile_default" / "startup" / "README", "startup\n")
+    (root / "home" / ".jupyter").mkdir()
+    (root / "home" / ".local" / "share" / "jupyter" / "kernels").mkdir(parents=True)
     links = project / "links"
     links.mkdir()
     for name, target in {

@@ -9,7 +9,9 @@ denies what is not read-only → ask rules → a hook's ask → bypassPermission
 working directories → ask. Under dontAsk what would ask is denied. Every result carries a
 `DecisionReason`: which rule from which file, which mode, which hook.
 
-No I/O happens here except through the resolver handed in (symlink resolution).
+No I/O happens here except through the resolver handed in (symlink resolution), and the
+start-up places (`startup`: where the next kernel start looks), read once per environment
+and cached.
 """
 
 from __future__ import annotations
@@ -156,7 +158,7 @@ def _guarded(name: str, mode: PermissionMode, caught: Guard) -> PermissionResult
     if (
         mode == "dontAsk"
         or (mode == "bypassPermissions" and not caught.askable_in_bypass)
-        or (mode == "plan" and caught.unchecked)
+        or (mode == "plan" and (caught.unchecked or caught.protected_write))
     ):
         return PermissionDeny(
             f"{name} was not run: {caught.message}. (The permission mode is {mode}, so it "

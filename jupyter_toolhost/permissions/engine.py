@@ -30,6 +30,7 @@ from .facts import call_facts, mcp_server
 from .paths import OsResolver, PathResolver, candidates
 from .rules.ruleset import SESSION, CompiledRules, RuleSource, compiled_rules
 from .settings.settings import SettingsError, save_rule
+from .startup import warm_up
 from .written import written_by
 
 if TYPE_CHECKING:
@@ -79,6 +80,7 @@ class PermissionEngine:
         self.problems: list[str] = []
         """Rules that did not compile and settings that could not be saved."""
         self._home = home
+        warm_up()  # (what a kernel start imports, derived once per process: `startup`)
 
     def compiled(self, permission: ToolPermissionContext, cwd: str) -> CompiledRules:
         """The rules of `permission`, compiled once for each new rules mapping."""

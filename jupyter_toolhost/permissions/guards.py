@@ -1,9 +1,11 @@
 """Checks that no allow rule and no mode can waive, run after the deny rules.
 
 - **Protected paths.** A write into a ``.toolhost/``, ``.git/`` or ``.claude/`` folder (the
-  settings, hooks and repository configuration that decide what the agent may do) is asked in
-  every mode,
-  bypassPermissions included, and denied in dontAsk. Reading them is not guarded.
+  settings, hooks and repository configuration that decide what the agent may do), or of a
+  file the next kernel or IPython start would run (`startup`: ``ipykernel_launcher.py`` in
+  the notebook's folder, ``~/.ipython/profile_*/startup/``, Jupyter's config and
+  kernelspecs, ``*.pth`` files...), is asked in every mode, bypassPermissions included, and
+  denied in dontAsk and plan. Reading them is not guarded.
 - **Trees that hold a denied path.** A command that reads a whole tree (``grep -r``, ``rg``,
   ``find``, ``tar c``, ``cp -r``, ``du``, ``git grep``...) over a directory in which a Read deny
   protects something reads that too; so does a glob that may expand into it. Unless the shell
@@ -25,7 +27,7 @@ from __future__ import annotations
 
 import fnmatch
 import posixpath
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -37,6 +39,7 @@ from ..shell.wrappers import program
 from .facts import CallFacts, CommandFacts, PathRef
 from .paths import PathResolver, PathRuleSet, glob_base, glob_shape, is_inside
 from .rules.ruleset import CompiledRules, SourcedRule
+from .startup import StartupHit, StartupPlaces, startup_file, startup_places
 from .written import runs_written, written_by
 
 PROTECTED_DIRS = (".toolhost", ".git", ".claude")
@@ -59,6 +62,8 @@ class Guard:
     askable_in_bypass: bool = False
     unchecked: bool = False
     """The call can't be checked before it runs: plan mode denies it as dontAsk does."""
+    protected_write: bool = False
+    """A write to a protected path: plan mode, which writes nothing, denies it."""
 
 
 def guard(
@@ -80,6 +85,17 @@ def guard(
             "there decide what the agent may do, so a person must approve it",
             DecisionReason("safety", "write to a protected folder", protected.written),
             askable_in_bypass=True,
+            protected_write=True,
+        )
+    started = _startup_write(facts, resolver)
+    if started is not None:
+        ref, hit = started
+        return Guard(
+            f"{name} writes {ref.written}, {hit.reason}: the next kernel or IPython start "
+            "would run it, outside the sandbox, so a person must approve it",
+            DecisionReason("safety", "write to a file the next kernel start runs", ref.written),
+            askable_in_bypass=True,
+            protected_write=True,
         )
     if not facts.is_shell:
         return None  # every guard below is about a shell command line
@@ -162,13 +178,154 @@ def _protected_write(
             if _in_protected(ref):
                 return ref
         if item.writes and item.command.name not in ("git", "cd", "pushd"):
-            for ref in item.paths:
+            for ref in (*item.paths, *_placed_inside(item, resolver, facts.shell_dirs)):
                 if _in_protected(ref):
                     return ref
             for glob in item.globs:
                 if _glob_protected(glob, resolver):
                     return PathRef(glob, (glob,), True)
     return None
+
+
+def _startup_write(facts: CallFacts, resolver: PathResolver) -> tuple[PathRef, StartupHit] | None:
+    """A path the call writes that the next kernel or IPython start would run (`startup`):
+    the same paths `_protected_write` looks at, and what a copy or a move puts inside a
+    folder it names last (``mv payload/.ipython ~/``)."""
+    refs: list[PathRef] = []
+    if facts.path is not None and facts.path.write:
+        refs.append(facts.path)
+    for item in facts.commands:
+        refs += item.write_targets
+        if item.writes and item.command.name not in ("git", "cd", "pushd"):
+            refs += item.paths
+            refs += _placed_inside(item, resolver, facts.shell_dirs)
+            refs += (PathRef(g, (g,), True) for g in item.globs)
+    if not refs:
+        return None
+    places = startup_places(resolver.home(), facts.working_dirs)
+    for ref in refs:
+        for path in ref.candidates:
+            hit = _startup_hit(path, places, resolver)
+            if hit is not None:
+                return ref, hit
+        if any(c in ref.written for c in "*?["):
+            found, _complete = resolver.expand_glob(ref.candidates[0])
+            for path in (*found, *map(resolver.realpath, found)):
+                hit = _startup_hit(path, places, resolver)
+                if hit is not None:
+                    return ref, hit
+    for item in facts.commands:
+        copied = _tree_placed(item, places, resolver, facts.shell_dirs)
+        if copied is not None:
+            return copied
+    return None
+
+
+def _tree_placed(
+    item: CommandFacts, places: StartupPlaces, resolver: PathResolver, dirs: Sequence[str]
+) -> tuple[PathRef, StartupHit] | None:
+    """A folder copied or moved into a start-up place, or into a folder above one, whose
+    tree holds what would land on a start-up path (``cp -r payload/. ~``, ``rsync -a
+    payload/ ./``): each entry is taken both inside the target and inside the target's
+    folder of the source's name. A tree too big to list counts as holding one."""
+    split = _sources_and_target(item, dirs)
+    if split is None:
+        return None
+    sources, target = split
+    folded = [c.casefold() for c in target.candidates]
+    reaches = any(
+        f in places.folded_module_dirs or any(is_inside(p, f) for p in places.folded_folders)
+        for f in folded
+    )
+    if not reaches:
+        return None
+    for source in sources:
+        for root in source.candidates[:1]:
+            leaf = posixpath.basename(root.rstrip("/"))
+            found: list[StartupHit] = []
+
+            def lands(
+                path: str, root: str = root, leaf: str = leaf, found: list[StartupHit] = found
+            ) -> bool:
+                rel = posixpath.relpath(path, root)
+                for base in target.candidates:
+                    for landed in (posixpath.join(base, rel), posixpath.join(base, leaf, rel)):
+                        hit = startup_file(landed, places)
+                        if hit is not None:
+                            found.append(hit)
+                            return True
+                return False
+
+            if resolver.tree_holds(root, lands):
+                why = found[0] if found else StartupHit("a tree too big to check for them")
+                return PathRef(f"{source.written} into {target.written}", (), True), why
+    return None
+
+
+def _startup_hit(path: str, places: StartupPlaces, resolver: PathResolver) -> StartupHit | None:
+    hit = startup_file(path, places)
+    if hit is None or hit.package is None:
+        return hit
+    found, complete = resolver.expand_glob(hit.package + "/__init__.*")
+    return hit if found or not complete else None  # (a folder without one shadows nothing)
+
+
+_PLACING = frozenset({"cp", "mv", "ln", "install", "rsync"})
+
+
+def _placed_inside(
+    item: CommandFacts, resolver: PathResolver | None = None, dirs: Sequence[str] = ()
+) -> list[PathRef]:
+    """``cp``/``mv``/``ln``/``install``/``rsync`` put each source inside the target folder
+    (the last operand, or ``-t DIR``/``--target-directory=DIR``): those paths too (``mv
+    payload/.ipython ~/``, ``cp -t . x/ipykernel_launcher.py``); with a resolver, also the
+    names a source glob matches on disk (``cp x/* .``)."""
+    split = _sources_and_target(item, dirs)
+    if split is None:
+        return []
+    sources, target = split
+    leaves = [posixpath.basename(s.candidates[0].rstrip("/")) for s in sources if s.candidates]
+    if resolver is not None:
+        for glob in item.globs:
+            found, _complete = resolver.expand_glob(glob)
+            leaves += [posixpath.basename(p.rstrip("/")) for p in found]
+    found_refs: list[PathRef] = []
+    for leaf in dict.fromkeys(leaves):
+        if leaf:
+            joined = tuple(posixpath.join(c, leaf) for c in target.candidates)
+            found_refs.append(PathRef(posixpath.join(target.written, leaf), joined, True))
+    return found_refs
+
+
+_TARGET_OPTIONS = ("-t", "--target-directory")
+
+
+def _sources_and_target(
+    item: CommandFacts, dirs: Sequence[str] = ()
+) -> tuple[list[PathRef], PathRef] | None:
+    """The sources and the target folder of a placing command, or None; `dirs`: where the
+    shell starts (for a target folder glued to its option)."""
+    if item.command.name not in _PLACING or not item.paths:
+        return None
+    words = [w.value for w in item.command.parts[1:]]
+    named: str | None = None
+    for i, word in enumerate(words):
+        if word in _TARGET_OPTIONS and i + 1 < len(words):
+            named = words[i + 1]
+        elif word.startswith("--target-directory="):
+            named = word.partition("=")[2]
+        elif word.startswith("-t") and len(word) > 2 and not word.startswith("--"):
+            named = word[2:]
+    if named is not None:
+        target = next((p for p in item.paths if p.written == named), None)
+        if target is None:  # (``-t.`` in one word: resolved where the shell starts)
+            places = (posixpath.normpath(posixpath.join(d, named)) for d in dirs)
+            target = PathRef(named, tuple(dict.fromkeys(places)), True)
+        return [p for p in item.paths if p is not target], target
+    if len(item.paths) < 2 and not item.globs:
+        return None
+    paths = list(item.paths)
+    return paths[:-1], paths[-1]
 
 
 def _in_protected(ref: PathRef) -> bool:

@@ -92,8 +92,8 @@ class OsResolver:
                             return True
                         if entry.is_dir(follow_symlinks=False):
                             stack.append(entry.path)
-            except FileNotFoundError:
-                continue
+            except (FileNotFoundError, NotADirectoryError):
+                continue  # (gone, or a file: a file holds no tree)
             except OSError:
                 return True
             if seen > TREE_LIMIT:

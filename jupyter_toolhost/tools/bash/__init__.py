@@ -24,6 +24,7 @@ import os
 import shlex
 import shutil
 import uuid
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -34,7 +35,7 @@ from ...core.process import CapturedStream, OutputSoFar, ProcessResult, run_proc
 from ...core.results import human_size, persisted_reference, safe_name
 from ...core.tool import Tool, build_tool
 from ...core.types import ToolError, ToolInputError
-from .background import start_task
+from .background import BackgroundTask, start_task
 from .prompt import (
     DEFAULT_TIMEOUT_MS,
     DESCRIPTION,
@@ -43,6 +44,7 @@ from .prompt import (
     STDERR_BUDGET_BYTES,
     STDOUT_BUDGET_BYTES,
 )
+from .quarantine import StartupWatch, sweep
 from .readonly import is_read_only_command
 from .sandbox import plan, sandboxed
 
@@ -130,6 +132,7 @@ async def run_bash(input: BashInput, context: ToolUseContext) -> str:
             cwd=cwd,
             env=_env(),
             description=input.description,
+            on_exit=_sweep_after(context, sandbox.startup),
         )
         return (
             f"Command running in the background with task id {task.id}.\n"
@@ -162,6 +165,9 @@ async def run_bash(input: BashInput, context: ToolUseContext) -> str:
         progress=report,
     )
     _take_cwd(context, cwd_file)
+    swept = sweep(context, sandbox.startup) if sandbox.startup is not None else None
+    if swept:
+        note = f"\n\n{swept}{note}"
     text = describe(result)
     if result.timed_out:
         raise ToolError(
@@ -172,6 +178,22 @@ async def run_bash(input: BashInput, context: ToolUseContext) -> str:
     if result.exit_code != 0:
         raise ToolError(f"{text}\nExit code {result.exit_code}".strip() + note)
     return (text or "(no output)") + note
+
+
+def _sweep_after(
+    context: ToolUseContext, seen: StartupWatch | None
+) -> Callable[[BackgroundTask], None] | None:
+    """For a background command: sweep when it ends, and add the note to its output."""
+    if seen is None:
+        return None
+
+    def swept(task: BackgroundTask) -> None:
+        note = sweep(context, seen)
+        if note:
+            with open(task.output_path, "a", encoding="utf-8") as out:
+                out.write(f"\n{note}\n")
+
+    return swept
 
 
 def _take_cwd(context: ToolUseContext, cwd_file: Path) -> None:

@@ -10,7 +10,10 @@ when the session imports Claude Code's settings, so none can be planted), the gi
 configuration (``~/.gitconfig``, ``~/.config/git``, and the repository's ``.git/config``,
 ``.git/hooks`` and ``.git/info``) are read-only too: ``.git`` itself stays writable so that
 ``git add`` and ``git commit`` work, but nothing in it that makes git run a program can be
-changed. The Jupyter runtime folder (every kernel's connection file) and the paths the front
+changed. So is what the next kernel or IPython start runs (`permissions.startup`): the
+IPython folder, Jupyter's config folders and kernelspecs, the standard library, and each
+existing start module and ``*.pth`` file in the working folders and site-packages.
+The Jupyter runtime folder (every kernel's connection file) and the paths the front
 end names in ``options.sandbox.hidden_paths`` (the kernel's own connection file) are
 hidden.
 Relative rules and the project's folders are anchored at the session's project root
@@ -48,6 +51,8 @@ from ...core.context import AppState, ToolUseContext
 from ...core.types import ToolError
 from ...permissions.engine import rules_home
 from ...permissions.rules.ruleset import CompiledRules, compiled_rules
+from ...permissions.startup import StartupPlaces, startup_places, user_folders
+from .quarantine import StartupWatch, watch
 from .sandbox_paths import SandboxPaths, sandbox_paths
 
 SANDBOX_ENV = "JUPYTER_TOOLHOST_BASH_SANDBOX"
@@ -92,6 +97,8 @@ class Plan:
     prefix: tuple[str, ...] = ()
     notice: str | None = None
     paths: SandboxPaths | None = None
+    startup: StartupWatch | None = None
+    """The start-up files that existed before the command (see `quarantine`)."""
 
 
 def freeze(context: ToolUseContext) -> Mapping[str, str]:
@@ -185,7 +192,8 @@ def plan(context: ToolUseContext, cwd: Path) -> Plan:
             )
         return Plan(notice=_notice_once(context))
     paths = sandbox_paths(_compiled(context), cwd=_anchor(context), roots=_roots(context))
-    mounts = _mounts(context, paths)
+    startup = watch(_startup_places(context))
+    mounts = _mounts(context, paths, startup)
     if len(mounts) > MAX_MOUNTS:
         raise ToolError(
             f"The deny rules cover {len(mounts)} paths, more than the Bash sandbox mounts "
@@ -198,7 +206,7 @@ def plan(context: ToolUseContext, cwd: Path) -> Plan:
     for path, kind in mounts:
         argv += _mount_args(path, kind)
     argv += ["--chdir", os.fspath(cwd), "--"]
-    return Plan(prefix=tuple(argv), paths=paths)
+    return Plan(prefix=tuple(argv), paths=paths, startup=startup)
 
 
 def _base_args() -> list[str]:
@@ -240,7 +248,9 @@ def _roots(context: ToolUseContext) -> tuple[str, ...]:
     return tuple(dict.fromkeys(roots))
 
 
-def _mounts(context: ToolUseContext, paths: SandboxPaths) -> list[tuple[str, MountKind]]:
+def _mounts(
+    context: ToolUseContext, paths: SandboxPaths, startup: StartupWatch
+) -> list[tuple[str, MountKind]]:
     """Every mount in the order bwrap must apply them (parents before children)."""
     wanted: list[tuple[str, MountKind]] = []
     home = Path(os.path.expanduser("~"))
@@ -257,6 +267,7 @@ def _mounts(context: ToolUseContext, paths: SandboxPaths) -> list[tuple[str, Mou
             with contextlib.suppress(OSError):
                 folder.mkdir(exist_ok=True)
     wanted += _of(_read_only_extras(projects, home), "ro")
+    wanted += _of(sorted(startup.before), "ro")
     wanted += _of(_hidden_extras(context), "hide")
     sessions = context.rule_root / ".toolhost" / "sessions"
     session = context.session_dir()
@@ -308,6 +319,16 @@ def _read_only_extras(projects: list[Path], home: Path) -> list[str]:
         found.append(os.fspath(project / ".claude"))
         found += _git_controls(project)
     return [p for p in found if os.path.lexists(p)]
+
+
+def _startup_places(context: ToolUseContext) -> StartupPlaces:
+    """What the next kernel or IPython start would run (`permissions.startup`); the user's
+    start-up folders are made first, so that none can be planted beside the mount."""
+    home = rules_home(context)
+    for folder in user_folders(home):
+        with contextlib.suppress(OSError):
+            os.makedirs(folder, exist_ok=True)
+    return startup_places(home, _roots(context))
 
 
 def _git_controls(project: Path) -> list[str]:
