@@ -91,6 +91,14 @@ def guard(
     )
     if deny.read and git_reads:
         hit = _git_hit(rules, facts, resolver, sandboxed=sandboxed)
+        problems = [resolver.git_problem(d) for d in facts.shell_dirs] if hit else []
+        problem = next((p for p in problems if p), None)
+        if problem is not None:
+            return Guard(
+                f"git would read a repository whose state can't be checked safely ({problem}); "
+                "so whether its history holds paths a Read deny protects can't be told",
+                DecisionReason("safety", "git state that can't be read safely", problem),
+            )
         if hit is not None:
             return Guard(
                 f"git reads the repository's history, which holds paths the rule {hit} "

@@ -34,6 +34,7 @@ from ...core.process import CapturedStream, OutputSoFar, ProcessResult, run_proc
 from ...core.results import human_size, persisted_reference, safe_name
 from ...core.tool import Tool, build_tool
 from ...core.types import ToolError, ToolInputError
+from . import git_guard
 from .background import start_task
 from .prompt import (
     DEFAULT_TIMEOUT_MS,
@@ -122,7 +123,14 @@ async def run_bash(input: BashInput, context: ToolUseContext) -> str:
     sandbox = plan(context, cwd)
     prefix = list(sandbox.prefix)
     note = f"\n\n{sandbox.notice}" if sandbox.notice else ""
+    projects = dict.fromkeys((context.rule_root, context.cwd, cwd))
+    noted = git_guard.watch(projects, git_guard.user_home(), sandboxed=bool(prefix))
     if input.run_in_background:
+
+        def swept() -> str | None:
+            removed = git_guard.sweep(noted)
+            return git_guard.notice(removed) if removed else None
+
         task = start_task(
             context,
             argv=[*prefix, _shell(), "-c", input.command],
@@ -130,6 +138,7 @@ async def run_bash(input: BashInput, context: ToolUseContext) -> str:
             cwd=cwd,
             env=_env(),
             description=input.description,
+            on_exit=swept,
         )
         return (
             f"Command running in the background with task id {task.id}.\n"
@@ -161,6 +170,9 @@ async def run_bash(input: BashInput, context: ToolUseContext) -> str:
         env=_env(),
         progress=report,
     )
+    removed = git_guard.sweep(noted)
+    if removed:
+        note += f"\n\n{git_guard.notice(removed)}"
     _take_cwd(context, cwd_file)
     text = describe(result)
     if result.timed_out:

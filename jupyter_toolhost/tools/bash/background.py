@@ -10,11 +10,12 @@ how it ended. The tasks tools (TaskGet/TaskStop/TaskOutput) build on `get_task`,
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import threading
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal, TypeAlias
@@ -62,8 +63,10 @@ def start_task(
     cwd: Path,
     env: Mapping[str, str] | None = None,
     description: str | None = None,
+    on_exit: Callable[[], str | None] | None = None,
 ) -> BackgroundTask:
-    """Start `argv` detached, register it, and watch it from a daemon thread."""
+    """Start `argv` detached, register it, and watch it from a daemon thread. `on_exit` runs
+    when it has ended; a text it returns is appended to the task's output."""
     task_id = f"bash-{uuid.uuid4().hex[:8]}"
     output_path = context.session_dir() / "tasks" / f"{task_id}.output"
     process = spawn_detached(argv, cwd=cwd, output_path=output_path, env=env)
@@ -78,7 +81,10 @@ def start_task(
     )
     _put(context, task)
     watcher = threading.Thread(
-        target=_watch, args=(context, task_id, process), name=f"toolhost-{task_id}", daemon=True
+        target=_watch,
+        args=(context, task_id, process, on_exit),
+        name=f"toolhost-{task_id}",
+        daemon=True,
     )
     watcher.start()
     return task
@@ -119,8 +125,19 @@ def _put(context: ToolUseContext, task: BackgroundTask) -> None:
     context.set_app_state(update)
 
 
-def _watch(context: ToolUseContext, task_id: str, process: subprocess.Popen[bytes]) -> None:
+def _watch(
+    context: ToolUseContext,
+    task_id: str,
+    process: subprocess.Popen[bytes],
+    on_exit: Callable[[], str | None] | None,
+) -> None:
     code = process.wait()
+    text = on_exit() if on_exit is not None else None
+    if text:
+        task = get_task(context, task_id)
+        if task is not None:
+            with contextlib.suppress(OSError), open(task.output_path, "a") as handle:
+                handle.write(f"\n{text}\n")
 
     def update(state: AppState) -> AppState:
         tasks = dict(state.extras.get(BACKGROUND_TASKS_KEY, {}))

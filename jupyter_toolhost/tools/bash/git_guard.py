@@ -1,0 +1,152 @@
+"""git's state around the shell: what the sandbox makes read-only, and the files git would
+follow that no Bash command may leave behind.
+
+git must write inside its folder for the commands people run (``git add``, ``commit``,
+``checkout -b``, ``stash``...): it creates ``index.lock``, ``HEAD.lock``, ``ORIG_HEAD``,
+``COMMIT_EDITMSG``, ``packed-refs.lock`` and more directly in ``.git/`` and renames them into
+place, so ``.git/`` itself stays writable in the sandbox (a read-only ``.git/`` with writable
+children breaks every commit, and a file bound over a name git renames onto fails with
+``EBUSY``). bubblewrap 0.8 has no overlay mounts.
+
+So two layers:
+
+- **Read-only in the sandbox** (`read_only_paths`): in each git folder of the repository
+  (its own, a linked worktree's, the main one) ``config``, ``config.worktree``, ``hooks/``,
+  ``info/``, ``commondir``, ``gitdir`` and ``objects/info/`` (made first when missing, so
+  no ``alternates`` can be created in it); the ``commondir``, ``gitdir`` and
+  ``config.worktree`` of every linked worktree's folder; a ``.git`` file; and every file the
+  configuration includes. Nothing that names a program can be changed.
+- **Watched** (`watch`, `sweep`) for every Bash command and every background command: the
+  files git follows that do not exist yet and whose folder must stay writable:
+  ``commondir`` and ``gitdir`` in a repository's own ``.git/`` (git never writes these there:
+  watched sandbox or not), and in the sandbox also ``config.worktree`` in each git folder,
+  ``objects/info/alternates``, a missing included file, and the user's ``~/.gitconfig`` and
+  ``~/.config/git/config`` (``$XDG_CONFIG_HOME/git/config``). One that a command created is
+  removed when the command ends, and the result says so. A background
+  command is swept when it ends: while it runs, what it planted is there (the permission
+  engine, which refuses to read such a repository, is not fooled; a person's own ``git``
+  in that window is).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from ...permissions.git_state import GitFolders, Unreadable, include_targets, locate
+
+
+def _repos(projects: Iterable[Path | str]) -> tuple[list[GitFolders], list[str]]:
+    """The repositories around `projects`, and the ``.git`` files that lead nowhere."""
+    found: dict[tuple[str, str, str], GitFolders] = {}
+    broken: list[str] = []
+    for project in projects:
+        repo = locate(os.fspath(project))
+        if isinstance(repo, Unreadable):
+            broken.append(os.path.join(repo.top, ".git"))
+        elif repo is not None:
+            found[(repo.top, repo.git_dir, repo.common_dir)] = repo
+    return list(found.values()), broken
+
+
+def _worktree_dirs(common: str) -> list[str]:
+    folder = os.path.join(common, "worktrees")
+    try:
+        return [e.path for e in os.scandir(folder) if e.is_dir(follow_symlinks=False)]
+    except OSError:
+        return []
+
+
+def read_only_paths(projects: Iterable[Path | str]) -> list[str]:
+    """The existing parts of the repositories around `projects` that decide what git runs or
+    where it looks (some folders are made first, so that nothing can be created in them)."""
+    repos, broken = _repos(projects)
+    found: list[str] = list(broken)
+    for repo in repos:
+        if os.path.isfile(os.path.join(repo.top, ".git")):
+            found.append(os.path.join(repo.top, ".git"))  # a worktree's pointer
+        for folder in dict.fromkeys((repo.git_dir, repo.common_dir)):
+            for name in ("hooks", "info", os.path.join("objects", "info")):
+                with contextlib.suppress(OSError):
+                    os.makedirs(os.path.join(folder, name), exist_ok=True)
+            for name in ("config", "config.worktree", "hooks", "info", "commondir", "gitdir"):
+                found.append(os.path.join(folder, name))
+            found.append(os.path.join(folder, "objects", "info"))
+        for admin in _worktree_dirs(repo.common_dir):
+            found += [os.path.join(admin, n) for n in ("commondir", "gitdir", "config.worktree")]
+        found += include_targets(os.path.join(repo.common_dir, "config"))
+    return [p for p in dict.fromkeys(found) if os.path.lexists(p)]
+
+
+def watched_paths(projects: Iterable[Path | str], home: Path, *, sandboxed: bool) -> list[str]:
+    """Paths git would follow if they existed, whose folders a command can write. Without
+    the sandbox only those git itself never writes (``commondir`` and ``gitdir`` in a
+    repository's own folder): there an approved command may mean to make the others
+    (``git sparse-checkout`` writes ``config.worktree``)."""
+    repos, _broken = _repos(projects)
+    found: list[str] = []
+    for repo in repos:
+        if repo.git_dir == repo.common_dir:
+            found += [os.path.join(repo.git_dir, n) for n in ("commondir", "gitdir")]
+        if not sandboxed:
+            continue
+        for folder in dict.fromkeys((repo.git_dir, repo.common_dir)):
+            found.append(os.path.join(folder, "config.worktree"))
+        info = os.path.join(repo.common_dir, "objects", "info")
+        found += [os.path.join(info, n) for n in ("alternates", "http-alternates")]
+        found += [os.path.join(a, "config.worktree") for a in _worktree_dirs(repo.common_dir)]
+        found += include_targets(os.path.join(repo.common_dir, "config"))
+    if sandboxed:
+        xdg = os.environ.get("XDG_CONFIG_HOME") or os.fspath(home / ".config")
+        found += [os.fspath(home / ".gitconfig"), os.path.join(xdg, "git", "config")]
+    return list(dict.fromkeys(found))
+
+
+def user_home() -> Path:
+    """The user's home directory (whose git configuration is watched)."""
+    return Path(os.path.expanduser("~"))
+
+
+@dataclass(frozen=True, slots=True)
+class Watch:
+    """The watched paths of one command, and which of them existed when it started."""
+
+    paths: tuple[str, ...]
+    before: frozenset[str]
+
+
+def watch(projects: Iterable[Path | str], home: Path, *, sandboxed: bool) -> Watch:
+    """Note which watched paths exist before a command runs."""
+    paths = tuple(watched_paths(projects, home, sandboxed=sandboxed))
+    return Watch(paths, frozenset(p for p in paths if os.path.lexists(p)))
+
+
+def sweep(noted: Watch) -> list[str]:
+    """Remove the watched paths that appeared since `watch`; returns those removed."""
+    removed: list[str] = []
+    for path in noted.paths:
+        if path in noted.before or not os.path.lexists(path):
+            continue
+        try:
+            if os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path)
+            else:
+                os.unlink(path)
+        except OSError:
+            continue
+        removed.append(path)
+    return removed
+
+
+def notice(removed: list[str]) -> str:
+    """What the model is told about files a command left that git would have followed."""
+    names = ", ".join(removed)
+    return (
+        f"Note: removed {names}, created by this command. git follows such a file to other "
+        "configuration, object stores or programs, so no command may leave one behind; "
+        "change git's settings with the user instead."
+    )
