@@ -258,11 +258,26 @@ def _read_keys(path: str) -> list[str] | None:
     return [k.lower() for k in done.stdout.decode("utf-8", errors="replace").split("\0") if k]
 
 
+_INCLUDES_CACHE: dict[str, tuple[tuple[int, ...], list[str]]] = {}
+
+
 def include_targets(path: str) -> list[str]:
     """The files a configuration file includes (``include.path``, ``includeIf.*.path``),
-    made absolute as git does: ``~/`` from the user's home, relative to the file's folder."""
-    if not os.path.lexists(path):
+    made absolute as git does: ``~/`` from the user's home, relative to the file's folder.
+    Cached until the file changes."""
+    try:
+        info = os.stat(path)
+    except OSError:
         return []
+    stamp = (info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+    cached = _INCLUDES_CACHE.get(path)
+    if cached is None or cached[0] != stamp:
+        cached = (stamp, _read_includes(path))
+        _INCLUDES_CACHE[path] = cached
+    return cached[1]
+
+
+def _read_includes(path: str) -> list[str]:
     argv = ["git", "config", "--file", path, "--no-includes", "--null", "--get-regexp"]
     argv.append(r"^include(if\..*)?\.path$")
     try:

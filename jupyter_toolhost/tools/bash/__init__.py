@@ -101,15 +101,26 @@ _KERNEL_SECRETS = ("ANTHROPIC_", "JPY_", "JUPYTERHUB_", "CLAUDE_CODE_", "KERNEL_
 """Prefixes of variables that belong to the kernel and its front end (API keys, the
 session's identity, hub tokens), not to the commands the agent runs."""
 _KERNEL_NAMES = frozenset({"JUPYTER_TOKEN", "JUPYTER_CONFIG_DATA", "CLAUDE_API_KEY"})
+_GIT_LOCATION = frozenset(
+    {"GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY", "GIT_INDEX_FILE",
+     "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE", "GIT_CONFIG_PARAMETERS",
+     "GIT_CONFIG_COUNT"}
+)  # fmt: skip
+"""Variables that send a command's git to another repository, or give it configuration,
+than the permission check sees (it finds the repository around the command's folder)."""
 
 
 def _env() -> dict[str, str]:
     """The commands' environment: the kernel's, less the kernel's own secrets (also when the
-    sandbox is off; there the process could still read them from ``/proc``)."""
+    sandbox is off; there the process could still read them from ``/proc``) and the
+    variables that point git elsewhere (`_GIT_LOCATION`)."""
     env = {
         name: value
         for name, value in os.environ.items()
-        if not name.startswith(_KERNEL_SECRETS) and name not in _KERNEL_NAMES
+        if not name.startswith(_KERNEL_SECRETS)
+        and name not in _KERNEL_NAMES
+        and name not in _GIT_LOCATION
+        and not name.startswith(("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_"))
     }
     env.update({"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"})
     return env

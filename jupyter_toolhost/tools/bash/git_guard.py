@@ -69,10 +69,10 @@ def read_only_paths(projects: Iterable[Path | str]) -> list[str]:
     for repo in repos:
         if os.path.isfile(os.path.join(repo.top, ".git")):
             found.append(os.path.join(repo.top, ".git"))  # a worktree's pointer
+        for name in ("hooks", "info", os.path.join("objects", "info")):
+            with contextlib.suppress(OSError):  # git reads these from the common folder
+                os.makedirs(os.path.join(repo.common_dir, name), exist_ok=True)
         for folder in dict.fromkeys((repo.git_dir, repo.common_dir)):
-            for name in ("hooks", "info", os.path.join("objects", "info")):
-                with contextlib.suppress(OSError):
-                    os.makedirs(os.path.join(folder, name), exist_ok=True)
             for name in ("config", "config.worktree", "hooks", "info", "commondir", "gitdir"):
                 found.append(os.path.join(folder, name))
             found.append(os.path.join(folder, "objects", "info"))
