@@ -12,15 +12,19 @@ missing object on its own, through the remote's ``uploadpack`` or ``sshCommand``
 
 Decision: run the git binary with every one of these closed, and refuse to read what can't
 be closed. A library (dulwich) was the other choice; it reads ``commondir`` and alternates
-too, so it needs the same checks, and it is slower than git on the history walk the
-permission engine needs. So:
+too, so it needs the same checks, and the permission engine wants git's own answers (its
+ignore rules, its index extensions), which a second implementation may give differently.
+So:
 
-- `find_repo` locates the repository by reading files, never by running git. It answers
-  `Unreadable` (the caller fails closed and says why) when the repository holds state that
-  sends git elsewhere: a ``commondir`` in a repository's own ``.git`` folder (git writes one
-  only in a linked worktree's folder), ``objects/info/alternates`` (or ``http-alternates``),
-  a ``config.worktree``, a ``.git`` file that does not lead to a git folder, or a config
-  that includes other files, turns on ``worktreeConfig`` or names a promisor remote.
+- `find_repo` locates the repository by reading files (git runs only as the parser of one
+  config file, ``git config --file F --no-includes --list``). It answers `Unreadable` (the
+  caller fails closed and says why) when the repository holds state that sends git
+  elsewhere: a ``commondir`` in a repository's own ``.git`` folder (git writes one only in a
+  linked worktree's folder), ``objects/info/alternates`` (or ``http-alternates``), a
+  ``config.worktree``, a ``.git`` file that does not lead to a git folder, or a config that
+  includes other files, turns on ``worktreeConfig``, names a promisor remote, or has a
+  setting whose name holds ``=`` (``[filter "a=b"]``: ``-c`` splits at the first ``=``, so
+  no override could reach it).
 - `closed_env` and `closed_argv` run git with ``GIT_DIR``, ``GIT_COMMON_DIR`` and
   ``GIT_WORK_TREE`` fixed to what `find_repo` found (git's ref store still reads a
   ``commondir`` file on its own, hence the refusal above), no system or user configuration,
@@ -98,7 +102,8 @@ class GitRepo:
     common_dir: str
     """Where its config, refs and objects are: `git_dir`, or a linked worktree's main one."""
     keys: tuple[str, ...] = ()
-    """The names in its configuration (lower case), for `program_overrides`."""
+    """The names in its configuration (as git prints them: section and name in lower case,
+    a subsection as written), for `program_overrides`."""
 
     @property
     def real_top(self) -> str:
@@ -165,6 +170,12 @@ def find_repo(directory: str) -> GitRepo | Unreadable | None:
     if keys is None:
         return Unreadable(top, f"git could not read {common}/config")
     for key in keys:
+        if "=" in key:  # `-c NAME=VALUE` splits at the first "=": no override could reach it
+            return Unreadable(
+                top,
+                f"{common}/config has a setting named {key!r}, which git's command line "
+                "can't override",
+            )
         for prefix, why in _REFUSED_PREFIXES.items():
             if key.startswith(prefix):
                 return Unreadable(top, f"{common}/config sets {key}: {why}")
@@ -216,13 +227,13 @@ def _follow_gitfile(top: str, dot: str) -> tuple[str, str] | Unreadable:
     return git_dir, common
 
 
-_KEYS_CACHE: dict[str, tuple[tuple[int, ...], list[str]]] = {}
+_CONFIG_CACHE: dict[str, tuple[tuple[int, ...], list[tuple[str, str]]]] = {}
 
 
-def config_keys(path: str) -> list[str] | None:
-    """The names set in one configuration file (lower case, repeated as often as set), read
-    by git's own parser without following includes; [] when the file is absent. Cached
-    until the file changes."""
+def config_entries(path: str) -> list[tuple[str, str]] | None:
+    """The settings of one configuration file as (name, value) pairs, read by
+    git's own parser without following includes; [] when the file is absent, None when git
+    can't read it. Cached until the file changes."""
     try:
         info = os.stat(path)
     except FileNotFoundError:
@@ -230,17 +241,17 @@ def config_keys(path: str) -> list[str] | None:
     except OSError:
         return None
     stamp = (info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
-    cached = _KEYS_CACHE.get(path)
+    cached = _CONFIG_CACHE.get(path)
     if cached is not None and cached[0] == stamp:
         return cached[1]
-    keys = _read_keys(path)
-    if keys is not None:
-        _KEYS_CACHE[path] = (stamp, keys)
-    return keys
+    entries = _read_entries(path)
+    if entries is not None:
+        _CONFIG_CACHE[path] = (stamp, entries)
+    return entries
 
 
-def _read_keys(path: str) -> list[str] | None:
-    argv = ["git", "config", "--file", path, "--no-includes", "--null", "--name-only", "--list"]
+def _read_entries(path: str) -> list[tuple[str, str]] | None:
+    argv = ["git", "config", "--file", path, "--no-includes", "--null", "--list"]
     try:
         done = subprocess.run(
             argv,
@@ -248,6 +259,7 @@ def _read_keys(path: str) -> list[str] | None:
             timeout=GIT_TIMEOUT_S,
             check=False,
             stdin=subprocess.DEVNULL,
+            # outside any repository: nothing but the file is read
             env={**base_env(), "GIT_DIR": os.path.join(os.devnull, "none")},
             cwd="/",
         )
@@ -255,52 +267,40 @@ def _read_keys(path: str) -> list[str] | None:
         return None
     if done.returncode != 0:
         return None
-    return [k.lower() for k in done.stdout.decode("utf-8", errors="replace").split("\0") if k]
+    entries: list[tuple[str, str]] = []
+    for entry in done.stdout.decode("utf-8", errors="replace").split("\0"):
+        if entry:
+            key, _, value = entry.partition("\n")
+            entries.append((key, value))  # git lowers section and name, not a subsection
+    return entries
 
 
-_INCLUDES_CACHE: dict[str, tuple[tuple[int, ...], list[str]]] = {}
+def config_keys(path: str) -> list[str] | None:
+    """The names set in one configuration file (see `config_entries`)."""
+    entries = config_entries(path)
+    return None if entries is None else [key for key, _value in entries]
 
 
 def include_targets(path: str) -> list[str]:
     """The files a configuration file includes (``include.path``, ``includeIf.*.path``),
-    made absolute as git does: ``~/`` from the user's home, relative to the file's folder.
-    Cached until the file changes."""
-    try:
-        info = os.stat(path)
-    except OSError:
-        return []
-    stamp = (info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
-    cached = _INCLUDES_CACHE.get(path)
-    if cached is None or cached[0] != stamp:
-        cached = (stamp, _read_includes(path))
-        _INCLUDES_CACHE[path] = cached
-    return cached[1]
-
-
-def _read_includes(path: str) -> list[str]:
-    argv = ["git", "config", "--file", path, "--no-includes", "--null", "--get-regexp"]
-    argv.append(r"^include(if\..*)?\.path$")
-    try:
-        done = subprocess.run(
-            argv,
-            capture_output=True,
-            timeout=GIT_TIMEOUT_S,
-            check=False,
-            stdin=subprocess.DEVNULL,
-            env={**base_env(), "GIT_DIR": os.path.join(os.devnull, "none")},
-            cwd="/",
-        )
-    except (OSError, subprocess.SubprocessError):
-        return []
+    made absolute as git does: ``~/`` from the user's home, relative to the file's folder."""
     found: list[str] = []
-    for entry in done.stdout.decode("utf-8", errors="replace").split("\0"):
-        _key, _, value = entry.partition("\n")
+    for key, value in config_entries(path) or ():
+        if not (key.startswith(("include.", "includeif.")) and key.endswith(".path")):
+            continue
         if not value:
             continue
         if value.startswith("~/"):
             value = os.path.expanduser("~") + value[1:]
         found.append(os.path.normpath(os.path.join(os.path.dirname(path), value)))
     return found
+
+
+def config_value(path: str, name: str) -> str | None:
+    """The last value `name` (``section.name`` in lower case) has in one configuration file,
+    or None."""
+    values = [value for key, value in config_entries(path) or () if key == name]
+    return values[-1] if values else None
 
 
 def program_overrides(keys: tuple[str, ...] | list[str]) -> list[str]:

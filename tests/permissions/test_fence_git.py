@@ -261,6 +261,45 @@ async def test_the_sandbox_keeps_included_files_and_config_read_only(
     assert not marker.exists()
 
 
+async def test_the_sandbox_keeps_submodules_read_only(
+    bwrap: None, tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A person's `git status` looks into each submodule with the submodule's own config
+    (`.git/modules/NAME/config`) found through the `.git` file in its working tree: both
+    are read-only in the sandbox."""
+    monkeypatch.setenv(sandbox.SANDBOX_ENV, "1")
+    source = tmp_path / "lib"
+    source.mkdir()
+    git(source, "init", "-q")
+    git(source, "commit", "-q", "--allow-empty", "-m", "lib")
+    root = project(tmp_path / "p", allow=[])
+    git(root, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(source), "lib")
+    git(root, "commit", "-qm", "lib")
+    marker = root / "data" / "ran"
+    evil = tmp_path / "evil"
+    git(tmp_path, "init", "-q", str(evil))
+    (evil / ".git" / "config").write_text(f"[core]\n\tfsmonitor = touch {marker}; false\n")
+    users_git(root, home, "status")
+    assert not marker.exists()
+    command = (
+        f"git -C lib config core.fsmonitor 'touch {marker}; false'; "
+        f"echo 'gitdir: {evil}/.git' > lib/.git; "
+        f"printf '[core]\\n\\tfsmonitor = touch {marker}\\n' >> .git/modules/lib/config; "
+        f"echo '#!/bin/sh' > .git/modules/lib/hooks/post-checkout; echo done"
+    )
+    results = await run_steps(
+        root,
+        "bypassPermissions",
+        [Turn([tool_use("Bash", {"command": command})])],
+        tools=[bash.make_tool()],
+        approver=ScriptedApprover(ApprovalDecision("allow")),
+    )
+    assert "done" in results[0] and "Read-only file system" in results[0], results[0]
+    users_git(root, home, "status")
+    assert not marker.exists()
+    assert "fsmonitor" not in (root / ".git" / "modules" / "lib" / "config").read_text()
+
+
 # ── EnterWorktree ───────────────────────────────────────────────────────────────────────
 
 
@@ -309,7 +348,7 @@ async def test_enter_worktree_runs_no_repository_code(
 
 
 @pytest.mark.parametrize(
-    "planted", ["commondir", "config.worktree", "include", "alternates"]
+    "planted", ["commondir", "config.worktree", "include", "alternates", "filter.x=y"]
 )  # fmt: skip
 async def test_enter_worktree_refuses_a_repository_with_planted_state(
     tmp_path: Path, home: Path, planted: str
@@ -334,6 +373,12 @@ async def test_enter_worktree_refuses_a_repository_with_planted_state(
     elif planted == "include":
         with open(dot / "config", "a") as handle:
             handle.write(f"[include]\n\tpath = {evil}\n")
+    elif planted == "filter.x=y":
+        (root / ".gitattributes").write_text("* filter=x=y\n")
+        git(root, "add", ".gitattributes")
+        git(root, "commit", "-qm", "attrs")
+        with open(dot / "config", "a") as handle:
+            handle.write(f'[filter "x=y"]\n\tsmudge = touch {marker}; cat\n')
     else:
         (dot / "objects" / "info" / "alternates").write_text(f"{tmp_path}/objects\n")
     results = await run_steps(

@@ -271,16 +271,16 @@ def test_the_closed_git_runs_no_program_the_config_names(tmp_path: Path) -> None
     for name in ("post-checkout", "pre-commit", "reference-transaction"):
         (hook / name).write_text(f"#!/bin/sh\ntouch {marker}-{name}\n")
         (hook / name).chmod(0o755)
-    (root / ".gitattributes").write_text("*.txt filter=evil diff=evil\n")
+    (root / ".gitattributes").write_text("*.txt filter=Evil diff=evil\n")
     git(root, "add", ".gitattributes")
     git(root, "commit", "-qm", "attrs")
     settings = {
         "core.hooksPath": str(hook),
         "core.fsmonitor": f"touch {marker}-fsmonitor; false",
         "core.pager": f"touch {marker}-pager; cat",
-        "filter.evil.smudge": f"touch {marker}-smudge; cat",
-        "filter.evil.clean": f"touch {marker}-clean; cat",
-        "filter.evil.process": f"touch {marker}-process",
+        "filter.Evil.smudge": f"touch {marker}-smudge; cat",  # a subsection keeps its case
+        "filter.Evil.clean": f"touch {marker}-clean; cat",
+        "filter.Evil.process": f"touch {marker}-process",
         "diff.evil.textconv": f"touch {marker}-textconv; cat",
         "diff.evil.command": f"touch {marker}-diffcmd",
         "diff.external": f"touch {marker}-external",
@@ -318,3 +318,21 @@ def test_a_dot_git_file_that_leads_nowhere_is_refused(tmp_path: Path) -> None:
     assert isinstance(found, Unreadable) and "not a git folder" in found.reason
     (sub / ".git").write_text("not a pointer")
     assert isinstance(find_repo(str(sub)), Unreadable)
+
+
+def test_a_setting_no_override_can_reach_is_refused(tmp_path: Path) -> None:
+    """`-c NAME=VALUE` splits at the first `=`, so `-c filter.x=y.smudge=` sets `filter.x`:
+    a filter named `x=y` would still run on checkout. Such a repository is not read."""
+    root = make_repo(tmp_path / "p")
+    marker = tmp_path / "ran"
+    (root / ".gitattributes").write_text("* filter=x=y\n")
+    git(root, "add", ".gitattributes")
+    git(root, "commit", "-qm", "attrs")
+    with open(root / ".git" / "config", "a") as handle:
+        handle.write(f'[filter "x=y"]\n\tsmudge = touch {marker}; cat\n')
+    found = find_repo(str(root))
+    assert isinstance(found, Unreadable) and "filter.x=y.smudge" in found.reason
+    unvetted = GitRepo(str(root), str(root / ".git"), str(root / ".git"), ("filter.x=y.smudge",))
+    args = ("worktree", "add", "-q", "-b", "w", str(tmp_path / "wt"), "HEAD")
+    subprocess.run(closed_argv(unvetted, *args), env=closed_env(unvetted), check=True)
+    assert marker.exists()  # why it must be refused: the override did not reach it

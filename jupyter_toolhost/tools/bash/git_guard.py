@@ -11,21 +11,26 @@ children breaks every commit, and a file bound over a name git renames onto fail
 So two layers:
 
 - **Read-only in the sandbox** (`read_only_paths`): in each git folder of the repository
-  (its own, a linked worktree's, the main one) ``config``, ``config.worktree``, ``hooks/``,
-  ``info/``, ``commondir``, ``gitdir`` and ``objects/info/`` (made first when missing, so
-  no ``alternates`` can be created in it); the ``commondir``, ``gitdir`` and
-  ``config.worktree`` of every linked worktree's folder; a ``.git`` file; and every file the
-  configuration includes. Nothing that names a program can be changed.
+  (its own, a linked worktree's, the main one, each submodule's under ``.git/modules/``)
+  ``config``, ``config.worktree``, ``hooks/``, ``info/``, ``commondir``, ``gitdir`` and
+  ``objects/info/`` (made first when missing, so no ``alternates`` can be created in it);
+  the ``commondir``, ``gitdir`` and ``config.worktree`` of every linked worktree's folder; a
+  ``.git`` file (the repository's, and each submodule's in the working tree); and every
+  file a configuration includes. Nothing that names a program can be changed.
 - **Watched** (`watch`, `sweep`) for every Bash command and every background command: the
   files git follows that do not exist yet and whose folder must stay writable:
   ``commondir`` and ``gitdir`` in a repository's own ``.git/`` (git never writes these there:
   watched sandbox or not), and in the sandbox also ``config.worktree`` in each git folder,
   ``objects/info/alternates``, a missing included file, and the user's ``~/.gitconfig`` and
   ``~/.config/git/config`` (``$XDG_CONFIG_HOME/git/config``). One that a command created is
-  removed when the command ends, and the result says so. A background
-  command is swept when it ends: while it runs, what it planted is there (the permission
-  engine, which refuses to read such a repository, is not fooled; a person's own ``git``
-  in that window is).
+  removed when the command ends, and the result says so. A background command is swept when
+  it ends: while it runs, what it planted is there (the permission engine, which refuses to
+  read such a repository, is not fooled; a person's own ``git`` in that window is).
+
+Not covered: a repository the agent makes inside the working tree and stages as a gitlink
+(``git add`` of a folder that holds its own ``.git``): a person's ``git status`` looks into
+it and runs what its config names. The engine's git does not (``submodule.recurse`` off,
+and the overrides reach the child git it starts).
 """
 
 from __future__ import annotations
@@ -37,7 +42,17 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...permissions.git_state import GitFolders, Unreadable, include_targets, locate
+from ...permissions.git_state import (
+    GitFolders,
+    Unreadable,
+    config_value,
+    include_targets,
+    locate,
+)
+
+SUBMODULE_LIMIT = 200
+"""Submodule git folders (``.git/modules/...``) covered per repository; more are left as
+they are."""
 
 
 def _repos(projects: Iterable[Path | str]) -> tuple[list[GitFolders], list[str]]:
@@ -61,6 +76,34 @@ def _worktree_dirs(common: str) -> list[str]:
         return []
 
 
+def _submodule_dirs(common: str) -> list[str]:
+    """The git folders of the repository's submodules (``.git/modules/NAME``, nested ones
+    and names with slashes included)."""
+    found: list[str] = []
+    queue = [os.path.join(common, "modules")]
+    while queue and len(found) < SUBMODULE_LIMIT:
+        try:
+            entries = [e.path for e in os.scandir(queue.pop()) if e.is_dir(follow_symlinks=False)]
+        except OSError:
+            continue
+        for entry in entries:
+            if os.path.isfile(os.path.join(entry, "HEAD")):
+                found.append(entry)
+                queue.append(os.path.join(entry, "modules"))
+            else:
+                queue.append(entry)
+    return found[:SUBMODULE_LIMIT]
+
+
+def _submodule_pointer(gitdir: str) -> str | None:
+    """The ``.git`` file in a submodule's working tree (``core.worktree`` of its folder)."""
+    tree = config_value(os.path.join(gitdir, "config"), "core.worktree")
+    if not tree:
+        return None
+    pointer = os.path.normpath(os.path.join(gitdir, tree, ".git"))
+    return pointer if os.path.isfile(pointer) else None
+
+
 def read_only_paths(projects: Iterable[Path | str]) -> list[str]:
     """The existing parts of the repositories around `projects` that decide what git runs or
     where it looks (some folders are made first, so that nothing can be created in them)."""
@@ -79,6 +122,17 @@ def read_only_paths(projects: Iterable[Path | str]) -> list[str]:
         for admin in _worktree_dirs(repo.common_dir):
             found += [os.path.join(admin, n) for n in ("commondir", "gitdir", "config.worktree")]
         found += include_targets(os.path.join(repo.common_dir, "config"))
+        for module in _submodule_dirs(repo.common_dir):
+            for name in ("hooks", "info", os.path.join("objects", "info")):
+                with contextlib.suppress(OSError):
+                    os.makedirs(os.path.join(module, name), exist_ok=True)
+            for name in ("config", "config.worktree", "hooks", "info", "commondir", "gitdir"):
+                found.append(os.path.join(module, name))
+            found.append(os.path.join(module, "objects", "info"))
+            found += include_targets(os.path.join(module, "config"))
+            pointer = _submodule_pointer(module)
+            if pointer is not None:
+                found.append(pointer)
     return [p for p in dict.fromkeys(found) if os.path.lexists(p)]
 
 
@@ -100,6 +154,10 @@ def watched_paths(projects: Iterable[Path | str], home: Path, *, sandboxed: bool
         found += [os.path.join(info, n) for n in ("alternates", "http-alternates")]
         found += [os.path.join(a, "config.worktree") for a in _worktree_dirs(repo.common_dir)]
         found += include_targets(os.path.join(repo.common_dir, "config"))
+        for module in _submodule_dirs(repo.common_dir):
+            found += [os.path.join(module, n) for n in ("commondir", "config.worktree")]
+            found.append(os.path.join(module, "objects", "info", "alternates"))
+            found += include_targets(os.path.join(module, "config"))
     if sandboxed:
         xdg = os.environ.get("XDG_CONFIG_HOME") or os.fspath(home / ".config")
         found += [os.fspath(home / ".gitconfig"), os.path.join(xdg, "git", "config")]
