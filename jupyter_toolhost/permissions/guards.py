@@ -286,9 +286,10 @@ _GIT_LOCATION_ENV = frozenset(
 
 def _git_directories(facts: CallFacts) -> list[str] | None:
     """The folders around which the line's git commands find their repository: the shell's,
-    and each ``git -C DIR`` made absolute against them. None when git is sent elsewhere in a
-    way the check does not follow: ``--git-dir``, ``--work-tree``, a ``GIT_DIR``-like
-    variable set anywhere on the line, or a ``-C`` known only when it runs."""
+    where each git command runs (after the line's own ``cd``), and each ``git -C DIR`` made
+    absolute against them. None when git is sent elsewhere in a way the check does not
+    follow: ``--git-dir``, ``--work-tree``, a ``GIT_DIR``-like variable set anywhere on the
+    line, a ``cd`` or a ``-C`` known only when it runs."""
     found = list(facts.shell_dirs)
     for item in facts.commands:
         for word in item.command.source:
@@ -297,11 +298,13 @@ def _git_directories(facts: CallFacts) -> list[str] | None:
                 return None
         if item.command.name != "git":
             continue
+        if item.dirs is None:
+            return None
         words = item.command.parts[1:]
         options = git_globals([w.value for w in words])
         if any(o.startswith(("--git-dir", "--work-tree")) for o in options):
             return None
-        bases = list(facts.shell_dirs)
+        bases = list(item.dirs or facts.shell_dirs)
         for i, option in enumerate(options[:-1]):
             if option != "-C":
                 continue
@@ -348,8 +351,10 @@ def _git_pathspecs(facts: CallFacts) -> tuple[str, ...] | None:
             for w in specs
         ):
             return None
+        if item.dirs is None:
+            return None
         for word in specs:
-            for directory in facts.shell_dirs:
+            for directory in (*facts.shell_dirs, *item.dirs):
                 limits.append(posixpath.normpath(posixpath.join(directory, word.value)))
     return tuple(limits)
 

@@ -207,6 +207,70 @@ async def test_planted_commondir_is_not_followed_while_deciding(
         assert not (root / "data" / "ran").exists()
 
 
+@pytest.mark.parametrize("mode", UNASKED)
+async def test_a_planted_config_worktree_is_swept_in_the_sandbox(
+    bwrap: None, tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch, mode: str
+) -> None:
+    """A repository that already reads `config.worktree` (as `git sparse-checkout` sets
+    up): a sandboxed program creates one with an fsmonitor, for the person's next `git
+    status`. It is removed when the command ends."""
+    monkeypatch.setenv(sandbox.SANDBOX_ENV, "1")
+    root = project(tmp_path / "p", allow=["Bash(python3 plant.py)"])
+    git(root, "config", "extensions.worktreeConfig", "true")
+    marker = root / "data" / "ran"
+    (root / "plant.py").write_text(
+        "import pathlib\n"
+        "pathlib.Path('.git/config.worktree').write_text("
+        f"'[core]\\n\\tfsmonitor = touch {marker}; false\\n')\n"
+        "print('planted')\n"
+    )
+    results = await run_steps(
+        root,
+        mode,
+        [Turn([tool_use("Bash", {"command": "python3 plant.py"})])],
+        tools=[bash.make_tool()],
+        approver=ScriptedApprover(),
+    )
+    assert "planted" in results[0] and "config.worktree" in results[0]
+    assert not (root / ".git" / "config.worktree").exists()
+    users_git(root, home, "status")
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize("sandboxed", [True, False], ids=["sandbox", "no-sandbox"])
+@pytest.mark.parametrize("shape", ["gitdir file", "nested .git"])
+async def test_a_planted_repository_in_a_sub_folder_is_not_followed(
+    bwrap: None, tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch, shape: str,
+    sandboxed: bool,
+) -> None:  # fmt: skip
+    """A `.git` in a sub-folder, a `gitdir:` file or a whole folder, leads to a partial clone
+    whose uploadpack copies the secret out; `cd sub && git log -p` makes the engine look
+    there."""
+    monkeypatch.setenv(sandbox.SANDBOX_ENV, "1" if sandboxed else "0")
+    root = project(tmp_path / "p", allow=["Bash(python3 plant.py)"])
+    plant_script(root)
+    leak = root / "data" / "leak.txt"
+    evil = root / "data" / "evil"
+    if shape == "gitdir file":
+        tail = f"(root / 'sub').mkdir(); (root / 'sub' / '.git').write_text('gitdir: {evil}')\n"
+    else:
+        tail = "(root / 'sub').mkdir(); evil.rename(root / 'sub' / '.git')\n"
+    (root / "plant.py").write_text(PLANT_SCRIPT.split("tried = {")[0] + tail)
+    results = await run_steps(
+        root,
+        "bypassPermissions",
+        [
+            Turn([tool_use("Bash", {"command": "python3 plant.py"})]),
+            Turn([tool_use("Bash", {"command": "cd sub && git log -p"})]),
+        ],
+        tools=[bash.make_tool()],
+        approver=ScriptedApprover(),
+    )
+    assert (root / "sub" / ".git").exists()
+    assert not leak.exists()
+    assert "partialclone" in results[1] and SECRET not in results[1]
+
+
 async def test_git_add_and_commit_still_work_in_the_sandbox(
     bwrap: None, tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -407,8 +471,20 @@ async def test_enter_worktree_refuses_a_repository_with_planted_state(
         "git -C {root} log -p",
         "git -C {root}/data -C .. log -p",
         "env GIT_WORK_TREE={root} GIT_DIR={root}/.git git log -p",
+        "cd {root} && git log -p",
+        "cd {root}/data; git log -p -- ../secrets",
     ],
-    ids=["assignment", "export", "git-dir=", "git-dir", "dash-C", "two-dash-C", "env"],
+    ids=[
+        "assignment",
+        "export",
+        "git-dir=",
+        "git-dir",
+        "dash-C",
+        "two-dash-C",
+        "env",
+        "cd",
+        "cd-pathspec",
+    ],
 )
 async def test_git_pointed_elsewhere_by_the_command_is_not_waved_through(
     bwrap: None, tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch, command: str,
