@@ -93,8 +93,8 @@ def guard(
     if directories is None:
         return Guard(
             "the command line sends git to a repository the check can't follow (--git-dir, "
-            "--work-tree, a GIT_DIR-like variable, or a -C known only when it runs), so "
-            "whether that history holds paths a Read deny protects can't be told",
+            "--work-tree, a GIT_DIR-like variable, or a cd or -C known only when it runs), "
+            "so whether that history holds paths a Read deny protects can't be told",
             DecisionReason("safety", "git pointed at a repository the check can't follow"),
         )
     if directories:

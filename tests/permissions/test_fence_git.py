@@ -185,7 +185,7 @@ async def test_planted_commondir_is_not_followed_while_deciding(
         tools=[bash.make_tool()],
         approver=approver,
     )
-    planted, _started, decided = results
+    planted, started, decided = results
     leak = root / "data" / "leak.txt"
     assert not leak.exists()
     assert all(SECRET not in r for r in results)
@@ -195,7 +195,12 @@ async def test_planted_commondir_is_not_followed_while_deciding(
     else:  # asked, even with an allow answer the person sees why
         assert [r.tool_name for r in approver.asked] == ["Bash"]
         assert "commondir" in approver.asked[0].message
-    assert gone(commondir)  # the background command is swept when it ends
+    assert gone(commondir)  # the background command is swept when it ends, and says so
+    output = Path(started.split("goes to: ")[1].splitlines()[0])
+    deadline = time.monotonic() + 10
+    while f"removed {commondir}" not in output.read_text() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert f"removed {commondir}" in output.read_text()
     users_git(root, home, "status")
     users_git(root, home, "log", "--all", "-p")
     assert not leak.exists()
@@ -381,7 +386,7 @@ def hostile_checkout(root: Path, marker: Path) -> None:
     git(root, "config", "core.fsmonitor", f"touch {marker}-fsmonitor; false")
 
 
-@pytest.mark.parametrize("mode", ["default", "bypassPermissions"])
+@pytest.mark.parametrize("mode", UNASKED)
 async def test_enter_worktree_runs_no_repository_code(
     bwrap: None, tmp_path: Path, home: Path, mode: str
 ) -> None:
@@ -395,19 +400,21 @@ async def test_enter_worktree_runs_no_repository_code(
     assert ran == ["ran-clean", "ran-fsmonitor", "ran-hook", "ran-smudge"]
     for name in ran:
         (tmp_path / name).unlink()
+
+    def change_then_exit() -> Turn:
+        with open(root / ".toolhost" / "worktrees" / "side" / "data" / "a.txt", "a") as handle:
+            handle.write("more")  # what the agent did in the worktree
+        return Turn([tool_use("ExitWorktree", {"action": "remove"})])
+
     results = await run_steps(
         root,
         mode,
-        [
-            Turn([tool_use("EnterWorktree", {"name": "side"})]),
-            Turn([tool_use("Bash", {"command": "echo more >> data/a.txt"})]),
-            Turn([tool_use("ExitWorktree", {"action": "remove"})]),
-        ],
-        tools=[*worktree.make_tools(), bash.make_tool()],
-        approver=ScriptedApprover(*[ApprovalDecision("allow")] * 3),
+        [Turn([tool_use("EnterWorktree", {"name": "side"})]), change_then_exit],
+        tools=worktree.make_tools(),
+        approver=ScriptedApprover(*[ApprovalDecision("allow")] * 2),
     )
     assert "Created worktree" in results[0]
-    assert "uncommitted changes" in results[2]  # git status ran, closed
+    assert "uncommitted changes" in results[1]  # git status ran, closed
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("ran")) == []
 
 
