@@ -369,6 +369,32 @@ async def test_the_sandbox_keeps_submodules_read_only(
     assert "fsmonitor" not in (root / ".git" / "modules" / "lib" / "config").read_text()
 
 
+async def test_the_sandbox_keeps_worktree_pointers_and_system_config_read_only(
+    bwrap: None, tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A linked worktree's `.git` file (in `.toolhost/worktrees/`, which stays writable) and
+    `/etc/gitconfig` (writable by root) can't be changed from the sandbox. `touch -c` only
+    tries to change a time, so the machine's own file is not at risk."""
+    monkeypatch.setenv(sandbox.SANDBOX_ENV, "1")
+    root = project(tmp_path / "p", allow=[])
+    side = root / ".toolhost" / "worktrees" / "side"
+    git(root, "worktree", "add", "-q", "-b", "side", str(side))
+    pointer = (side / ".git").read_text()
+    command = f"echo 'gitdir: {tmp_path}/evil' > {side}/.git; touch -c /etc/gitconfig; echo done"
+    results = await run_steps(
+        root,
+        "bypassPermissions",
+        [Turn([tool_use("Bash", {"command": command})])],
+        tools=[bash.make_tool()],
+        approver=ScriptedApprover(ApprovalDecision("allow")),
+    )
+    assert "done" in results[0]
+    assert f"{side}/.git: Read-only file system" in results[0]
+    if os.path.exists("/etc/gitconfig"):
+        assert "'/etc/gitconfig': Read-only file system" in results[0]
+    assert (side / ".git").read_text() == pointer
+
+
 # ── EnterWorktree ───────────────────────────────────────────────────────────────────────
 
 

@@ -15,17 +15,19 @@ So two layers:
   ``config``, ``config.worktree``, ``hooks/``, ``info/``, ``commondir``, ``gitdir`` and
   ``objects/info/`` (made first when missing, so no ``alternates`` can be created in it);
   the ``commondir``, ``gitdir`` and ``config.worktree`` of every linked worktree's folder; a
-  ``.git`` file (the repository's, and each submodule's in the working tree); and every
-  file a configuration includes. Nothing that names a program can be changed.
+  ``.git`` file (the repository's, each linked worktree's, and each submodule's in the
+  working tree); every file a configuration includes; and ``/etc/gitconfig``, which root
+  could otherwise write. Nothing that names a program can be changed.
 - **Watched** (`watch`, `sweep`) for every Bash command and every background command: the
   files git follows that do not exist yet and whose folder must stay writable:
   ``commondir`` and ``gitdir`` in a repository's own ``.git/`` (git never writes these there:
   watched sandbox or not), and in the sandbox also ``config.worktree`` in each git folder,
-  ``objects/info/alternates``, a missing included file, and the user's ``~/.gitconfig`` and
-  ``~/.config/git/config`` (``$XDG_CONFIG_HOME/git/config``). One that a command created is
-  removed when the command ends, and the result says so. A background command is swept when
-  it ends: while it runs, what it planted is there (the permission engine, which refuses to
-  read such a repository, is not fooled; a person's own ``git`` in that window is).
+  ``objects/info/alternates``, a missing included file, the user's ``~/.gitconfig`` and
+  ``~/.config/git/config`` (``$XDG_CONFIG_HOME/git/config``), and ``/etc/gitconfig``. One
+  that a command created is removed when the command ends, and the result says so. A
+  background command is swept when it ends: while it runs, what it planted is there (the
+  permission engine, which refuses to read such a repository, is not fooled; a person's own
+  ``git`` in that window is).
 
 Not covered: a repository the agent makes inside the working tree and stages as a gitlink
 (``git add`` of a folder that holds its own ``.git``): a person's ``git status`` looks into
@@ -104,11 +106,25 @@ def _submodule_pointer(gitdir: str) -> str | None:
     return pointer if os.path.isfile(pointer) else None
 
 
+def _worktree_pointer(admin: str) -> str | None:
+    """The ``.git`` file of a linked worktree, which its folder's ``gitdir`` file names."""
+    try:
+        with open(os.path.join(admin, "gitdir"), encoding="utf-8") as handle:
+            pointer = os.path.normpath(os.path.join(admin, handle.read(4096).strip()))
+    except (OSError, UnicodeDecodeError):
+        return None
+    return pointer if os.path.basename(pointer) == ".git" and os.path.isfile(pointer) else None
+
+
+SYSTEM_CONFIG = "/etc/gitconfig"
+"""git's system-wide configuration (Debian's git reads it there): root can write it."""
+
+
 def read_only_paths(projects: Iterable[Path | str]) -> list[str]:
     """The existing parts of the repositories around `projects` that decide what git runs or
     where it looks (some folders are made first, so that nothing can be created in them)."""
     repos, broken = _repos(projects)
-    found: list[str] = list(broken)
+    found: list[str] = [*broken, SYSTEM_CONFIG]
     for repo in repos:
         if os.path.isfile(os.path.join(repo.top, ".git")):
             found.append(os.path.join(repo.top, ".git"))  # a worktree's pointer
@@ -121,6 +137,9 @@ def read_only_paths(projects: Iterable[Path | str]) -> list[str]:
             found.append(os.path.join(folder, "objects", "info"))
         for admin in _worktree_dirs(repo.common_dir):
             found += [os.path.join(admin, n) for n in ("commondir", "gitdir", "config.worktree")]
+            pointer = _worktree_pointer(admin)
+            if pointer is not None:
+                found.append(pointer)
         found += include_targets(os.path.join(repo.common_dir, "config"))
         for module in _submodule_dirs(repo.common_dir):
             for name in ("hooks", "info", os.path.join("objects", "info")):
@@ -161,6 +180,7 @@ def watched_paths(projects: Iterable[Path | str], home: Path, *, sandboxed: bool
     if sandboxed:
         xdg = os.environ.get("XDG_CONFIG_HOME") or os.fspath(home / ".config")
         found += [os.fspath(home / ".gitconfig"), os.path.join(xdg, "git", "config")]
+        found.append(SYSTEM_CONFIG)
     return list(dict.fromkeys(found))
 
 
