@@ -4,9 +4,9 @@ not) that try to leave state behind for git to follow.
 
 Sessions run on the loopback Messages API with the real `anthropic` client, real settings
 files, real git repositories in temporary folders and real bubblewrap. The modes are those
-in which Bash runs unasked: acceptEdits, auto and bypassPermissions, and default with allow
-rules (all four carry the same allow rules). Every planted program only writes files in the
-test's own folder.
+in which Bash runs unasked: acceptEdits, auto and bypassPermissions, and default (and
+dontAsk, for the engine's own attack) with allow rules. Every planted program only writes
+files in the test's own folder.
 """
 
 from __future__ import annotations
@@ -159,7 +159,7 @@ def gone(path: Path, *, timeout: float = 20.0) -> bool:
 
 
 @pytest.mark.parametrize("sandboxed", [True, False], ids=["sandbox", "no-sandbox"])
-@pytest.mark.parametrize("mode", UNASKED)
+@pytest.mark.parametrize("mode", [*UNASKED, "dontAsk"])
 async def test_planted_commondir_is_not_followed_while_deciding(
     bwrap: None, tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch, mode: str,
     sandboxed: bool,
@@ -190,7 +190,7 @@ async def test_planted_commondir_is_not_followed_while_deciding(
     assert not leak.exists()
     assert all(SECRET not in r for r in results)
     assert f"removed {commondir}" in planted  # the foreground plant, swept at once
-    if mode == "bypassPermissions":
+    if mode in ("bypassPermissions", "dontAsk"):
         assert approver.asked == [] and "commondir" in decided and SECRET not in decided
     else:  # asked, even with an allow answer the person sees why
         assert [r.tool_name for r in approver.asked] == ["Bash"]
