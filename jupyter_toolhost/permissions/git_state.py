@@ -76,7 +76,8 @@ program stays in force."""
 
 _PROGRAM_KEYS = frozenset(
     {"smudge", "clean", "process", "textconv", "command", "driver", "uploadpack",
-     "receivepack", "proxy", "sshcommand", "program", "helper", "vcs"}
+     "receivepack", "proxy", "sshcommand", "program", "helper", "vcs",
+     "alternaterefscommand"}
 )  # fmt: skip
 """The last part of a configuration name that names a program (``filter.lfs.smudge``,
 ``diff.pdf.textconv``, ``merge.ours.driver``, ``remote.origin.uploadpack``,
