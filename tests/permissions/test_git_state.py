@@ -336,3 +336,34 @@ def test_a_setting_no_override_can_reach_is_refused(tmp_path: Path) -> None:
     args = ("worktree", "add", "-q", "-b", "w", str(tmp_path / "wt"), "HEAD")
     subprocess.run(closed_argv(unvetted, *args), env=closed_env(unvetted), check=True)
     assert marker.exists()  # why it must be refused: the override did not reach it
+
+
+def test_the_command_line_outranks_config_worktree_and_includes(tmp_path: Path) -> None:
+    """If a `config.worktree` or an included file appeared after the check (a background
+    command), the overrides still hold: `-c core.hooksPath=/dev/null` beats both, so `git
+    worktree add` runs no post-checkout hook and `git status` no fsmonitor."""
+    root = make_repo(tmp_path / "p")
+    marker = tmp_path / "ran"
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    (hooks / "post-checkout").write_text(f"#!/bin/sh\ntouch {marker}-hook\n")
+    (hooks / "post-checkout").chmod(0o755)
+    repo = find_repo(str(root))
+    assert isinstance(repo, GitRepo)  # vetted before anything was planted
+    git(root, "config", "core.repositoryformatversion", "1")
+    git(root, "config", "extensions.worktreeConfig", "true")
+    evil = f"[core]\n\thooksPath = {hooks}\n\tfsmonitor = touch {marker}-fsmonitor; false\n"
+    (root / ".git" / "config.worktree").write_text(evil)
+    (tmp_path / "inc.cfg").write_text(evil)
+    with open(root / ".git" / "config", "a") as handle:
+        handle.write(f"[include]\n\tpath = {tmp_path}/inc.cfg\n")
+    (root / "a.txt").write_text("changed")
+    for args in (
+        ("status", "--porcelain"),
+        ("worktree", "add", "-q", "-b", "w", str(tmp_path / "wt"), "HEAD"),
+    ):
+        done = subprocess.run(closed_argv(repo, *args), env=closed_env(repo), check=False)
+        assert done.returncode == 0
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("ran")) == []
+    subprocess.run(["git", "status"], cwd=root, capture_output=True, check=False)
+    assert (tmp_path / "ran-fsmonitor").exists()  # plain git obeys them
