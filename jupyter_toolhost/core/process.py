@@ -226,6 +226,7 @@ async def run_capture(
     max_bytes: int,
     time_limit: float | None = None,
     abort: AbortSignal | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> CaptureResult:
     """Run `argv`, keeping at most `max_bytes` of stdout (the process is killed past it).
 
@@ -243,6 +244,7 @@ async def run_capture(
             stdout=out,
             stderr=err,
             start_new_session=True,
+            env=dict(env) if env is not None else None,
         )
         pid = process.pid
         remove = abort.add_callback(lambda _r: kill_group(pid)) if abort is not None else None

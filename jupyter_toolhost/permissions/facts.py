@@ -119,6 +119,9 @@ class CommandFacts:
     after_links: str = ""
     """Why its paths may point elsewhere by the time it runs: an earlier command of the line
     may make or move links (empty otherwise). The sandbox makes this harmless."""
+    dirs: tuple[str, ...] | None = ()
+    """The folders the shell may be in when it runs (after the line's own ``cd``s); None
+    once that is not known."""
 
 
 @dataclass(slots=True)
@@ -345,6 +348,7 @@ def _command_facts(
         traits,
         unresolved,
         after_links,
+        dirs,
     )
 
 

@@ -34,7 +34,7 @@ from functools import lru_cache
 from ..core.types import DecisionReason
 from ..shell.commands import normalize
 from ..shell.globs import component_matches
-from ..shell.safety import NOT_FILES, READ_ONLY_PROGRAMS
+from ..shell.safety import NOT_FILES, READ_ONLY_PROGRAMS, git_globals
 from ..shell.wrappers import program
 from .facts import CallFacts, CommandFacts, PathRef
 from .paths import PathResolver, PathRuleSet, glob_base, glob_shape, is_inside
@@ -105,8 +105,24 @@ def guard(
         for c in facts.commands
         if c.traits is not None
     )
-    if deny.read and git_reads:
-        hit = _git_hit(rules, facts, resolver, sandboxed=sandboxed)
+    directories = _git_directories(facts) if deny.read and git_reads else ()
+    if directories is None:
+        return Guard(
+            "the command line sends git to a repository the check can't follow (--git-dir, "
+            "--work-tree, a GIT_DIR-like variable, or a cd or -C known only when it runs), "
+            "so whether that history holds paths a Read deny protects can't be told",
+            DecisionReason("safety", "git pointed at a repository the check can't follow"),
+        )
+    if directories:
+        hit = _git_hit(rules, facts, resolver, directories, sandboxed=sandboxed)
+        problems = [resolver.git_problem(d) for d in directories] if hit else []
+        problem = next((p for p in problems if p), None)
+        if problem is not None:
+            return Guard(
+                f"git would read a repository whose state can't be checked safely ({problem}); "
+                "so whether its history holds paths a Read deny protects can't be told",
+                DecisionReason("safety", "git state that can't be read safely", problem),
+            )
         if hit is not None:
             return Guard(
                 f"git reads the repository's history, which holds paths the rule {hit} "
@@ -391,7 +407,12 @@ def _glob_hit(rules: CompiledRules, glob: str, resolver: PathResolver) -> Source
 
 
 def _git_hit(
-    rules: CompiledRules, facts: CallFacts, resolver: PathResolver, *, sandboxed: bool
+    rules: CompiledRules,
+    facts: CallFacts,
+    resolver: PathResolver,
+    directories: list[str],
+    *,
+    sandboxed: bool,
 ) -> str | None:
     read = rules.deny.read
     found: list[str] = []
@@ -407,10 +428,48 @@ def _git_hit(
         return hit is not None
 
     untracked = any(_git_sees_untracked(item, sandboxed) for item in facts.commands)
-    for directory in facts.shell_dirs:
+    for directory in directories:
         if resolver.git_holds(directory, denied, untracked=untracked):
             return found[0] if found else "a Read deny rule"
     return None
+
+
+_GIT_LOCATION_ENV = frozenset(
+    {"GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY", "GIT_INDEX_FILE",
+     "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE", "GIT_CEILING_DIRECTORIES"}
+)  # fmt: skip
+"""Variables that send git to another repository than the one around its folder."""
+
+
+def _git_directories(facts: CallFacts) -> list[str] | None:
+    """The folders around which the line's git commands find their repository: the shell's,
+    where each git command runs (after the line's own ``cd``), and each ``git -C DIR`` made
+    absolute against them. None when git is sent elsewhere in a way the check does not
+    follow: ``--git-dir``, ``--work-tree``, a ``GIT_DIR``-like variable set anywhere on the
+    line, a ``cd`` or a ``-C`` known only when it runs."""
+    found = list(facts.shell_dirs)
+    for item in facts.commands:
+        for word in item.command.source:
+            name = word.value.partition("=")[0]
+            if "=" in word.value and name in _GIT_LOCATION_ENV:
+                return None
+        if item.command.name != "git":
+            continue
+        if item.dirs is None:
+            return None
+        words = item.command.parts[1:]
+        options = git_globals([w.value for w in words])
+        if any(o.startswith(("--git-dir", "--work-tree")) for o in options):
+            return None
+        bases = list(item.dirs or facts.shell_dirs)
+        for i, option in enumerate(options[:-1]):
+            if option != "-C":
+                continue
+            if words[i + 1].dynamic:
+                return None
+            bases = [posixpath.normpath(posixpath.join(b, options[i + 1])) for b in bases]
+        found += bases
+    return list(dict.fromkeys(found))
 
 
 def _git_sees_untracked(item: CommandFacts, sandboxed: bool) -> bool:
@@ -449,8 +508,10 @@ def _git_pathspecs(facts: CallFacts) -> tuple[str, ...] | None:
             for w in specs
         ):
             return None
+        if item.dirs is None:
+            return None
         for word in specs:
-            for directory in facts.shell_dirs:
+            for directory in (*facts.shell_dirs, *item.dirs):
                 limits.append(posixpath.normpath(posixpath.join(directory, word.value)))
     return tuple(limits)
 

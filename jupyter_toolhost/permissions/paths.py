@@ -24,7 +24,7 @@ from functools import lru_cache
 from typing import Any, Generic, Protocol, TypeVar
 
 from ..shell.globs import bracket, can_reach, expand
-from .git_paths import git_paths
+from .git_paths import git_paths, git_problem
 
 T = TypeVar("T")
 
@@ -57,6 +57,11 @@ class PathResolver(Protocol):
         """Whether the git repository around `directory` tracks, stages or ever committed a
         path that satisfies `match` (True when it cannot tell; False outside a repository);
         with `untracked`, also a file it does not track and does not ignore."""
+        ...
+
+    def git_problem(self, directory: str) -> str | None:
+        """Why the repository around `directory` can't be read safely (git would follow
+        state the agent may have planted), or None."""
         ...
 
     def expand_glob(self, glob: str) -> tuple[list[str], bool]:
@@ -106,6 +111,9 @@ class OsResolver:
         paths = git_paths(directory, untracked=untracked)
         return True if paths is None else any(match(p) for p in paths)
 
+    def git_problem(self, directory: str) -> str | None:
+        return git_problem(directory)
+
     def expand_glob(self, glob: str) -> tuple[list[str], bool]:
         return expand(glob)
 
@@ -129,6 +137,9 @@ class PureResolver:
         self, directory: str, match: Callable[[str], bool], *, untracked: bool = True
     ) -> bool:
         return True
+
+    def git_problem(self, directory: str) -> str | None:
+        return None
 
     def expand_glob(self, glob: str) -> tuple[list[str], bool]:
         return [], False  # nothing is read, so the glob may match anything

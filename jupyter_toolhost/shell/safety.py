@@ -353,10 +353,19 @@ _GIT_STAGES = frozenset(
 )  # fmt: skip
 
 
+GIT_VALUED_GLOBALS = ("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--super-prefix",
+                      "--attr-source")  # fmt: skip
+"""git's options before the subcommand that take a value, as the next word or after ``=``
+(``git -C dir log``: the subcommand is ``log``, not ``dir``)."""
+
+
 def _git_sub(args: list[str]) -> tuple[str, list[str]]:
-    for i, arg in enumerate(args):
+    i = 0
+    while i < len(args):
+        arg = args[i]
         if not arg.startswith("-"):
             return arg, args[i + 1 :]
+        i += 2 if arg in GIT_VALUED_GLOBALS else 1
     return "", []
 
 
@@ -434,7 +443,7 @@ def runs_inline_code(command: Command) -> str | None:
     if name == "sed" and not _sed(args):
         return "a sed script with w, e or r commands writes files or runs programs"
     if name == "git":
-        args = _git_globals(args) + [a for a in args if a.startswith("--")]
+        args = git_globals(args) + [a for a in args if a.startswith("--")]
     informational = any(a in ("--version", "-V", "--help", "-h") for a in args)
     stdin = not _operands(args) or _operands(args)[0] == "-"
     if _interpreter(name) and stdin and not informational:
@@ -462,11 +471,8 @@ def _names_option(arg: str, option: str) -> bool:
     return len(option) <= 2 and not option.startswith("--") and arg.startswith(option)
 
 
-def _git_globals(args: list[str]) -> list[str]:
-    """git's options before its subcommand (``git -c k=v log``: the ``-c`` is git's own)."""
-    out: list[str] = []
-    for arg in args:
-        if not arg.startswith("-"):
-            break
-        out.append(arg)
-    return out
+def git_globals(args: list[str]) -> list[str]:
+    """git's options before its subcommand (``git -c k=v log``: the ``-c`` is git's own),
+    with their values."""
+    sub, rest = _git_sub(args)
+    return args[: len(args) - len(rest) - (1 if sub else 0)]

@@ -24,7 +24,6 @@ import os
 import shlex
 import shutil
 import uuid
-from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -35,7 +34,8 @@ from ...core.process import CapturedStream, OutputSoFar, ProcessResult, run_proc
 from ...core.results import human_size, persisted_reference, safe_name
 from ...core.tool import Tool, build_tool
 from ...core.types import ToolError, ToolInputError
-from .background import BackgroundTask, start_task
+from . import git_guard
+from .background import start_task
 from .prompt import (
     DEFAULT_TIMEOUT_MS,
     DESCRIPTION,
@@ -44,7 +44,7 @@ from .prompt import (
     STDERR_BUDGET_BYTES,
     STDOUT_BUDGET_BYTES,
 )
-from .quarantine import StartupWatch, sweep
+from .quarantine import sweep
 from .readonly import is_read_only_command
 from .sandbox import plan, sandboxed
 
@@ -102,15 +102,26 @@ _KERNEL_SECRETS = ("ANTHROPIC_", "JPY_", "JUPYTERHUB_", "CLAUDE_CODE_", "KERNEL_
 """Prefixes of variables that belong to the kernel and its front end (API keys, the
 session's identity, hub tokens), not to the commands the agent runs."""
 _KERNEL_NAMES = frozenset({"JUPYTER_TOKEN", "JUPYTER_CONFIG_DATA", "CLAUDE_API_KEY"})
+_GIT_LOCATION = frozenset(
+    {"GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY", "GIT_INDEX_FILE",
+     "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE", "GIT_CONFIG_PARAMETERS",
+     "GIT_CONFIG_COUNT"}
+)  # fmt: skip
+"""Variables that send a command's git to another repository, or give it configuration,
+than the permission check sees (it finds the repository around the command's folder)."""
 
 
 def _env() -> dict[str, str]:
     """The commands' environment: the kernel's, less the kernel's own secrets (also when the
-    sandbox is off; there the process could still read them from ``/proc``)."""
+    sandbox is off; there the process could still read them from ``/proc``) and the
+    variables that point git elsewhere (`_GIT_LOCATION`)."""
     env = {
         name: value
         for name, value in os.environ.items()
-        if not name.startswith(_KERNEL_SECRETS) and name not in _KERNEL_NAMES
+        if not name.startswith(_KERNEL_SECRETS)
+        and name not in _KERNEL_NAMES
+        and name not in _GIT_LOCATION
+        and not name.startswith(("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_"))
     }
     env.update({"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"})
     return env
@@ -124,7 +135,17 @@ async def run_bash(input: BashInput, context: ToolUseContext) -> str:
     sandbox = plan(context, cwd)
     prefix = list(sandbox.prefix)
     note = f"\n\n{sandbox.notice}" if sandbox.notice else ""
+    projects = dict.fromkeys((context.rule_root, context.cwd, cwd))
+    noted = git_guard.watch(projects, git_guard.user_home(), sandboxed=bool(prefix))
     if input.run_in_background:
+
+        def swept() -> str | None:
+            """When it ends: what it left for the next kernel start or for git to follow."""
+            notes = [sweep(context, sandbox.startup) if sandbox.startup is not None else None]
+            removed = git_guard.sweep(noted)
+            notes.append(git_guard.notice(removed) if removed else None)
+            return "\n\n".join(n for n in notes if n) or None
+
         task = start_task(
             context,
             argv=[*prefix, _shell(), "-c", input.command],
@@ -132,7 +153,7 @@ async def run_bash(input: BashInput, context: ToolUseContext) -> str:
             cwd=cwd,
             env=_env(),
             description=input.description,
-            on_exit=_sweep_after(context, sandbox.startup),
+            on_exit=swept,
         )
         return (
             f"Command running in the background with task id {task.id}.\n"
@@ -164,10 +185,13 @@ async def run_bash(input: BashInput, context: ToolUseContext) -> str:
         env=_env(),
         progress=report,
     )
+    removed = git_guard.sweep(noted)
+    if removed:
+        note += f"\n\n{git_guard.notice(removed)}"
     _take_cwd(context, cwd_file)
-    swept = sweep(context, sandbox.startup) if sandbox.startup is not None else None
-    if swept:
-        note = f"\n\n{swept}{note}"
+    moved = sweep(context, sandbox.startup) if sandbox.startup is not None else None
+    if moved:
+        note = f"\n\n{moved}{note}"
     text = describe(result)
     if result.timed_out:
         raise ToolError(
@@ -178,22 +202,6 @@ async def run_bash(input: BashInput, context: ToolUseContext) -> str:
     if result.exit_code != 0:
         raise ToolError(f"{text}\nExit code {result.exit_code}".strip() + note)
     return (text or "(no output)") + note
-
-
-def _sweep_after(
-    context: ToolUseContext, seen: StartupWatch | None
-) -> Callable[[BackgroundTask], None] | None:
-    """For a background command: sweep when it ends, and add the note to its output."""
-    if seen is None:
-        return None
-
-    def swept(task: BackgroundTask) -> None:
-        note = sweep(context, seen)
-        if note:
-            with open(task.output_path, "a", encoding="utf-8") as out:
-                out.write(f"\n{note}\n")
-
-    return swept
 
 
 def _take_cwd(context: ToolUseContext, cwd_file: Path) -> None:

@@ -63,10 +63,10 @@ def start_task(
     cwd: Path,
     env: Mapping[str, str] | None = None,
     description: str | None = None,
-    on_exit: Callable[[BackgroundTask], None] | None = None,
+    on_exit: Callable[[], str | None] | None = None,
 ) -> BackgroundTask:
-    """Start `argv` detached, register it, and watch it from a daemon thread (which calls
-    `on_exit` with the task when the process has ended)."""
+    """Start `argv` detached, register it, and watch it from a daemon thread. `on_exit` runs
+    when it has ended; a text it returns is appended to the task's output."""
     task_id = f"bash-{uuid.uuid4().hex[:8]}"
     output_path = context.session_dir() / "tasks" / f"{task_id}.output"
     process = spawn_detached(argv, cwd=cwd, output_path=output_path, env=env)
@@ -129,13 +129,15 @@ def _watch(
     context: ToolUseContext,
     task_id: str,
     process: subprocess.Popen[bytes],
-    on_exit: Callable[[BackgroundTask], None] | None,
+    on_exit: Callable[[], str | None] | None,
 ) -> None:
     code = process.wait()
-    task = get_task(context, task_id)
-    if on_exit is not None and task is not None:
-        with contextlib.suppress(Exception):  # (the thread must still record the end)
-            on_exit(task)
+    text = on_exit() if on_exit is not None else None
+    if text:
+        task = get_task(context, task_id)
+        if task is not None:
+            with contextlib.suppress(OSError), open(task.output_path, "a") as handle:
+                handle.write(f"\n{text}\n")
 
     def update(state: AppState) -> AppState:
         tasks = dict(state.extras.get(BACKGROUND_TASKS_KEY, {}))

@@ -7,15 +7,17 @@ is bound read-only, and the settings folders (``<project>/.toolhost``, ``~/.tool
 read-only except ``.toolhost/sessions``, ``.toolhost/worktrees`` and the session's own
 folder. Claude Code's settings folders (``<project>/.claude``, ``~/.claude``; made first
 when the session imports Claude Code's settings, so none can be planted), the git
-configuration (``~/.gitconfig``, ``~/.config/git``, and the repository's ``.git/config``,
-``.git/hooks`` and ``.git/info``) are read-only too: ``.git`` itself stays writable so that
-``git add`` and ``git commit`` work, but nothing in it that makes git run a program can be
-changed. So is what the next kernel or IPython start runs (`permissions.startup`): the
-IPython folder, Jupyter's config folders and kernelspecs, the standard library, and each
-existing start module and ``*.pth`` file in the working folders and site-packages.
-The Jupyter runtime folder (every kernel's connection file) and the paths the front
-end names in ``options.sandbox.hidden_paths`` (the kernel's own connection file) are
-hidden.
+configuration (``~/.gitconfig``, ``~/.config/git``, and in the repository what
+`git_guard.read_only_paths` names: ``.git/config``, ``hooks/``, ``info/``, ``objects/info/``,
+``commondir``, included files...) are read-only too: ``.git`` itself stays writable so that
+``git add`` and ``git commit`` work, and the files git would follow that a command creates
+there are removed when it ends (`git_guard.sweep`). So is what the next kernel or IPython
+start runs (`permissions.startup`): the IPython folder, Jupyter's config folders and
+kernelspecs, the standard library, and each existing start module and ``*.pth`` file in the
+working folders and site-packages (what a command creates there is moved aside when it
+ends: `quarantine`). The Jupyter runtime folder (every kernel's connection file) and the
+paths the front end names in ``options.sandbox.hidden_paths`` (the kernel's own connection
+file) are hidden.
 Relative rules and the project's folders are anchored at the session's project root
 (`ToolUseContext.rule_root`), wherever EnterWorktree or ``cd`` moves the shell.
 Every directory above a covered path is bound onto itself, so it cannot be renamed away from
@@ -52,6 +54,7 @@ from ...core.types import ToolError
 from ...permissions.engine import rules_home
 from ...permissions.rules.ruleset import CompiledRules, compiled_rules
 from ...permissions.startup import StartupPlaces, startup_places, user_folders
+from .git_guard import read_only_paths
 from .quarantine import StartupWatch, watch
 from .sandbox_paths import SandboxPaths, sandbox_paths
 
@@ -315,9 +318,8 @@ def _imports_claude(context: ToolUseContext) -> bool:
 def _read_only_extras(projects: list[Path], home: Path) -> list[str]:
     """Claude Code's settings folders and git's configuration, which decide what runs."""
     found: list[str] = [os.fspath(home / n) for n in (".claude", ".gitconfig", ".config/git")]
-    for project in projects:
-        found.append(os.fspath(project / ".claude"))
-        found += _git_controls(project)
+    found += [os.fspath(project / ".claude") for project in projects]
+    found += read_only_paths(projects)
     return [p for p in found if os.path.lexists(p)]
 
 
@@ -329,45 +331,6 @@ def _startup_places(context: ToolUseContext) -> StartupPlaces:
         with contextlib.suppress(OSError):
             os.makedirs(folder, exist_ok=True)
     return startup_places(home, _roots(context))
-
-
-def _git_controls(project: Path) -> list[str]:
-    """The parts of the repository around `project` that make git run programs."""
-    here = project
-    while not os.path.lexists(here / ".git"):
-        if here.parent == here:
-            return []
-        here = here.parent
-    dot = here / ".git"
-    found = [os.fspath(dot)] if dot.is_file() else []  # a worktree's pointer to its gitdir
-    folders = [Path(os.path.realpath(dot))]
-    if dot.is_file():
-        folders = _gitdirs(dot)
-    for folder in folders:
-        if not folder.is_dir():
-            continue
-        with contextlib.suppress(OSError):
-            (folder / "hooks").mkdir(exist_ok=True)
-            (folder / "info").mkdir(exist_ok=True)
-        found += [os.fspath(folder / n) for n in ("config", "config.worktree", "hooks", "info")]
-        found += [os.fspath(folder / n) for n in ("commondir", "gitdir")]
-    return found
-
-
-def _gitdirs(pointer: Path) -> list[Path]:
-    """The git folder a ``.git`` file points to, and its common folder."""
-    try:
-        text = pointer.read_text(encoding="utf-8").strip()
-    except (OSError, UnicodeDecodeError):
-        return []
-    if not text.startswith("gitdir:"):
-        return []
-    gitdir = Path(os.path.realpath(pointer.parent / text.removeprefix("gitdir:").strip()))
-    found = [gitdir]
-    with contextlib.suppress(OSError, UnicodeDecodeError):
-        common = (gitdir / "commondir").read_text(encoding="utf-8").strip()
-        found.append(Path(os.path.realpath(gitdir / common)))
-    return found
 
 
 def _hidden_extras(context: ToolUseContext) -> list[str]:

@@ -1,5 +1,13 @@
 """EnterWorktree and ExitWorktree: a git worktree on a new branch, and the session's cwd.
 
+git runs closed (`permissions.git_state`): the repository is found by reading its files, a
+repository whose state would send git elsewhere (a planted ``commondir``, alternates,
+``config.worktree``, includes, a promisor remote) is refused with the reason, and every git
+call runs with no hooks (``post-checkout`` included), no fsmonitor, no filter, diff or merge
+driver, no user or system configuration, no lazy fetch and no transport. So a checkout runs
+nothing the repository names; a filter such as Git LFS's is not applied (its files are
+checked out as stored).
+
 The session's working directory is kept in the app state (`AppState.working_directory`) so
 it outlives one call; each call's `context.cwd` is a per-call copy, so these tools also hand
 the orchestrator a context modifier that moves the running context, and move the Bash
@@ -10,6 +18,7 @@ worktree is the tool's own state, `extras["worktree"]` (a `Worktree`).
 
 from __future__ import annotations
 
+import os
 import re
 import secrets
 from dataclasses import dataclass, replace
@@ -22,6 +31,7 @@ from ...core.context import AppState, ToolUseContext
 from ...core.process import run_capture
 from ...core.tool import Tool, ToolOutput, build_tool
 from ...core.types import ToolInputError
+from ...permissions.git_state import GitRepo, Unreadable, closed_argv, closed_env, find_repo
 from ..tasks.state import set_extra
 from .prompt import ENTER, ENTER_DESCRIPTION, EXIT, EXIT_DESCRIPTION
 
@@ -71,9 +81,31 @@ class ExitWorktreeInput(BaseModel):
     )
 
 
-async def _git(context: ToolUseContext, cwd: Path, *args: str) -> tuple[int | None, str, str]:
+def _repo(where: Path) -> GitRepo:
+    """The repository around `where`, vetted; a clear error when there is none or its state
+    can't be trusted."""
+    repo = find_repo(os.fspath(where))
+    if repo is None:
+        raise ToolInputError(
+            f"{where} is not inside a git repository, so no worktree can be made here. "
+            "Use `git init` or work in a repository."
+        )
+    if isinstance(repo, Unreadable):
+        raise ToolInputError(
+            f"git is not run in {repo.top}: {repo.reason}. Ask the user to look at that "
+            "file; remove it if nobody meant it to be there."
+        )
+    return repo
+
+
+async def _git(context: ToolUseContext, repo: GitRepo, *args: str) -> tuple[int | None, str, str]:
     result = await run_capture(
-        ["git", *args], cwd=cwd, max_bytes=1 << 20, time_limit=GIT_TIMEOUT, abort=context.abort
+        closed_argv(repo, *args),
+        cwd=repo.top,
+        env=closed_env(repo, optional_locks=True),
+        max_bytes=1 << 20,
+        time_limit=GIT_TIMEOUT,
+        abort=context.abort,
     )
     out = result.stdout.decode("utf-8", errors="replace").strip()
     err = result.stderr.decode("utf-8", errors="replace").strip()
@@ -91,14 +123,9 @@ async def enter_worktree(input: EnterWorktreeInput, context: ToolUseContext) -> 
     cwd = effective_cwd(context)
     if not cwd.is_dir():
         raise ToolInputError(f"The working directory {cwd} does not exist.")
-    code, root_text, err = await _git(context, cwd, "rev-parse", "--show-toplevel")
-    if code != 0:
-        raise ToolInputError(
-            f"{cwd} is not inside a git repository, so no worktree can be made here "
-            f"({err or 'git rev-parse failed'}). Use `git init` or work in a repository."
-        )
-    root = Path(root_text)
-    code, head, _ = await _git(context, root, "rev-parse", "--verify", "HEAD")
+    repo = _repo(cwd)
+    root = Path(repo.real_top)
+    code, head, _ = await _git(context, repo, "rev-parse", "--verify", "HEAD")
     if code != 0:
         raise ToolInputError(f"The repository at {root} has no commits yet; commit first.")
     path = root / ".toolhost" / "worktrees" / name
@@ -106,7 +133,7 @@ async def enter_worktree(input: EnterWorktreeInput, context: ToolUseContext) -> 
     if path.exists():
         raise ToolInputError(f"{path} exists already; choose another name.")
     code, _, _ = await _git(
-        context, root, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}"
+        context, repo, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}"
     )
     if code == 0:
         raise ToolInputError(f"The branch {branch} exists already; choose another name.")
@@ -114,7 +141,7 @@ async def enter_worktree(input: EnterWorktreeInput, context: ToolUseContext) -> 
     ignore = path.parent / ".gitignore"
     if not ignore.exists():
         ignore.write_text("*\n", encoding="utf-8")
-    code, _, err = await _git(context, root, "worktree", "add", "-b", branch, str(path), head)
+    code, _, err = await _git(context, repo, "worktree", "add", "-b", branch, str(path), head)
     if code != 0:
         raise ToolInputError(f"git worktree add failed: {err}")
     try:
@@ -139,13 +166,14 @@ async def exit_worktree(input: ExitWorktreeInput, context: ToolUseContext) -> To
     if input.action == "remove":
         if tree.path.exists() and not input.discard_changes:
             await _refuse_if_work_would_be_lost(context, tree)
+        main = _repo(tree.repo_root)
         if tree.path.exists():
             code, _, err = await _git(
-                context, tree.repo_root, "worktree", "remove", "--force", str(tree.path)
+                context, main, "worktree", "remove", "--force", str(tree.path)
             )
             if code != 0:
                 raise ToolInputError(f"git worktree remove failed: {err}")
-        await _git(context, tree.repo_root, "branch", "-D", tree.branch)
+        await _git(context, main, "branch", "-D", tree.branch)
         done = f"Removed worktree {tree.path} and branch {tree.branch}."
     else:
         done = f"Kept worktree {tree.path} on branch {tree.branch}."
@@ -156,8 +184,9 @@ async def exit_worktree(input: ExitWorktreeInput, context: ToolUseContext) -> To
 
 
 async def _refuse_if_work_would_be_lost(context: ToolUseContext, tree: Worktree) -> None:
-    _, status, _ = await _git(context, tree.path, "status", "--porcelain")
-    _, count, _ = await _git(context, tree.path, "rev-list", "--count", f"{tree.base_commit}..HEAD")
+    repo = _repo(tree.path)
+    _, status, _ = await _git(context, repo, "status", "--porcelain")
+    _, count, _ = await _git(context, repo, "rev-list", "--count", f"{tree.base_commit}..HEAD")
     problems = []
     if status:
         problems.append(f"uncommitted changes:\n{status}")
