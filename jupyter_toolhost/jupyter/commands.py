@@ -149,8 +149,9 @@ def _cwd(host: AgentHost, command: Command) -> Rendered:
 
 
 def _reset(host: AgentHost, command: Command) -> Rendered:
-    host.reset()
-    return notice_display("Conversation reset: the next %%agent cell starts a new one.")
+    stopped = host.reset()
+    more = f"\n{stopped}" if stopped else ""
+    return notice_display(f"Conversation reset: the next %%agent cell starts a new one.{more}")
 
 
 def _mode(host: AgentHost, command: Command) -> Rendered:
@@ -292,7 +293,9 @@ def _resume(host: AgentHost, command: Command) -> Rendered:
         return table_display("sessions", ("session", "transcript bytes"), rows, title="sessions")
     from .agent import resume_session
 
-    host.session = resume_session(host, command.argument, tools=host.tool_pool())
+    resumed = resume_session(host, command.argument, tools=host.tool_pool())
+    host.end_session("another conversation was resumed (%agent resume)")
+    host.session = resumed
     count = len(host.session.messages)
     return notice_display(f"Resumed session {command.argument} ({count} messages).")
 

@@ -1,0 +1,148 @@
+"""What a conversation sets going ends with it, and the stop button stops background work
+(issue 40, part 6). The real Session, tools and `anthropic` client against the loopback
+Messages API server; real `bash` processes whose pids are checked in /proc.
+
+- A prompt scheduled with CronCreate in bypassPermissions makes no request after the
+  conversation ended (`Session.end`), and nothing of it runs.
+- An interrupt during a background subagent's Bash `sleep` stops the subagent (no further
+  request from it) and kills the command's process group (the shell and its `sleep`).
+- A conversation that ended starts nothing new: CronCreate, a background Agent and a
+  background Bash are refused with a clear error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from process_helpers import processes_with
+from session_support import Router, result_text, session_for
+
+from jupyter_toolhost.testing import MessagesServer, Turn, text, tool_use
+from jupyter_toolhost.tools import builtin_tools
+from jupyter_toolhost.tools.cron import MIN_INTERVAL_KEY
+
+pytestmark = pytest.mark.timeout(60)
+
+
+async def until(holds: Callable[[], bool], seconds: float) -> bool:
+    """Whether `holds()` became true within `seconds` (checked every 50 ms)."""
+    deadline = time.monotonic() + seconds
+    for _ in itertools.count():
+        if holds():
+            return True
+        if time.monotonic() > deadline:
+            return False
+        await asyncio.sleep(0.05)
+    return False
+
+
+def pool(names: set[str]) -> list[Any]:
+    return [t for t in builtin_tools() if t.name in names]
+
+
+async def test_ending_the_conversation_stops_its_schedule(tmp_path: Path) -> None:
+    router = Router(
+        {
+            "Ping me": [
+                Turn([tool_use("CronCreate", {"cron": "@every 0.3s", "prompt": "PING"})]),
+                Turn([text("Scheduled.")]),
+            ],
+            "PING": [],  # no scheduled prompt may reach the model
+        }
+    )
+    with MessagesServer(router) as server:
+        session = session_for(server, tmp_path, pool({"CronCreate"}))
+        session.context.options.extras[MIN_INTERVAL_KEY] = 0.1
+        assert session.permission_mode == "bypassPermissions"
+        await session.run("Ping me every 0.3 s")
+        stopped = session.end("a new conversation started")
+        assert [line for line in stopped.stopped if "PING" in line], stopped
+        await asyncio.sleep(1.2)
+        assert router.seen["PING"] == []
+        assert server.errors == []
+
+
+async def test_an_ended_conversation_starts_nothing_new(tmp_path: Path) -> None:
+    router = Router(
+        {
+            "Start things": [
+                Turn([tool_use("CronCreate", {"cron": "@every 1s", "prompt": "x"})]),
+                Turn([tool_use("Bash", {"command": "sleep 30", "run_in_background": True})]),
+                Turn(
+                    [
+                        tool_use(
+                            "Agent",
+                            {"description": "d", "prompt": "SUB", "run_in_background": True},
+                        )
+                    ]
+                ),
+                Turn([text("Tried.")]),
+            ],
+        }
+    )
+    with MessagesServer(router) as server:
+        session = session_for(server, tmp_path, pool({"CronCreate", "Bash", "Agent"}))
+        session.end("the conversation was reset")
+        await session.run("Start things")
+        bodies = router.seen["Start things"][1:]
+        results = [result_text(b["messages"][-1]["content"][0]) for b in bodies]
+        assert len(results) == 3
+        assert all("has ended (the conversation was reset)" in r for r in results), results
+        assert server.errors == []
+
+
+async def test_interrupt_stops_a_background_subagent_and_its_bash(tmp_path: Path) -> None:
+    marker = tmp_path / "long-job.started"
+    # The shell's command line holds the marker, and so does the `sleep` it starts.
+    command = f"touch {marker}; sleep 31.{os.getpid()} & wait"
+    router = Router(
+        {
+            "Lead": [
+                Turn(
+                    [
+                        tool_use(
+                            "Agent",
+                            {
+                                "description": "long job",
+                                "prompt": "SUB-TASK: run the long job",
+                                "run_in_background": True,
+                            },
+                        )
+                    ]
+                ),
+                # The lead waits in a foreground command while the subagent works.
+                Turn([tool_use("Bash", {"command": "sleep 20"})]),
+                Turn([text("unreachable")]),
+            ],
+            "SUB-TASK": [
+                Turn([tool_use("Bash", {"command": command})]),
+                Turn([text("sub: one more request after the sleep")]),
+            ],
+        }
+    )
+    with MessagesServer(router) as server:
+        session = session_for(server, tmp_path, pool({"Agent", "Bash"}))
+        running = asyncio.ensure_future(session.run("Lead: start the job"))
+        assert await until(marker.exists, 15), "the subagent never ran its command"
+        word = f"31.{os.getpid()}"
+        await until(lambda: len(processes_with(word)) >= 2, 10)
+        pids = processes_with(word)
+        assert len(pids) >= 2, pids  # the shell and its sleep
+        seen = len(router.seen["SUB-TASK"])
+        assert session.interrupt()
+        with pytest.raises(asyncio.CancelledError):
+            await running
+        assert session.last_stopped is not None
+        assert any("long job" in line for line in session.last_stopped.stopped)
+        gone = await until(lambda: not processes_with(word), 5)
+        assert gone, "the subagent's command outlived the stop"
+        await asyncio.sleep(1.0)
+        assert len(router.seen["SUB-TASK"]) == seen, "the subagent asked the model again"
+        assert server.errors == []
