@@ -47,7 +47,10 @@ def pool(names: set[str]) -> list[Any]:
     return [t for t in builtin_tools() if t.name in names]
 
 
-async def test_ending_the_conversation_stops_its_schedule(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "mode", ["default", "acceptEdits", "auto", "bypassPermissions", "dontAsk", "plan"]
+)
+async def test_ending_the_conversation_stops_its_schedule(tmp_path: Path, mode: str) -> None:
     router = Router(
         {
             "Ping me": [
@@ -58,12 +61,18 @@ async def test_ending_the_conversation_stops_its_schedule(tmp_path: Path) -> Non
         }
     )
     with MessagesServer(router) as server:
-        session = session_for(server, tmp_path, pool({"CronCreate"}))
+        session = session_for(
+            server,
+            tmp_path,
+            pool({"CronCreate"}),
+            permission_mode=mode,
+            rules=[("CronCreate", "allow")],
+        )
         session.context.options.extras[MIN_INTERVAL_KEY] = 0.1
-        assert session.permission_mode == "bypassPermissions"
         await session.run("Ping me every 0.3 s")
         stopped = session.end("a new conversation started")
-        assert [line for line in stopped.stopped if "PING" in line], stopped
+        scheduled = [line for line in stopped.stopped if "PING" in line]
+        assert scheduled if mode != "plan" else not scheduled, stopped  # plan refuses it
         await asyncio.sleep(1.2)
         assert router.seen["PING"] == []
         assert server.errors == []
