@@ -202,6 +202,8 @@ class Session:
         self._running_sink: EventSink[LoopEvent] | None = None
         self._waiting: list[asyncio.Task[Any]] = []
         """Tasks of queued prompts, first come first served."""
+        self._told: set[str] = set()
+        """MCP renames the person has been told about."""
         self.last_stopped: Stopped | None = None
         """What the last `interrupt()` stopped, and what goes on."""
 
@@ -261,6 +263,10 @@ class Session:
                 self._tell(Notice("queued", started), on_event)
             for text in self._settings_watch.changes() if self._settings_watch else ():
                 self._tell(Notice("settings", text), on_event)
+            for text in self.mcp.renamed() if self.mcp is not None else ():
+                if text not in self._told:  # each rename is told once, in the cell it shows in
+                    self._told.add(text)
+                    self._tell(Notice("mcp", f"MCP: {text}"), on_event)
             result = await self._loop.run(prompt, on_event=on_event)
         finally:
             self._task = None

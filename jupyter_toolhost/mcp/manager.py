@@ -139,6 +139,12 @@ class McpManager:
         )
         return rows
 
+    def renamed(self) -> list[str]:
+        """A notice per server whose name tools and rules use differs from its configured
+        one (see `naming.server_names`)."""
+        names = server_names(self.connections)
+        return [renamed_notice(c, n) for c, n in sorted(names.items()) if c != n]
+
     def server_name(self, configured: str) -> str:
         """The name tools and rules use for the server configured as `configured`."""
         return server_names([*self.connections, configured])[configured]

@@ -212,6 +212,26 @@ def test_stop_button_stops_a_background_subagent_and_its_bash(
     assert server.errors == [], server.errors
 
 
+def test_agent_stop_stops_background_work_while_no_cell_runs(
+    kernel: Kernel, script: Script, server: MessagesServer
+) -> None:
+    word = marker("agent-stop")
+    script.add(
+        "EPSILON",
+        Turn([tool_use("Bash", {"command": f"sleep 6{word}", "run_in_background": True})]),
+        Turn([text("Started.")]),
+    )
+    run = kernel.run("%%agent --new --mode bypassPermissions\nEPSILON: start it")
+    assert run.status == "ok", run.text()
+    assert eventually(lambda: bool(processes_with(f"6{word}")), 10)
+    stopped = kernel.run("%agent stop")
+    assert eventually(lambda: not processes_with(f"6{word}"), 5), "it outlived %agent stop"
+    assert f"sleep 6{word}" in stopped.text(), stopped.text()
+    again = kernel.run("%agent stop").text()
+    assert "Nothing of this conversation runs in the background" in again, again
+    assert server.errors == [], server.errors
+
+
 def test_kernel_restart_kills_a_background_command(
     script: Script, server: MessagesServer, tmp_path: Path
 ) -> None:

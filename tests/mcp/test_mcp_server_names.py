@@ -214,3 +214,31 @@ async def test_deny_on_files_underscore_removes_its_tools(tmp_path: Path, mode: 
         assert "plan mode" in third, third
     else:  # the other server's tool, allowed by its rule, still runs
         assert "3" in third, third
+
+
+@pytest.mark.timeout(120)
+def test_the_cell_and_agent_mcp_say_what_the_server_is_now_called(tmp_path: Path) -> None:
+    """In a real kernel: the first cell of a conversation warns that `files_` was renamed,
+    `%agent mcp` shows it under the server, and the deny in the settings file holds."""
+    from kernel_helpers import agent_kernel
+
+    settings_file(tmp_path, ["mcp__files_"])
+    renamed = McpManager.from_settings(tmp_path, home=tmp_path).server_name("files_")
+    script = [
+        Turn([tool_use(f"mcp__{renamed}__wipe_notes", {})]),
+        Turn([text("done")]),
+    ]
+    with MessagesServer(script) as server:
+        kernel = agent_kernel(tmp_path, server.base_url)
+        try:
+            run = kernel.run("%%agent --mode bypassPermissions\nWipe the notes", timeout=60)
+            listed = kernel.run("%agent mcp")
+        finally:
+            kernel.close()
+        results = server.requests[-1].body["messages"][-1]["content"]
+    assert run.status == "ok", run.text()
+    shown = run.text()
+    assert f"'files_' is {renamed!r}" in shown and f"name it mcp__{renamed}" in shown, shown
+    assert shown.count(f"'files_' is {renamed!r}") == 1
+    assert f"'files_' is {renamed!r}" in listed.text(), listed.text()
+    assert "all notes removed" not in json.dumps(results)
