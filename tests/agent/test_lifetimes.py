@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -24,6 +23,7 @@ import pytest
 from process_helpers import processes_with
 from session_support import Router, result_text, session_for
 
+from jupyter_toolhost.core.context import SandboxOptions
 from jupyter_toolhost.testing import MessagesServer, Turn, text, tool_use
 from jupyter_toolhost.tools import builtin_tools
 from jupyter_toolhost.tools.cron import MIN_INTERVAL_KEY
@@ -107,10 +107,17 @@ async def test_an_ended_conversation_starts_nothing_new(tmp_path: Path) -> None:
         assert server.errors == []
 
 
-async def test_interrupt_stops_a_background_subagent_and_its_bash(tmp_path: Path) -> None:
+@pytest.mark.parametrize("sandbox", [True, False], ids=["sandbox", "no-sandbox"])
+@pytest.mark.parametrize("how", ["foreground", "background"])
+async def test_interrupt_stops_a_background_subagent_and_its_bash(
+    tmp_path: Path, sandbox: bool, how: str
+) -> None:
+    """The subagent's `sleep` runs in its Bash call, or in a background Bash of its own."""
     marker = tmp_path / "long-job.started"
-    # The shell's command line holds the marker, and so does the `sleep` it starts.
-    command = f"touch {marker}; sleep 31.{os.getpid()} & wait"
+    word = f"31.{abs(hash(str(tmp_path))) % 10**8}"
+    # The shell's command line holds the word, and so does the `sleep` it starts.
+    command = f"touch {marker}; sleep {word} & wait"
+    sub_call = {"command": command, "run_in_background": how == "background"}
     router = Router(
         {
             "Lead": [
@@ -131,19 +138,23 @@ async def test_interrupt_stops_a_background_subagent_and_its_bash(tmp_path: Path
                 Turn([text("unreachable")]),
             ],
             "SUB-TASK": [
-                Turn([tool_use("Bash", {"command": command})]),
+                Turn([tool_use("Bash", sub_call)]),
+                # A background command returns at once: the subagent then waits too.
+                Turn([tool_use("Bash", {"command": "sleep 20"})]),
                 Turn([text("sub: one more request after the sleep")]),
             ],
         }
     )
     with MessagesServer(router) as server:
-        session = session_for(server, tmp_path, pool({"Agent", "Bash"}))
+        session = session_for(
+            server, tmp_path, pool({"Agent", "Bash"}), sandbox=SandboxOptions(enabled=sandbox)
+        )
         running = asyncio.ensure_future(session.run("Lead: start the job"))
         assert await until(marker.exists, 15), "the subagent never ran its command"
-        word = f"31.{os.getpid()}"
         await until(lambda: len(processes_with(word)) >= 2, 10)
         pids = processes_with(word)
         assert len(pids) >= 2, pids  # the shell and its sleep
+        await asyncio.sleep(0.3)  # a background command's subagent has asked again by now
         seen = len(router.seen["SUB-TASK"])
         assert session.interrupt()
         with pytest.raises(asyncio.CancelledError):
@@ -154,4 +165,36 @@ async def test_interrupt_stops_a_background_subagent_and_its_bash(tmp_path: Path
         assert gone, "the subagent's command outlived the stop"
         await asyncio.sleep(1.0)
         assert len(router.seen["SUB-TASK"]) == seen, "the subagent asked the model again"
+        assert server.errors == []
+
+
+async def test_a_scheduled_firing_that_runs_is_cancelled_when_the_conversation_ends(
+    tmp_path: Path,
+) -> None:
+    """Nothing of the old conversation runs after its end: not even the firing in flight."""
+    started = tmp_path / "firing.started"
+    word = f"32.{abs(hash(str(tmp_path))) % 10**8}"
+    router = Router(
+        {
+            "Ping me": [
+                Turn([tool_use("CronCreate", {"cron": "@every 0.5s", "prompt": "PING"})]),
+                Turn([text("Scheduled.")]),
+                # The firing (same conversation) runs a command, then would ask again.
+                Turn([tool_use("Bash", {"command": f"touch {started}; sleep {word}"})]),
+                Turn([text("pong")]),
+            ],
+        }
+    )
+    with MessagesServer(router) as server:
+        session = session_for(server, tmp_path, pool({"CronCreate", "Bash"}))
+        session.context.options.extras[MIN_INTERVAL_KEY] = 0.1
+        await session.run("Ping me every 0.5 s")
+        assert await until(started.exists, 15), "the schedule never fired"
+        await until(lambda: bool(processes_with(word)), 5)
+        assert processes_with(word)
+        seen = len(router.seen["Ping me"])
+        session.end("a new conversation started")
+        assert await until(lambda: not processes_with(word), 5), "the firing's command lives on"
+        await asyncio.sleep(1.2)
+        assert len(router.seen["Ping me"]) == seen, "the old conversation asked the model again"
         assert server.errors == []
