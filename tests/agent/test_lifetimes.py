@@ -198,3 +198,38 @@ async def test_a_scheduled_firing_that_runs_is_cancelled_when_the_conversation_e
         await asyncio.sleep(1.2)
         assert len(router.seen["Ping me"]) == seen, "the old conversation asked the model again"
         assert server.errors == []
+
+
+@pytest.mark.parametrize(
+    ("sandbox", "shape"),
+    [(True, "setsid"), (False, "setsid"), (True, "double-fork")],
+    ids=["sandbox-setsid", "no-sandbox-setsid", "sandbox-double-fork"],
+)
+async def test_a_command_that_left_its_group_dies_with_the_conversation(
+    tmp_path: Path, sandbox: bool, shape: str
+) -> None:
+    """`setsid` puts a child in a session (and group) of its own: the kill reaches it
+    through its parent chain, and in the sandbox through the PID namespace. A double fork
+    orphans it first: only the sandbox reaches that one (documented)."""
+    word = f"33.{abs(hash(str(tmp_path))) % 10**8}"
+    escape = f"setsid sleep {word} &" if shape == "setsid" else f"(setsid sleep {word} &);"
+    command = f"{escape} sleep 1{word}"
+    router = Router(
+        {
+            "Start": [
+                Turn([tool_use("Bash", {"command": command, "run_in_background": True})]),
+                Turn([text("Started.")]),
+            ],
+        }
+    )
+    with MessagesServer(router) as server:
+        session = session_for(
+            server, tmp_path, pool({"Bash"}), sandbox=SandboxOptions(enabled=sandbox)
+        )
+        await session.run("Start the job")
+        assert await until(lambda: len(processes_with(word)) >= 3, 10), processes_with(word)
+        stopped = session.end("the conversation was reset")
+        assert [line for line in stopped.stopped if word in line], stopped
+        gone = await until(lambda: not processes_with(word), 5)
+        assert gone, f"left behind: {processes_with(word)}"
+        assert server.errors == []

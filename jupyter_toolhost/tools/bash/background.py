@@ -9,10 +9,10 @@ how it ended. The tasks tools (TaskGet/TaskStop/TaskOutput) build on `get_task`,
 
 The first task of a conversation registers with the conversation's `Lifetime`: when the
 conversation ends (`--new`, `%agent reset`, a kernel shutdown) and when the person presses
-stop, every running task's process group is killed. A process that leaves its group
-(`setsid`, a daemon that double-forks into a new session) is out of reach of that kill
-without the sandbox; in the sandbox (`--die-with-parent` in a PID namespace) it ends when
-the kernel does. No task starts after the conversation ended.
+stop, every running task's process group is killed, with every process below it that left
+the group (`core.process.kill_tree`). A daemon that double-forked (orphaned before the
+kill) is out of reach of that without the sandbox; in the sandbox (a PID namespace that
+dies with its `bwrap`) it ends too. No task starts after the conversation ended.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Literal, TypeAlias
 
 from ...core.context import AppState, AppStateStore, ToolUseContext
-from ...core.process import kill_group, spawn_detached
+from ...core.process import kill_tree, spawn_detached
 from ...core.types import ToolError
 
 BACKGROUND_TASKS_KEY = "background_tasks"
@@ -111,7 +111,7 @@ def stop_task(context: ToolUseContext, task_id: str) -> BackgroundTask:
         return task
     stopped = replace(task, status="killed", ended_at=time.time())
     _put(context, stopped)
-    kill_group(task.pid)
+    kill_tree(task.pid)
     return stopped
 
 
@@ -130,7 +130,7 @@ def stop_running(store: AppStateStore) -> list[BackgroundTask]:
 
     store.update(update)
     for task in stopped:
-        kill_group(task.pid)
+        kill_tree(task.pid)
     return stopped
 
 
