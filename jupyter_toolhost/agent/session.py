@@ -319,6 +319,11 @@ class Session:
         self._task.cancel()
         return True
 
+    def going_on(self) -> tuple[str, ...]:
+        """What of this conversation runs on its own between prompts and goes on after a
+        stop (its scheduled prompts), one line each."""
+        return self.context.get_app_state().lifetime.going_on()
+
     def stop_background(self, reason: str = "interrupted") -> Stopped:
         """What the stop button does to work that outlives a prompt: background subagents
         and background commands are stopped, a scheduled prompt that runs or waits is

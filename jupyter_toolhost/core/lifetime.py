@@ -88,6 +88,12 @@ class Lifetime:
             owners = list(self._owners.values())
         return Stopped(stopped=_call_all([o.on_end for o in owners], reason))
 
+    def going_on(self) -> tuple[str, ...]:
+        """What an interrupt would leave running (the schedules), one line each."""
+        with self._lock:
+            owners = list(self._owners.values())
+        return _call_all([o.going_on for o in owners], "asked")
+
     def interrupt(self, reason: str) -> Stopped:
         """The stop button: each owner stops what must not outlive it; the rest is listed."""
         with self._lock:

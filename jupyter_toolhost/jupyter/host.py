@@ -293,9 +293,7 @@ class AgentHost:
         """Once the session has a scheduled job, show its output area (in this cell)."""
         if self.scheduled_area is not None:
             return
-        from ..tools.cron import scheduler
-
-        if not scheduler(session.context).jobs():
+        if not session.going_on():  # no scheduled prompt
             return
         import ipywidgets
         from IPython.display import display
