@@ -233,3 +233,60 @@ async def test_a_command_that_left_its_group_dies_with_the_conversation(
         gone = await until(lambda: not processes_with(word), 5)
         assert gone, f"left behind: {processes_with(word)}"
         assert server.errors == []
+
+
+MODES = ["default", "acceptEdits", "auto", "bypassPermissions", "dontAsk", "plan"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_interrupt_stops_a_background_subagent_in_every_mode(
+    tmp_path: Path, mode: str
+) -> None:
+    """The subagent's Bash is allowed by a rule (plan mode refuses it: nothing runs)."""
+    marker = tmp_path / "job.started"
+    word = f"34.{abs(hash(str(tmp_path))) % 10**8}"
+    router = Router(
+        {
+            "Lead": [
+                Turn(
+                    [
+                        tool_use(
+                            "Agent",
+                            {"description": "job", "prompt": "SUB: go", "run_in_background": True},
+                        )
+                    ]
+                ),
+                Turn([tool_use("Sleep", {"duration_ms": 20_000})]),
+                Turn([text("unreachable")]),
+            ],
+            "SUB: go": [
+                Turn([tool_use("Bash", {"command": f"touch {marker}; sleep {word}"})]),
+                Turn([tool_use("Sleep", {"duration_ms": 20_000})]),  # plan mode: waits here
+                Turn([text("one more request")]),
+            ],
+        }
+    )
+    with MessagesServer(router) as server:
+        session = session_for(
+            server,
+            tmp_path,
+            pool({"Agent", "Bash", "Sleep"}),
+            permission_mode=mode,
+            rules=[("Bash", "allow"), ("Sleep", "allow")],
+        )
+        running = asyncio.ensure_future(session.run("Lead: go"))
+        if mode == "plan":
+            await until(lambda: len(router.seen["SUB: go"]) >= 2, 15)
+            assert not marker.exists(), "plan mode ran the subagent's command"
+        else:
+            assert await until(lambda: bool(processes_with(word)), 15), "it never ran"
+        await asyncio.sleep(0.3)
+        seen = len(router.seen["SUB: go"])
+        assert session.interrupt()
+        with pytest.raises(asyncio.CancelledError):
+            await running
+        assert session.last_stopped is not None and session.last_stopped.stopped
+        assert await until(lambda: not processes_with(word), 5), "its command lives on"
+        await asyncio.sleep(1.0)
+        assert len(router.seen["SUB: go"]) == seen, "the subagent asked the model again"
+        assert server.errors == []
