@@ -30,7 +30,13 @@ from hypothesis import strategies as st
 
 from jupyter_toolhost import Session
 from jupyter_toolhost.core.tool import Tool
-from jupyter_toolhost.core.types import PermissionDeny, PermissionMode, ToolPermissionContext
+from jupyter_toolhost.core.types import (
+    PermissionAllow,
+    PermissionAsk,
+    PermissionDeny,
+    PermissionMode,
+    ToolPermissionContext,
+)
 from jupyter_toolhost.mcp import McpManager
 from jupyter_toolhost.mcp.convert import build_mcp_tool
 from jupyter_toolhost.mcp.naming import clean_server_name, parse_name, server_names, tool_names
@@ -242,3 +248,39 @@ def test_the_cell_and_agent_mcp_say_what_the_server_is_now_called(tmp_path: Path
     assert shown.count(f"'files_' is {renamed!r}") == 1
     assert f"'files_' is {renamed!r}" in listed.text(), listed.text()
     assert "all notes removed" not in json.dumps(results)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_old_names_deny_and_ask_but_never_allow(mode: PermissionMode) -> None:
+    """An old name that held ``__`` (``a__b``, now ``a_b``) could spell a tool of server
+    ``a``: as an allow rule it allows nothing; as deny or ask it holds for ``a__b``."""
+    tools = {t.name: t for t in build({"a__b": ["c"], "a": ["b__c", "d"]})}
+    renamed = tools["mcp__a_b__c"]
+
+    def decision(tool: Tool[Any], **rules: list[str]) -> Any:
+        compiled = compile_rules({"project": rules}, cwd=CWD, home="/home/user")
+        return decide(
+            tool=tool,
+            input=tool.input_model.model_validate({}),
+            rules=compiled,
+            mode=mode,
+            cwd=CWD,
+            resolver=PureResolver(home="/home/user"),
+        )
+
+    allowed = decision(renamed, allow=["mcp__a__b"])
+    assert not isinstance(allowed, PermissionAllow) or allowed.reason.kind != "rule"
+    assert isinstance(decision(renamed, allow=["mcp__a_b"]), PermissionAllow | PermissionDeny)
+    if mode not in ("plan", "dontAsk"):  # those modes refuse what no rule allows
+        assert isinstance(decision(renamed, allow=["mcp__a_b"]), PermissionAllow)
+
+    def by_rule(found: Any) -> bool:
+        return found.reason is not None and found.reason.kind == "rule"
+
+    denied = decision(renamed, deny=["mcp__a__b"])
+    assert isinstance(denied, PermissionDeny) and by_rule(denied)
+    asked = decision(renamed, ask=["mcp__a__b__c"])
+    assert isinstance(asked, PermissionAsk | PermissionDeny)
+    assert by_rule(asked) or mode == "plan"  # plan refuses it before any ask rule
+    for other in ("mcp__a__d", "mcp__a__b__c"):  # server a's tools: not named by the old name
+        assert not by_rule(decision(tools[other], deny=["mcp__a__b"])), other
