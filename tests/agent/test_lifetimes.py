@@ -154,6 +154,9 @@ async def test_interrupt_stops_a_background_subagent_and_its_bash(
         await until(lambda: len(processes_with(word)) >= 2, 10)
         pids = processes_with(word)
         assert len(pids) >= 2, pids  # the shell and its sleep
+        # The session's sandbox setting reaches its subagent's commands.
+        wrapped = [p for p in pids if b"bwrap" in Path(f"/proc/{p}/cmdline").read_bytes()]
+        assert bool(wrapped) == sandbox, wrapped
         await asyncio.sleep(0.3)  # a background command's subagent has asked again by now
         seen = len(router.seen["SUB-TASK"])
         assert session.interrupt()
