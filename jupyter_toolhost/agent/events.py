@@ -108,13 +108,15 @@ NoticeKind: TypeAlias = Literal[
     "queued",
     "storage",
     "thinking",
+    "mcp",
 ]
 """``thinking``: thinking is on but this request goes without it (see `AgentLoop.request`).
 ``hook``: a hook failed, blocked a prompt, or stopped or continued the agent.
 ``settings``: a settings file changed on disk after the session started (not applied).
 ``queued``: a prompt arrived while another ran, so it waits for that one to end (told to
 the running prompt's sinks and the new one's), or a waiting prompt has started.
-``storage``: the transcript could not be written (the conversation goes on in memory)."""
+``storage``: the transcript could not be written (the conversation goes on in memory).
+``mcp``: an MCP server's name was changed for its tool names and rules (told once)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,6 +22,7 @@ from ..core.context import (
     ToolUseContext,
 )
 from ..core.conversation import Message
+from ..core.lifetime import Stopped
 from ..core.tool import Tool
 from ..core.types import PermissionMode, RuleBehavior
 from ..disclosure.deferral import DISCLOSURE_OPTIONS, DisclosureOption
@@ -201,6 +202,10 @@ class Session:
         self._running_sink: EventSink[LoopEvent] | None = None
         self._waiting: list[asyncio.Task[Any]] = []
         """Tasks of queued prompts, first come first served."""
+        self._told: set[str] = set()
+        """MCP renames the person has been told about."""
+        self.last_stopped: Stopped | None = None
+        """What the last `interrupt()` stopped, and what goes on."""
 
     @staticmethod
     def transcript_path_for(context: ToolUseContext) -> Path:
@@ -258,6 +263,10 @@ class Session:
                 self._tell(Notice("queued", started), on_event)
             for text in self._settings_watch.changes() if self._settings_watch else ():
                 self._tell(Notice("settings", text), on_event)
+            for text in self.mcp.renamed() if self.mcp is not None else ():
+                if text not in self._told:  # each rename is told once, in the cell it shows in
+                    self._told.add(text)
+                    self._tell(Notice("mcp", f"MCP: {text}"), on_event)
             result = await self._loop.run(prompt, on_event=on_event)
         finally:
             self._task = None
@@ -285,25 +294,42 @@ class Session:
         return len(self._waiting)
 
     async def close(self) -> None:
-        """Stop what outlives a prompt: queued prompts (their `run` raises
-        `CancelledError`), scheduled jobs, background commands and subagents. Awaited right
+        """End the conversation (`end`), then disconnect its MCP servers. Awaited right
         after a prompt, in the task that ran it, no queued prompt gets to start."""
-        from ..tools.cron import scheduler
-        from ..tools.tasks.registry import background_tasks
-
-        for waiter in list(self._waiting):
-            waiter.cancel()
-        scheduler(self.context).clear()
-        await background_tasks(self.context).stop_all()
+        self.end("the session was closed")
+        await asyncio.sleep(0)  # the cancelled work starts unwinding
         if self.mcp is not None:
             await self.mcp.close()
 
+    def end(self, reason: str = "the conversation ended") -> Stopped:
+        """End what outlives a prompt, at once: queued prompts (their `run` raises
+        `CancelledError`), scheduled prompts (a firing that runs is cancelled too),
+        background subagents and background commands (their process groups are killed).
+        Nothing of this conversation starts afterwards. Returns what was stopped."""
+        for waiter in list(self._waiting):
+            waiter.cancel()
+        return self.context.get_app_state().lifetime.end(reason)
+
     def interrupt(self) -> bool:
-        """Cancel the running prompt (as a kernel interrupt would); False if none runs."""
+        """Cancel the running prompt (as a kernel interrupt would), and stop the background
+        work (`stop_background`); False if no prompt runs."""
+        self.last_stopped = self.stop_background("interrupted")
         if self._task is None or self._task.done():
             return False
         self._task.cancel()
         return True
+
+    def going_on(self) -> tuple[str, ...]:
+        """What of this conversation runs on its own between prompts and goes on after a
+        stop (its scheduled prompts), one line each."""
+        return self.context.get_app_state().lifetime.going_on()
+
+    def stop_background(self, reason: str = "interrupted") -> Stopped:
+        """What the stop button does to work that outlives a prompt: background subagents
+        and background commands are stopped, a scheduled prompt that runs or waits is
+        cancelled; schedules go on (`Stopped.going_on` lists them). The conversation goes
+        on."""
+        return self.context.get_app_state().lifetime.interrupt(reason)
 
     async def compact(self) -> CompactBoundary | None:
         """Summarise the conversation now; returns the boundary (None if too short)."""

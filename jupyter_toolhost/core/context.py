@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from .lifetime import Lifetime
 from .types import ToolPermissionContext
 
 
@@ -189,6 +190,9 @@ class AppState:
     extras: dict[str, Any] = field(default_factory=dict[str, Any])
     """State owned by individual tools (tasks, the worktree, the task board, ...), keyed by
     owner; the session's own state has the fields above."""
+    lifetime: Lifetime = field(default_factory=Lifetime)
+    """The conversation's end and interrupt hooks: tools that start work outliving a call
+    (scheduled prompts, background agents and commands) register how to stop it there."""
 
 
 class AppStateStore:

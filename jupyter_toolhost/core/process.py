@@ -100,6 +100,49 @@ def kill_group(pid: int, sig: int = signal.SIGKILL) -> None:
         os.killpg(pid, sig)
 
 
+def kill_tree(pid: int) -> None:
+    """Kill the process group led by `pid` and every process below `pid`, with the groups
+    they lead: a child that left the group (``setsid cmd &``) dies too, as long as its
+    parent chain still leads to `pid` when this runs. One that was orphaned before (a
+    daemon that double-forked) is out of reach; the sandbox's PID namespace is not.
+    Never raises; never touches this process's own group."""
+    below = _descendants(pid)
+    kill_group(pid)
+    own = os.getpgrp()
+    for child in below:
+        with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
+            group = os.getpgid(child)
+            if group != own:
+                os.killpg(group, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
+            os.kill(child, signal.SIGKILL)
+
+
+def _descendants(pid: int) -> list[int]:
+    """The processes below `pid`, read from ``/proc`` (none where there is no ``/proc``)."""
+    children: dict[int, list[int]] = {}
+    try:
+        entries = [e.name for e in os.scandir("/proc") if e.name.isdigit()]
+    except OSError:
+        return []
+    for name in entries:
+        try:
+            with open(f"/proc/{name}/stat", "rb") as handle:
+                stat = handle.read()
+            parent = int(stat.rsplit(b")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(parent, []).append(int(name))
+    found: list[int] = []
+    todo = [pid]
+    while todo:
+        for child in children.get(todo.pop(), ()):
+            if child not in found and child != os.getpid():
+                found.append(child)
+                todo.append(child)
+    return found
+
+
 async def run_process(
     argv: Sequence[str],
     *,
@@ -135,9 +178,17 @@ async def run_process(
     pid = process.pid
     reasons: list[str] = []
 
+    def stop() -> None:
+        # The whole tree while the shell lives (a `setsid` child too); once it has exited
+        # (and its pid may be reused), its group only, as before.
+        if process.returncode is None:
+            kill_tree(pid)
+        else:
+            kill_group(pid)
+
     def on_abort(reason: str) -> None:
         reasons.append(reason)
-        kill_group(pid)
+        stop()
 
     remove = abort.add_callback(on_abort) if abort is not None else (lambda: None)
     reporter = _start_reporter(out_path, err_path, progress) if progress is not None else None
@@ -147,10 +198,10 @@ async def run_process(
             await asyncio.wait_for(process.wait(), time_limit)
         except TimeoutError:
             timed_out = True
-            kill_group(pid)
+            stop()
             await process.wait()
     except BaseException:
-        kill_group(pid)
+        stop()
         raise
     finally:
         remove()

@@ -103,6 +103,21 @@ def default_map_result(output: Any) -> ToolResultContent:
     return str(output)
 
 
+@dataclass(frozen=True, slots=True)
+class McpName:
+    """The names of an MCP tool, kept apart: its `name` is ``mcp__<server>__<tool>``."""
+
+    server: str
+    """The server as tool names and permission rules name it (renamed when its configured
+    name would make tool names ambiguous: see `mcp.naming`)."""
+    tool: str
+    """The tool part of the tool's name."""
+    configured_server: str
+    """The server's name in the settings (the same as `server` unless it was renamed)."""
+    remote_tool: str
+    """The tool's own name on its server."""
+
+
 @dataclass(eq=False)
 class Tool(Generic[InputT]):
     """A tool the model can call. Build one with `build_tool()` or `@tool`."""
@@ -145,6 +160,9 @@ class Tool(Generic[InputT]):
     cancels_siblings_on_error: bool = False
     """When a call of this tool fails, cancel the calls running beside it in its batch."""
     is_mcp: bool = False
+    mcp_name: McpName | None = None
+    """An MCP tool's server and tool, as two names (permission rules match these, never a
+    split of `name`)."""
     annotations_trusted: bool = False
     """An MCP tool whose server is configured with ``trustAnnotations``: only then does its
     ``readOnlyHint`` count for permissions (it always counts for concurrency)."""
@@ -296,6 +314,7 @@ def build_tool(
     get_path: Callable[[InputT], str | None] | None = None,
     cancels_siblings_on_error: bool = False,
     is_mcp: bool = False,
+    mcp_name: McpName | None = None,
     annotations_trusted: bool = False,
     shell_command: Callable[[InputT], str | None] | None = None,
     get_url: Callable[[InputT], str | None] | None = None,
@@ -337,7 +356,8 @@ def build_tool(
         map_result=map_result,
         get_path=get_path,
         cancels_siblings_on_error=cancels_siblings_on_error,
-        is_mcp=is_mcp,
+        is_mcp=is_mcp or mcp_name is not None,
+        mcp_name=mcp_name,
         annotations_trusted=annotations_trusted,
         shell_command=shell_command,
         get_url=get_url,

@@ -1,6 +1,7 @@
 """The `%agent` subcommands: each returns something to display (or None).
 
-status, reset, mode, allow/ask/deny, rules, tools, history [--timeline], cost, request [N]
+status, reset, stop (background agents and commands, as the stop button does), mode,
+allow/ask/deny, rules, tools, history [--timeline], cost, request [N]
 (`request_view`), compact, resume, mcp, check TOOL INPUT (`check_display`),
 import-claude-settings (Claude Code's settings files into this conversation), cwd [PATH]
 (the working folder, `workdir`), key (asks for an API key without echo and keeps it in this
@@ -149,8 +150,21 @@ def _cwd(host: AgentHost, command: Command) -> Rendered:
 
 
 def _reset(host: AgentHost, command: Command) -> Rendered:
-    host.reset()
-    return notice_display("Conversation reset: the next %%agent cell starts a new one.")
+    stopped = host.reset()
+    more = f"\n{stopped}" if stopped else ""
+    return notice_display(f"Conversation reset: the next %%agent cell starts a new one.{more}")
+
+
+def _stop(host: AgentHost, command: Command) -> Rendered:
+    """What the stop button does to background work, for when no cell runs (the button then
+    has no prompt to stop): background agents and commands stop, schedules go on."""
+    from .host import background_notice
+
+    if host.session is None:
+        return notice_display("No conversation: nothing runs in the background.")
+    stopped = host.session.stop_background("stopped with %agent stop")
+    text = background_notice(stopped)
+    return notice_display(text or "Nothing of this conversation runs in the background.")
 
 
 def _mode(host: AgentHost, command: Command) -> Rendered:
@@ -292,7 +306,9 @@ def _resume(host: AgentHost, command: Command) -> Rendered:
         return table_display("sessions", ("session", "transcript bytes"), rows, title="sessions")
     from .agent import resume_session
 
-    host.session = resume_session(host, command.argument, tools=host.tool_pool())
+    resumed = resume_session(host, command.argument, tools=host.tool_pool())
+    host.end_session("another conversation was resumed (%agent resume)")
+    host.session = resumed
     count = len(host.session.messages)
     return notice_display(f"Resumed session {command.argument} ({count} messages).")
 
@@ -382,6 +398,7 @@ def _help(host: AgentHost, command: Command) -> Rendered:
 _HANDLERS: dict[str, Callable[[AgentHost, Command], Rendered | None]] = {
     "status": _status,
     "reset": _reset,
+    "stop": _stop,
     "mode": _mode,
     "allow": _rule,
     "ask": _rule,

@@ -14,6 +14,7 @@ The session, the model client and the tool modules are imported here on first us
 from __future__ import annotations
 
 import asyncio
+import atexit
 import os
 import threading
 from pathlib import Path
@@ -75,6 +76,12 @@ class AgentHost:
         self.folder_problem: str | None = None
         """Why the configured working folder is not the one in use (it does not exist)."""
         self.workdir: WorkingFolder = self._resolve_folder(None)
+        self._closing: set[asyncio.Task[None]] = set()
+        self.ended_notice: str | None = None
+        """What ending the previous conversation stopped (`--new`), for the next cell."""
+        # A kernel restart or shutdown ends the conversation: background commands run in
+        # process groups of their own and would otherwise outlive the kernel.
+        atexit.register(self.end_session, "the kernel shut down")
 
     # ── the working folder (`workdir`) ───────────────────────────────────────────────────
 
@@ -226,6 +233,9 @@ class AgentHost:
         notice = self.folder_notice() if starting else None
         if notice is not None:
             view.notice(notice, level="warning")
+        if self.ended_notice is not None:
+            view.notice(self.ended_notice, level="warning")
+            self.ended_notice = None
         task = asyncio.ensure_future(
             run_session(
                 session, prompt, view=view, max_turns=options.max_turns or self.config.max_turns
@@ -234,10 +244,16 @@ class AgentHost:
         try:
             await wait_in_slices(task)
         except asyncio.CancelledError:
+            # Background work first: it must not make one more request while the
+            # interrupted prompt winds down.
+            stopped = session.stop_background("interrupted")
             await stop_task(task, grace=STOP_GRACE)
             view.finish(footer=False)
             self._remember(view)
             view.notice(_interrupt_summary(view), level="warning")
+            text = background_notice(stopped)
+            if text is not None:
+                view.notice(text, level="warning")
             raise AgentInterrupted("the agent was interrupted") from None
         finally:
             self._view = None
@@ -278,15 +294,16 @@ class AgentHost:
         """Once the session has a scheduled job, show its output area (in this cell)."""
         if self.scheduled_area is not None:
             return
-        from ..tools.cron import scheduler
-
-        if not scheduler(session.context).jobs():
+        if not session.going_on():  # no scheduled prompt
             return
         import ipywidgets
         from IPython.display import display
 
         self.scheduled_area = ipywidgets.Output()
-        print("Scheduled prompts of this session show their runs below; they stop with the kernel.")
+        print(
+            "Scheduled prompts of this conversation show their runs below; they end with it "
+            "(%%agent --new, %agent reset, a kernel restart)."
+        )
         display(self.scheduled_area)
 
     def run_cell_blocking(self, line: str, body: str) -> None:
@@ -351,6 +368,10 @@ class AgentHost:
         if starting:
             from .agent import new_session
 
+            if self.session is not None:
+                stopped = self.end_session("a new conversation started (%%agent --new)")
+                self.ended_notice = ended_notice(stopped)
+
             # Scheduled prompts run in this kernel's session and show in their own area;
             # rules added before the first cell are the session's from the start.
             self.session = new_session(self, tools=tools)
@@ -367,15 +388,28 @@ class AgentHost:
         if batches:  # batches count on through the conversation's cells
             self.batch_offset = max(batches)
 
-    def reset(self) -> None:
-        """Forget the conversation (the next cell starts a new one); its scheduled prompts
-        stop with it."""
-        if self.session is not None:
-            from ..tools.cron import scheduler
+    def reset(self) -> str | None:
+        """Forget the conversation (the next cell starts a new one); what it set going
+        ends with it. Returns a line saying what was stopped (None: nothing)."""
+        return ended_notice(self.end_session("the conversation was reset (%agent reset)"))
 
-            scheduler(self.session.context).clear()
-        self.session = None
+    def end_session(self, reason: str) -> Any:
+        """End the conversation: its scheduled prompts, background subagents and background
+        commands stop at once (`Session.end`), its MCP servers are closed when an event loop
+        runs. Returns what was stopped (a `Stopped`; None without a conversation)."""
+        session, self.session = self.session, None
         self.scheduled_area = None
+        if session is None:
+            return None
+        stopped = session.end(reason)
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # the interpreter is exiting: the server processes end with it
+            return stopped
+        closing = loop.create_task(session.close())
+        self._closing.add(closing)  # the loop keeps only a weak reference to a task
+        closing.add_done_callback(self._closing.discard)
+        return stopped
 
     # `%agent` subcommands live in `commands` (`run_line`, `run_command_cell`), which
     # builds on this state: nothing here imports it.
@@ -480,6 +514,32 @@ def _cassette_miss(error: BaseException) -> bool:
     from ..model.cassette import CassetteError
 
     return isinstance(error, CassetteError)
+
+
+def ended_notice(stopped: Any) -> str | None:
+    """What ending a conversation stopped, in one notice (None: nothing was running)."""
+    if not stopped:
+        return None
+    lines = "\n".join(f"  - {line}" for line in stopped.stopped)
+    return f"The previous conversation ended; what it had set going was stopped:\n{lines}"
+
+
+def background_notice(stopped: Any) -> str | None:
+    """What the stop button stopped besides the prompt, and what goes on (None: nothing)."""
+    if not stopped:
+        return None
+    parts: list[str] = []
+    if stopped.stopped:
+        lines = "\n".join(f"  - {line}" for line in stopped.stopped)
+        parts.append(f"Stopped with the prompt:\n{lines}")
+    if stopped.going_on:
+        lines = "\n".join(f"  - {line}" for line in stopped.going_on)
+        parts.append(
+            f"Still scheduled (they run in this conversation's mode and rules):\n{lines}\n"
+            "To end them: ask the agent to CronDelete them, or %agent reset (which ends the "
+            "conversation)."
+        )
+    return "\n".join(parts)
 
 
 def _interrupt_summary(view: LiveView) -> str:

@@ -24,13 +24,17 @@ NONE_CONFIGURED = (
 
 
 def list_servers(host: AgentHost) -> Rendered:
-    """The servers with their state, tool count and last error."""
+    """The servers with their state, tool count and last error, and notes: a server renamed
+    for its tool names and rules (with what rules must say), tools left out or renamed."""
     manager = host.session.mcp if host.session is not None else None
     statuses = manager.status() if manager is not None else []
     if not statuses:
         return notice_display(NONE_CONFIGURED)
-    rows = [(s.name, s.state, s.tool_count, s.transport, s.error or "") for s in statuses]
-    columns = ("server", "state", "tools", "transport", "error")
+    rows = [
+        (s.name, s.state, s.tool_count, s.transport, s.error or "", "\n".join(s.notices))
+        for s in statuses
+    ]
+    columns = ("server", "state", "tools", "transport", "error", "notes")
     return table_display("mcp", columns, rows, title="MCP servers")
 
 

@@ -46,6 +46,7 @@ Subcommand: TypeAlias = Literal[
     "key",
     "debug",
     "output",
+    "stop",
 ]
 SUBCOMMANDS: tuple[Subcommand, ...] = get_args(Subcommand)
 
@@ -55,7 +56,7 @@ CELL_USAGE = (
     "\n<prompt lines>"
 )
 LINE_USAGE = (
-    "%agent status | reset | mode [MODE] | allow|ask|deny RULE [--save] | rules | tools | "
+    "%agent status | reset | stop | mode [MODE] | allow|ask|deny RULE [--save] | rules | tools | "
     "history [--timeline] | cost | request [N] | compact | resume [SESSION] | "
     "mcp [add NAME -- COMMAND ARGS... | restart NAME | remove NAME] | check TOOL INPUT | "
     "output PATH | import-claude-settings | cwd [PATH] | key | debug [on|off] | help"
@@ -236,7 +237,9 @@ Usage
 {CELL_USAGE}
 
     The cell body is the prompt; the conversation continues across %%agent cells
-    until --new or %agent reset. --mode, --model, --cassette, --cassette-mode,
+    until --new or %agent reset, which also end its scheduled prompts, background agents
+    and background commands (the stop button and %agent stop stop the agents and
+    commands and keep the schedules). --mode, --model, --cassette, --cassette-mode,
     --disclosure and --think stay in effect for the rest of the conversation; a new
     one starts from the c.ToolHost defaults.
 

@@ -22,7 +22,7 @@ from typing import Any, Literal
 DEFAULT_CONNECT_TIMEOUT = 30.0
 DEFAULT_TOOL_TIMEOUT = 300.0
 
-_SERVER_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+MAX_CONFIGURED_NAME = 200
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
@@ -60,11 +60,13 @@ class McpServerConfig:
 
 
 def check_server_name(name: str) -> str:
-    """A server name becomes part of tool names: letters, digits, '_' and '-' only."""
-    if not _SERVER_NAME.match(name) or "__" in name:
+    """A server name: any non-empty text without control characters. One that would make
+    tool names ambiguous or invalid (``files_``, ``a__b``, ``my.db``) is renamed for its
+    tools and rules, with a notice (`naming.server_names`), not refused."""
+    if not name.strip() or len(name) > MAX_CONFIGURED_NAME or any(c < " " for c in name):
         raise McpConfigError(
-            f"MCP server name {name!r} must be 1-64 letters, digits, '_' or '-' "
-            "(without '__'), because it becomes part of tool names"
+            f"MCP server name {name!r} must be 1-{MAX_CONFIGURED_NAME} characters without "
+            "control characters"
         )
     return name
 

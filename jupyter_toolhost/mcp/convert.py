@@ -25,7 +25,7 @@ from mcp.shared.dispatcher import ProgressFnT
 from pydantic import BaseModel, ConfigDict
 
 from ..core.context import Progress, ToolUseContext
-from ..core.tool import Tool, build_tool
+from ..core.tool import McpName, Tool, build_tool
 from ..core.types import ContentBlock, ToolError
 from .naming import fit_schema, restore_arguments
 
@@ -97,9 +97,12 @@ def build_mcp_tool(
     always_load: bool = False,
     name: str | None = None,
     trust_annotations: bool = False,
+    configured_server: str | None = None,
 ) -> Tool[McpToolInput]:
     """A `Tool` that forwards calls to the server's tool through `call`. `name` is the name
-    the model sees (default: `mcp_tool_name`); property keys the API refuses are renamed in
+    the model sees (default: `mcp_tool_name`); `server` is the server as tool names name it
+    and `configured_server` its name in the settings, when it was renamed (`naming`); the
+    tool keeps both, with its own name, in `mcp_name`. Property keys the API refuses are renamed in
     the schema and back in each call's arguments (`naming.fit_schema`, which raises
     `UnmappableSchema` when that cannot be done). Its ``readOnlyHint`` makes it
     concurrency-safe; it counts for permissions only with `trust_annotations`."""
@@ -114,8 +117,16 @@ def build_mcp_tool(
 
     title = tool.annotations.title if tool.annotations and tool.annotations.title else None
     description = (tool.description or "").strip() or title or f"{remote_name} ({server})"
+    full_name = name or mcp_tool_name(server, tool.name)
+    prefix = f"mcp__{_UNSAFE.sub('_', server)}__"
+    names = McpName(
+        server=server,
+        tool=full_name.removeprefix(prefix),
+        configured_server=configured_server or server,
+        remote_tool=remote_name,
+    )
     return build_tool(
-        name=name or mcp_tool_name(server, tool.name),
+        name=full_name,
         input_model=McpToolInput,
         call=run,
         description=description,
@@ -124,8 +135,9 @@ def build_mcp_tool(
         destructive=_annotation(tool, "destructive_hint"),
         should_defer=True,
         always_load=always_load,
-        user_facing_name=f"{server} - {title or remote_name} (MCP)",
+        user_facing_name=f"{configured_server or server} - {title or remote_name} (MCP)",
         is_mcp=True,
+        mcp_name=names,
         annotations_trusted=trust_annotations,
         input_schema_override=schema,
         extras={"mcp_server": server, "mcp_tool": remote_name},

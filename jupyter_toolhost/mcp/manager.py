@@ -4,7 +4,9 @@
 timeout); `manager.tools()` is the current list of MCP tools (``mcp__<server>__<tool>``
 plus the two resource tools) to add to the session's pool before each request; a server
 that failed simply contributes no tools. Names are unique and schemas valid for the API
-(`naming`); what was renamed or left out is listed under the server in `status()`. A call
+(`naming`): a server whose name would make tool names ambiguous (``files_``, ``a__b``) is
+renamed for its tools and rules; what was renamed or left out is listed under the server in
+`status()`. A call
 that finds its server gone, or that times out, raises a `ToolError` the pipeline turns into
 a clear `is_error` result, and the session goes on. `status()` is what `%agent mcp` lists.
 """
@@ -24,7 +26,7 @@ from ..core.types import ToolError
 from .config import McpConfigs, McpServerConfig, load_mcp_configs
 from .connection import McpCallError, McpConnection, McpUnavailable, ServerState
 from .convert import ProgressFn, build_mcp_tool, mcp_tool_name
-from .naming import UnmappableSchema, tool_names
+from .naming import UnmappableSchema, renamed_notice, server_names, tool_names
 from .resource_tools import build_resource_tools
 
 
@@ -60,7 +62,9 @@ class McpManager:
         self.config_errors: dict[str, str] = dict(config_errors or {})
         for config in configs:
             self.connections[config.name] = McpConnection(config)
-        self._tools: dict[str, tuple[int, list[Tool[Any]]]] = {}
+        self._tools: dict[str, tuple[tuple[int, str], list[Tool[Any]]]] = {}
+        """Built tools by server, with the connection's generation and the server's name in
+        tool names (another server added later may change it) they were built for."""
         self._notices: dict[str, tuple[str, ...]] = {}
         self._resource_tools = build_resource_tools(self)
 
@@ -117,9 +121,10 @@ class McpManager:
             if connection.state != "connected":
                 continue
             cached = self._tools.get(name)
-            if cached is None or cached[0] != connection.generation:
+            key = (connection.generation, self.server_name(name))
+            if cached is None or cached[0] != key:
                 built = self._build(connection)
-                cached = self._tools[name] = (connection.generation, built)
+                cached = self._tools[name] = (key, built)
             result.extend(cached[1])
         if any(c.state == "connected" and c.has_resources for c in self.connections.values()):
             result.extend(self._resource_tools)
@@ -134,6 +139,16 @@ class McpManager:
         )
         return rows
 
+    def renamed(self) -> list[str]:
+        """A notice per server whose name tools and rules use differs from its configured
+        one (see `naming.server_names`)."""
+        names = server_names(self.connections)
+        return [renamed_notice(c, n) for c, n in sorted(names.items()) if c != n]
+
+    def server_name(self, configured: str) -> str:
+        """The name tools and rules use for the server configured as `configured`."""
+        return server_names([*self.connections, configured])[configured]
+
     def _status(self, connection: McpConnection) -> ServerStatus:
         config = connection.config
         return ServerStatus(
@@ -143,8 +158,12 @@ class McpManager:
             error=connection.error,
             transport=config.transport,
             source=config.source,
-            notices=self._notices.get(connection.name, ()),
+            notices=self._notices.get(connection.name, self._rename_notice(connection.name)),
         )
+
+    def _rename_notice(self, configured: str) -> tuple[str, ...]:
+        server = self.server_name(configured)
+        return () if server == configured else (renamed_notice(configured, server),)
 
     def _build(self, connection: McpConnection) -> list[Tool[Any]]:
         """The server's tools under unique valid names; a tool whose schema cannot be made
@@ -158,26 +177,30 @@ class McpManager:
             except (McpUnavailable, McpCallError) as exc:
                 raise ToolError(str(exc)) from None
 
-        names = tool_names(connection.name, [tool.name for tool in connection.tools])
+        server = self.server_name(connection.name)
+        names = tool_names(server, [tool.name for tool in connection.tools])
         built: list[Tool[Any]] = []
         notices: list[str] = []
+        if server != connection.name:
+            notices.append(renamed_notice(connection.name, server))
         for tool in connection.tools:
             name = names[tool.name]
             try:
                 built.append(
                     build_mcp_tool(
-                        connection.name,
+                        server,
                         tool,
                         call,
                         always_load=connection.config.always_load,
                         name=name,
                         trust_annotations=connection.config.trust_annotations,
+                        configured_server=connection.name,
                     )
                 )
             except UnmappableSchema as exc:
                 notices.append(f"{tool.name!r} left out: {exc}")
                 continue
-            if name != mcp_tool_name(connection.name, tool.name):
+            if name != mcp_tool_name(server, tool.name):
                 notices.append(f"{tool.name!r} is {name} (its plain name is taken)")
         self._notices[connection.name] = tuple(notices)
         return built

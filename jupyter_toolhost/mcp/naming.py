@@ -1,5 +1,17 @@
 """MCP names and schemas made valid for the Messages API, and mapped back for the server.
 
+**Server names.** A tool's name is ``mcp__<server>__<tool>``, and permission rules name a
+server as ``mcp__<server>``; so the server part must end where the first ``__`` after
+``mcp__`` begins. A server name that contains ``__``, starts or ends with ``_`` (``files_``
+gives ``mcp__files___delete``, which reads as server ``files`` and tool ``_delete``), or
+holds characters the API refuses is renamed (`server_names`): other characters become
+``_`` (as Claude Code does), runs of ``_`` become one, ``_`` is cut from both ends, and the
+name is cut to 64 characters. A name that collides with another server's gets ``_`` and
+four hex digits of a hash of its real name. The person is told the old and the new name
+(`renamed_notice`). A clean name is never changed. With clean server names, `parse_name`
+splits any tool name back into its server and its tool, whatever the tool part holds
+(``__`` and leading ``_`` included).
+
 **Tool names.** The API takes tool names matching ``^[a-zA-Z0-9_-]{1,128}$``, unique in a
 request. An MCP tool is ``mcp__<server>__<tool>`` with every other character replaced by
 ``_``; two names that only differ there (``files.read`` and ``files_read``) would collide,
@@ -28,15 +40,24 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 __all__ = [
+    "MAX_SERVER",
     "KeyMap",
     "UnmappableSchema",
+    "clean_server_name",
     "fit_schema",
+    "parse_name",
+    "renamed_notice",
     "restore_arguments",
+    "server_names",
     "tool_names",
     "unique_names",
 ]
 
 MAX_NAME = 128
+MAX_SERVER = 64
+PREFIX = "mcp__"
+_CLEAN_SERVER = re.compile(r"^(?!_)(?!.*__)(?!.*_$)[A-Za-z0-9_-]{1,64}$")
+_RUNS = re.compile(r"_{2,}")
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9_-]")
 _UNSAFE_KEY = re.compile(r"[^A-Za-z0-9_.-]")
 _KEY = re.compile(r"^[a-zA-Z0-9_.-]{1,64}$")
@@ -70,6 +91,55 @@ def unique_names(names: Iterable[str], *, limit: int, unsafe: re.Pattern[str]) -
             taken.add(name)
             result[real] = name
     return result
+
+
+def clean_server_name(name: str) -> bool:
+    """Whether `name` can stand in ``mcp__<name>__<tool>`` unchanged and unambiguously."""
+    return bool(_CLEAN_SERVER.match(name))
+
+
+def _cleaned(name: str) -> str:
+    plain = _RUNS.sub("_", _UNSAFE_NAME.sub("_", name)).strip("_")
+    return plain[:MAX_SERVER].rstrip("_") or "server"
+
+
+def server_names(names: Iterable[str]) -> dict[str, str]:
+    """Each configured server name → the name its tools and rules use: unchanged when it is
+    clean, else cleaned (see the module docstring); unique among them, and never another
+    server's configured name."""
+    real_names = sorted(set(names))
+    result: dict[str, str] = {n: n for n in real_names if clean_server_name(n)}
+    taken = set(real_names)
+    for real in real_names:
+        if real in result:
+            continue
+        name = _cleaned(real)
+        while name in taken:
+            name = f"{name[: MAX_SERVER - 5].rstrip('_')}_{_suffix(real + name)}"
+        taken.add(name)
+        result[real] = name
+    return result
+
+
+def renamed_notice(configured: str, name: str) -> str:
+    """What the person is told about a server renamed for tool names and rules."""
+    return (
+        f"server name {configured!r} is {name!r} in tool names (mcp__{name}__<tool>), "
+        f"because {configured!r} would make them ambiguous or invalid: permission rules must "
+        f"name it mcp__{name}. A deny or ask rule written with the old name still applies; an "
+        "allow rule does not."
+    )
+
+
+def parse_name(tool_name: str) -> tuple[str, str] | None:
+    """(server, tool) of a ``mcp__<server>__<tool>`` name whose server name is clean; None
+    for any other name."""
+    if not tool_name.startswith(PREFIX):
+        return None
+    server, separator, tool = tool_name[len(PREFIX) :].partition("__")
+    if not separator or not tool or not clean_server_name(server):
+        return None
+    return server, tool
 
 
 def tool_names(server: str, tools: Iterable[str]) -> dict[str, str]:

@@ -334,6 +334,7 @@ async def _invoke(
         done, _ = await asyncio.wait({work, aborted}, return_when=asyncio.FIRST_COMPLETED)
     except asyncio.CancelledError:
         work.cancel()
+        work.add_done_callback(_retrieve)
         raise
     finally:
         aborted.cancel()
@@ -342,6 +343,9 @@ async def _invoke(
     reason = signal.reason or "aborted"
     if handle.thread is None:
         work.cancel()
+        # A tool that watches the signal itself may have ended with its own error first:
+        # retrieved, so asyncio does not log it as never retrieved.
+        work.add_done_callback(_retrieve)
         raise _Cancelled(reason)
     if handle.thread.cancel():  # still waiting for a free thread: it never runs
         raise _Cancelled(reason)
@@ -351,6 +355,11 @@ async def _invoke(
             work.exception()  # retrieved: what it raised on the way out is not the answer
         raise _Cancelled(f"{reason}. {STOPPED_WHEN_ASKED}")
     raise _Cancelled(f"{reason}. {STILL_RUNNING}")
+
+
+def _retrieve(future: asyncio.Future[Any]) -> None:
+    if not future.cancelled():
+        future.exception()
 
 
 def _call_sync(tool: Tool[Any], parsed: BaseModel, context: ToolUseContext) -> Any:

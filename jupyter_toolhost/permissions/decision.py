@@ -220,7 +220,7 @@ def _unconfined(name: str, rules: CompiledRules, mode: PermissionMode) -> Permis
 def _first(rules: BehaviorRules, facts: CallFacts) -> _Match | None:
     if rules.empty:
         return None
-    whole = _whole(rules, facts)
+    whole = _whole(rules, facts, aliases=True)
     if whole:
         return _Match(whole, "")
     if facts.path is not None:
@@ -241,10 +241,13 @@ def _first(rules: BehaviorRules, facts: CallFacts) -> _Match | None:
     return None
 
 
-def _whole(rules: BehaviorRules, facts: CallFacts) -> SourcedRule | None:
+def _whole(rules: BehaviorRules, facts: CallFacts, *, aliases: bool = False) -> SourcedRule | None:
+    """A rule naming the whole tool, its MCP server, or its class. With `aliases` (deny and
+    ask), rules that name a renamed MCP server by its configured name count too."""
     hit = rules.tools.get(facts.tool_name)
     if hit is None and facts.server is not None:
-        hit = rules.servers.get(facts.server)
+        names = facts.server_aliases if aliases else ()
+        hit = rules.mcp_rule(facts.server, facts.mcp_tool or "", aliases=names)
     if hit is None and rules.classes:
         classes = rules.classes
         if facts.is_shell:

@@ -26,7 +26,7 @@ from ..core.types import (
 )
 from .api import Approver, PermissionRequest, ask_approver, tool_check
 from .decision import PLAN_MODE_MESSAGE, decide
-from .facts import call_facts, mcp_server
+from .facts import call_facts, mcp_facts
 from .paths import OsResolver, PathResolver, candidates
 from .rules.ruleset import SESSION, CompiledRules, RuleSource, compiled_rules
 from .settings.settings import SettingsError, save_rule
@@ -395,10 +395,10 @@ def _denied_whole(tools: Iterable[Tool[Any]], compiled: CompiledRules) -> set[st
     deny = compiled.deny
     names: set[str] = set()
     for tool in tools:
-        server = mcp_server(tool.name)
+        mcp = mcp_facts(tool)
         if (
             tool.name in deny.tools
-            or (server is not None and server in deny.servers)
+            or (mcp is not None and deny.mcp_rule(mcp.server, mcp.tool, aliases=mcp.aliases))
             or (tool.shell_command is not None and "shell" in deny.classes)
             or (tool.get_url is not None and "web" in deny.classes)
         ):

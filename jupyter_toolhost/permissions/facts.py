@@ -130,6 +130,12 @@ class CallFacts:
 
     tool_name: str
     server: str | None = None
+    """An MCP tool's server, as tool names and rules name it."""
+    mcp_tool: str | None = None
+    """An MCP tool's tool part (its name is ``mcp__<server>__<mcp_tool>``)."""
+    server_aliases: tuple[str, ...] = ()
+    """The server's configured name, when it was renamed: deny and ask rules that use it
+    still apply (allow rules must use `server`)."""
     read_only: bool = False
     path: PathRef | None = None
     shell: ShellAnalysis | None = None
@@ -168,12 +174,31 @@ def operands_from_environment(text: str, item: CommandFacts) -> bool:
     return not item.dynamic_target and _environment_only(text, item.command)
 
 
-def mcp_server(tool_name: str) -> str | None:
-    """The MCP server of a ``mcp__<server>__<tool>`` name (rules name servers this way), else
-    None: ``mcp__forge__create_issue`` → ``forge``."""
-    if not tool_name.startswith("mcp__"):
+@dataclass(frozen=True, slots=True)
+class McpFacts:
+    """An MCP tool's names as rules match them: never read from a split of its name when
+    the tool knows them (`Tool.mcp_name`)."""
+
+    server: str
+    tool: str
+    aliases: tuple[str, ...] = ()
+    """The server's configured name, when it differs from `server`."""
+
+
+def mcp_facts(tool: Any) -> McpFacts | None:
+    """The server and tool of an MCP tool (None for other tools). A tool built without its
+    names (a listing, a hand-made `mcp__...` tool) is read from its name, split where the
+    first ``__`` after ``mcp__`` begins; that split is right for every clean server name
+    (see `mcp.naming`), and an unclean one gives a server no rule of another server names."""
+    names = getattr(tool, "mcp_name", None)
+    if names is not None:
+        aliases = (names.configured_server,) if names.configured_server != names.server else ()
+        return McpFacts(names.server, names.tool, aliases)
+    name: str = tool.name
+    if not name.startswith("mcp__"):
         return None
-    return tool_name.removeprefix("mcp__").split("__", 1)[0]
+    server, _, part = name.removeprefix("mcp__").partition("__")
+    return McpFacts(server, part)
 
 
 def call_facts(
@@ -189,7 +214,9 @@ def call_facts(
     resolved against `shell_cwd` (the shell's carried directory; default `cwd`)."""
     name: str = tool.name
     facts = CallFacts(tool_name=name)
-    facts.server = mcp_server(name)
+    mcp = mcp_facts(tool)
+    if mcp is not None:
+        facts.server, facts.mcp_tool, facts.server_aliases = mcp.server, mcp.tool, mcp.aliases
     facts.working_dirs = _roots(tuple(working_dirs), cwd, resolver)
     facts.read_only = tool.flag(tool.is_read_only, input) and _trusted_flags(tool)
     try:

@@ -345,7 +345,7 @@ def test_a_scheduled_prompt_fires_twice_into_its_own_area(kernel: Kernel, server
     )
     run = kernel.run("%%agent --new --mode bypassPermissions\nPing me every second")
     assert run.status == "ok", run.text()
-    assert "Scheduled prompts of this session show their runs below" in run.stdout
+    assert "Scheduled prompts of this conversation show their runs below" in run.stdout
     deadline = time.monotonic() + 15
     while pings() < 2 and time.monotonic() < deadline:
         assert kernel.run("print('usable')").stdout == "usable\n"  # the kernel stays usable

@@ -1,7 +1,10 @@
 """Permission rule strings in Claude Code's syntax, parsed into `Rule` values.
 
 Shapes: ``Tool``, ``Tool(specifier)``, ``mcp__server``, ``mcp__server__tool``,
-``mcp__server__*`` and ``WebFetch(domain:host)``. Specifiers are understood for the rule
+``mcp__server__*`` and ``WebFetch(domain:host)``. An MCP rule is matched against a tool's
+server and tool names, which the tool keeps apart (`ruleset.BehaviorRules.mcp_rule`); a
+server name never holds ``__`` or starts or ends with ``_`` (`mcp.naming`), so
+``mcp__a__b`` names tool ``b`` of server ``a``. Specifiers are understood for the rule
 kinds that name a class of tools — ``Bash`` (any tool that runs a shell command), ``Read``
 (any tool that reads a file), ``Edit`` (any tool that changes a file; ``Write`` and
 ``NotebookEdit`` are accepted as spellings of it) and ``WebFetch`` (any tool that fetches a
@@ -119,6 +122,9 @@ def _web_rule(raw: str, name: str, specifier: str) -> Rule:
 
 
 def _mcp_rule(raw: str, text: str) -> Rule:
+    if text.endswith("__*") and _NAME.fullmatch(text[len("mcp__") : -len("__*")]):
+        server = text[len("mcp__") : -len("__*")]  # the server part may hold '__' (an old name)
+        return Rule(raw, "mcp_server", f"mcp__{server}", server=server)
     match = _MCP.fullmatch(text)
     if match is None:
         raise RuleError(

@@ -75,6 +75,25 @@ class BehaviorRules:
     )
     """What `domain` answered per host (a pure function of the host and the rules)."""
 
+    def mcp_rule(
+        self, server: str, tool: str, *, aliases: tuple[str, ...] = ()
+    ) -> SourcedRule | None:
+        """The rule naming MCP server `server` whole (``mcp__S``, ``mcp__S__*``), matched by
+        the server's name, never by a split of a tool name. `aliases` are other names of the
+        same server (its configured name, when it was renamed): a rule naming the server or
+        this `tool` of it by one of them counts too (deny and ask pass them; allow does not,
+        so a renamed server is allowed only by its new name)."""
+        hit = self.servers.get(server)
+        for alias in aliases if hit is None else ():
+            hit = (
+                self.servers.get(alias)
+                or self.tools.get(f"mcp__{alias}")
+                or self.tools.get(f"mcp__{alias}__{tool}")
+            )
+            if hit is not None:
+                break
+        return hit
+
     def domain(self, host: str, *, subdomains: bool) -> SourcedRule | None:
         """The rule for `host`: ``*.x`` covers subdomains; with `subdomains`, ``x`` does too."""
         if not self.domains:

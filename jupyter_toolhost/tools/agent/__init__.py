@@ -7,6 +7,8 @@ approver and permission state (see `subagents`). The report is returned with the
 id; a report over the result budget is persisted and previewed like any big result. A
 foreground subagent's events go to `context.on_child_event`, so the orchestrator shows its
 calls live under the Agent call (a background one outlives its call and reports nothing).
+A background subagent is a task of the conversation (`tasks.registry`): the stop button and
+the end of the conversation stop it, with the commands it runs.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ...core.context import ToolUseContext
 from ...core.tool import Tool, build_tool, no_permission_needed
-from ...core.types import ToolInputError
+from ...core.types import ToolError, ToolInputError
 from ..tasks.registry import background_tasks
 from ..team.teams import team_prompt, teams
 from ..worktree import effective_cwd
@@ -91,22 +93,33 @@ def _start_in_background(agent: Subagent, prompt: str, context: ToolUseContext) 
     registry = background_tasks(context)
     holder: dict[str, asyncio.Task[str]] = {}
 
-    async def stop() -> None:
-        agent.abort.abort("stopped with TaskStop")
+    def stop_now() -> None:
+        # The abort signal cancels the run; cancelling the task as well reaches it even
+        # before its first turn. Its commands' process groups are killed as it unwinds.
+        agent.abort.abort("stopped")
         agent.status = "stopped"
         running = holder.get("task")
         if running is not None and not running.done():
             running.cancel()
+
+    async def stop() -> None:
+        stop_now()
+        running = holder.get("task")
+        if running is not None:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await running
 
-    record = registry.register(
-        kind="agent",
-        description=agent.description,
-        stop=stop,
-        owner=context.agent_id,
-        task_id=agent.id,
-    )
+    try:
+        record = registry.register(
+            kind="agent",
+            description=agent.description,
+            stop=stop,
+            stop_now=stop_now,
+            owner=context.agent_id,
+            task_id=agent.id,
+        )
+    except ValueError as exc:  # the conversation has ended
+        raise ToolError(str(exc)) from None
 
     async def work() -> str:
         try:

@@ -16,7 +16,9 @@ paths, what to return. Its report comes back to you, not to the user: summarise 
 user. `description` is 3-5 words shown to the user. `subagent_type` picks a kind of agent
 ({types}); `general-purpose` has every tool except starting further agents.
 `run_in_background: true` returns at once with a task id: read the report with TaskGet,
-stop it with TaskStop. Every subagent has an id: send it follow-ups with SendMessage.
+stop it with TaskStop. A background agent belongs to this conversation: the user's stop
+button and the end of the conversation stop it and the commands it runs. Every subagent
+has an id: send it follow-ups with SendMessage.
 Inside a team (TeamCreate), give `team_name` and a `name` so teammates can message it."""
 
 GENERAL_PURPOSE_DESCRIPTION = (

@@ -162,6 +162,9 @@ def create(
             main_loop_model=runner.model_id,
             mcp_clients=context.options.mcp_clients,
             extras=extras,
+            # The session's one sandbox setting (on, off, the paths it hides) holds for its
+            # subagents' commands too.
+            sandbox=context.options.sandbox,
         ),
         app_state=context.app_state,
         read_file_state=FileStateCache(),

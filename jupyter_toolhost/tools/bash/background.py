@@ -6,6 +6,13 @@ so it is safe to read from any thread. Each task runs in its own process group w
 and stderr appended to one file, `output_path`; a daemon thread waits for it and records
 how it ended. The tasks tools (TaskGet/TaskStop/TaskOutput) build on `get_task`,
 `list_tasks`, `stop_task` and `read_output`.
+
+The first task of a conversation registers with the conversation's `Lifetime`: when the
+conversation ends (`--new`, `%agent reset`, a kernel shutdown) and when the person presses
+stop, every running task's process group is killed, with every process below it that left
+the group (`core.process.kill_tree`). A daemon that double-forked (orphaned before the
+kill) is out of reach of that without the sandbox; in the sandbox (a PID namespace that
+dies with its `bwrap`) it ends too. No task starts after the conversation ended.
 """
 
 from __future__ import annotations
@@ -20,8 +27,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal, TypeAlias
 
-from ...core.context import AppState, ToolUseContext
-from ...core.process import kill_group, spawn_detached
+from ...core.context import AppState, AppStateStore, ToolUseContext
+from ...core.process import kill_tree, spawn_detached
+from ...core.types import ToolError
 
 BACKGROUND_TASKS_KEY = "background_tasks"
 
@@ -66,7 +74,17 @@ def start_task(
     on_exit: Callable[[], str | None] | None = None,
 ) -> BackgroundTask:
     """Start `argv` detached, register it, and watch it from a daemon thread. `on_exit` runs
-    when it has ended; a text it returns is appended to the task's output."""
+    when it has ended; a text it returns is appended to the task's output. Raises
+    `ToolError` once the conversation has ended."""
+    lifetime = context.get_app_state().lifetime
+    if lifetime.ended:
+        raise ToolError(f"This conversation has ended ({lifetime.end_reason}); nothing starts.")
+    store = context.app_state
+
+    def stop_all(reason: str) -> list[str]:
+        return [f"background command {t.id}: {t.command}" for t in stop_running(store)]
+
+    lifetime.register(BACKGROUND_TASKS_KEY, on_end=stop_all, on_interrupt=stop_all)
     task_id = f"bash-{uuid.uuid4().hex[:8]}"
     output_path = context.session_dir() / "tasks" / f"{task_id}.output"
     process = spawn_detached(argv, cwd=cwd, output_path=output_path, env=env)
@@ -99,7 +117,26 @@ def stop_task(context: ToolUseContext, task_id: str) -> BackgroundTask:
         return task
     stopped = replace(task, status="killed", ended_at=time.time())
     _put(context, stopped)
-    kill_group(task.pid)
+    kill_tree(task.pid)
+    return stopped
+
+
+def stop_running(store: AppStateStore) -> list[BackgroundTask]:
+    """Kill every running task's process group (a lifetime hook); the tasks stopped."""
+    stopped: list[BackgroundTask] = []
+
+    def update(state: AppState) -> AppState:
+        stopped.clear()
+        tasks = dict(state.extras.get(BACKGROUND_TASKS_KEY, {}))
+        for task_id, task in tasks.items():
+            if task.status == "running":
+                tasks[task_id] = replace(task, status="killed", ended_at=time.time())
+                stopped.append(task)
+        return replace(state, extras={**state.extras, BACKGROUND_TASKS_KEY: tasks})
+
+    store.update(update)
+    for task in stopped:
+        kill_tree(task.pid)
     return stopped
 
 

@@ -22,7 +22,8 @@ Usage:
 - A non-zero exit code is reported as an error, with the exit code and stderr.
 - `run_in_background: true` starts the command and returns at once with a task id and the
   file its output goes to; Read that file (or use the task tools) to follow it, and Sleep to
-  wait. Do not append `&` yourself.
+  wait. Do not append `&` yourself. The command belongs to this conversation: the user's
+  stop button and the end of the conversation kill it with every process it started.
 - `description`: a short (5-10 word) description of what the command does.
 - The command gets no standard input: never run interactive programs (editors, `git rebase
   -i`, pagers).

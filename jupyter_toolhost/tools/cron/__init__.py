@@ -2,7 +2,9 @@
 
 The scheduler (`CronScheduler`) is one per session, in `extras["cron"]` of the app state;
 firing runs `context.options.run_prompt(prompt)`, a hook the session provides.
-Nothing survives the kernel, and the tools say so.
+Nothing survives the kernel, and the tools say so. The scheduler registers with the
+conversation's `Lifetime` when it is made: the jobs end with the conversation (`--new`,
+`%agent reset`, a kernel shutdown), and the stop button cancels a firing that runs.
 """
 
 from __future__ import annotations
@@ -36,8 +38,18 @@ MIN_INTERVAL_KEY = "cron_min_interval_s"
 
 
 def scheduler(context: ToolUseContext) -> CronScheduler:
-    """The session's scheduler (created on first use)."""
-    return shared(context, SCHEDULER_KEY, CronScheduler)
+    """The session's scheduler (created on first use, with its lifetime hooks)."""
+    lifetime = context.get_app_state().lifetime
+
+    def make() -> CronScheduler:
+        cron = CronScheduler()
+        cron.ended = lifetime.end_reason  # made after the end: it schedules nothing
+        lifetime.register(
+            SCHEDULER_KEY, on_end=cron.end, on_interrupt=cron.stop_firings, going_on=cron.going_on
+        )
+        return cron
+
+    return shared(context, SCHEDULER_KEY, make)
 
 
 class CronCreateInput(BaseModel):

@@ -7,8 +7,8 @@ LIST = "CronList"
 DELETE = "CronDelete"
 
 LIFETIME = (
-    "Scheduled jobs live only in this kernel: they are not saved anywhere, and a kernel "
-    "restart or shutdown deletes them all."
+    "Scheduled jobs belong to this conversation: they are not saved anywhere, and they end "
+    "when the conversation ends (a new conversation, a reset, a kernel restart or shutdown)."
 )
 
 CREATE_DESCRIPTION = f"""Schedules a prompt to run in this session later or repeatedly.

@@ -5,6 +5,11 @@ Each job is one asyncio task that sleeps until the job's next time and then star
 shows the run in its own output area and the transcript). A firing never overlaps the
 previous firing of the same job: a firing due while the previous one still runs is
 skipped and counted. Jobs die with the kernel: nothing is persisted, by design.
+
+Jobs end with their conversation (`end`, a hook of the conversation's `Lifetime`): the
+schedules are cancelled, a firing that runs or waits its turn is cancelled too, and no job
+can be added afterwards. The stop button (`stop_firings`) cancels the firings that run or
+wait, and leaves the schedules (they are listed to the person with how to end them).
 """
 
 from __future__ import annotations
@@ -64,11 +69,15 @@ class CronScheduler:
         self._jobs: dict[str, CronJob] = {}
         self._ids = itertools.count(1)
         self.max_jobs = max_jobs
+        self.ended: str | None = None
+        """Why the scheduler's conversation ended (None: it has not); `add` then refuses."""
 
     def add(
         self, schedule: Schedule, prompt: str, run_prompt: RunPrompt, *, recurring: bool = True
     ) -> CronJob:
         """Schedule `prompt`; must be called on the loop the jobs will run on."""
+        if self.ended is not None:
+            raise ValueError(f"this conversation has ended ({self.ended}); nothing is scheduled")
         if len(self._jobs) >= self.max_jobs:
             raise ValueError(f"at most {self.max_jobs} scheduled jobs; delete one first")
         job = CronJob(f"cron_{next(self._ids)}", schedule, prompt, recurring)
@@ -98,6 +107,33 @@ class CronScheduler:
     def clear(self) -> None:
         for job_id in list(self._jobs):
             self.remove(job_id)
+
+    def end(self, reason: str) -> list[str]:
+        """The conversation ended: cancel every schedule and every firing that runs or waits
+        its turn, and refuse new jobs. Returns a line per job."""
+        self.ended = self.ended or reason
+        jobs = self.jobs()
+        lines = self.going_on(reason)
+        self.clear()
+        for job in jobs:
+            _cancel(job._running)
+        return lines
+
+    def stop_firings(self, reason: str) -> list[str]:
+        """The stop button: cancel the firings that run or wait their turn; keep the
+        schedules. Returns a line per firing cancelled."""
+        lines: list[str] = []
+        for job in self.jobs():
+            if _cancel(job._running):
+                lines.append(f"the running firing of scheduled prompt {job.id}: {job.prompt!r}")
+        return lines
+
+    def going_on(self, reason: str) -> list[str]:
+        """A line per schedule that goes on."""
+        return [
+            f"scheduled prompt {job.id} ({job.schedule.describe()}): {job.prompt!r}"
+            for job in self.jobs()
+        ]
 
     async def _drive(self, job: CronJob, run_prompt: RunPrompt) -> None:
         while job.id in self._jobs and job.next_run is not None:
@@ -129,3 +165,11 @@ class CronScheduler:
             job.last_error = f"{type(exc).__name__}: {exc}"
             with contextlib.suppress(Exception):
                 _log.warning("scheduled prompt %s failed: %s", job.id, job.last_error)
+
+
+def _cancel(task: asyncio.Task[Any] | None) -> bool:
+    """Cancel `task` if it is still going; whether it was."""
+    if task is None or task.done():
+        return False
+    task.cancel()
+    return True

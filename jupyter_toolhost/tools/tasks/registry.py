@@ -5,6 +5,11 @@ asyncio task) registers here and gets a task id; each task brings its own `stop`
 Background Bash commands keep their own registry (`tools/bash/background.py`, processes
 watched from threads); `TaskGet`, `TaskList` and `TaskStop` read both. One registry per
 session, shared with the session's subagents, found with `background_tasks(context)`.
+
+The registry registers with the conversation's `Lifetime` when it is made: when the
+conversation ends, and when the person presses stop, every running task is stopped at once
+(its `stop_now`: a background subagent's abort signal fires and its task is cancelled, which
+kills the process groups of the commands it runs). No task starts after the end.
 """
 
 from __future__ import annotations
@@ -37,6 +42,9 @@ class BackgroundTask:
     """"bash", "agent", ... — shown to people and the model, never branched on."""
     description: str
     stop_action: StopAction | None = None
+    stop_now: Callable[[], None] | None = None
+    """Stops the task at once, without awaiting anything (the lifetime hooks use it); None:
+    `stop_action` is scheduled on the running loop instead."""
     output_path: Path | None = None
     """A file the task writes its output to, if it has one."""
     status: TaskStatus = "running"
@@ -120,6 +128,8 @@ class BackgroundTasks:
         self._tasks: dict[str, BackgroundTask] = {}
         self._lock = threading.Lock()
         self._counter = itertools.count(1)
+        self.ended: str | None = None
+        """Why the conversation ended (None: it has not); `register` then refuses."""
 
     def register(
         self,
@@ -130,9 +140,13 @@ class BackgroundTasks:
         output_path: Path | None = None,
         owner: str | None = None,
         task_id: str | None = None,
+        stop_now: Callable[[], None] | None = None,
     ) -> BackgroundTask:
-        """Add a running task; its id is `task_id` or `<kind>_<n>`."""
+        """Add a running task; its id is `task_id` or `<kind>_<n>`. Raises `ValueError`
+        once the conversation has ended."""
         with self._lock:
+            if self.ended is not None:
+                raise ValueError(f"this conversation has ended ({self.ended}); nothing starts")
             new_id = task_id or f"{kind}_{next(self._counter)}"
             if new_id in self._tasks:
                 raise ValueError(f"a background task with id {new_id!r} exists already")
@@ -141,6 +155,7 @@ class BackgroundTasks:
                 kind=kind,
                 description=description,
                 stop_action=stop,
+                stop_now=stop_now,
                 output_path=output_path,
                 owner=owner,
             )
@@ -181,7 +196,55 @@ class BackgroundTasks:
             except (KeyError, ValueError):
                 continue
 
+    def stop_all_now(self, reason: str) -> list[str]:
+        """Stop every running task at once (a lifetime hook); a line per task stopped."""
+        lines: list[str] = []
+        for task in self.running():
+            if task.stop_now is not None:
+                task.stop_now()
+            elif task.stop_action is not None:
+                _schedule(task.stop_action())
+            task.finish("stopped", result=task.result)
+            lines.append(f"background {task.kind} {task.id}: {task.description}")
+        return lines
+
+    def end(self, reason: str) -> list[str]:
+        """The conversation ended: stop everything and refuse new tasks."""
+        with self._lock:
+            self.ended = self.ended or reason
+        return self.stop_all_now(reason)
+
+
+def _schedule(outcome: Awaitable[None] | None) -> None:
+    """Let an async stop action run on the running loop (closed unrun without one)."""
+    if outcome is None:
+        return
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:  # no running loop (the interpreter is exiting)
+        if inspect.iscoroutine(outcome):
+            outcome.close()
+        return
+    task = loop.create_task(_awaited(outcome))
+    _stopping.add(task)  # the loop keeps only a weak reference to a task
+    task.add_done_callback(_stopping.discard)
+
+
+_stopping: set[asyncio.Task[None]] = set()
+
+
+async def _awaited(outcome: Awaitable[None]) -> None:
+    await outcome
+
 
 def background_tasks(context: ToolUseContext) -> BackgroundTasks:
-    """The session's registry (created on first use)."""
-    return shared(context, REGISTRY_KEY, BackgroundTasks)
+    """The session's registry (created on first use, with its lifetime hooks)."""
+    lifetime = context.get_app_state().lifetime
+
+    def make() -> BackgroundTasks:
+        registry = BackgroundTasks()
+        registry.ended = lifetime.end_reason  # made after the end: nothing starts
+        lifetime.register(REGISTRY_KEY, on_end=registry.end, on_interrupt=registry.stop_all_now)
+        return registry
+
+    return shared(context, REGISTRY_KEY, make)
