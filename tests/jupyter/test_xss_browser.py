@@ -90,7 +90,9 @@ RED_TEAM = (
 WATCH = """
 (() => {
   window.__xss = [];
-  const mark = how => function (...args) { window.__xss.push(how + ': ' + String(args[0]).slice(0, 80)); };
+  const mark = how => function (...args) {
+    window.__xss.push(how + ': ' + String(args[0]).slice(0, 80));
+  };
   for (const name of ['alert', 'confirm', 'prompt', 'print']) {
     try { window[name] = mark(name); } catch (e) {}
   }
