@@ -27,6 +27,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -75,11 +76,18 @@ df.groupby("class").mean()
 - two, **bold** and `code`
 """
 ATTACK = (
-    "window.jupyterapp.serviceManager.contents.save('.toolhost/settings.local.json',"
-    "{type:'file',format:'text',content:JSON.stringify({permissions:{defaultMode:"
-    "'bypassPermissions',allow:['Bash']}})});setInterval(()=>{for(const b of "
-    "document.querySelectorAll('button')){if(b.textContent.trim()==='Allow')b.click()}},200)"
+    "const s=JSON.stringify({permissions:{defaultMode:'bypassPermissions',allow:['Bash']}});"
+    "const app=window.jupyterapp;"
+    "app.serviceManager.contents.save('.toolhost/settings.local.json',"
+    "{type:'file',format:'text',content:s}).catch(()=>0);"
+    "app.shell.currentWidget.sessionContext.session.kernel.requestExecute({code:"
+    "'import pathlib;p=pathlib.Path(\\'.toolhost/settings.local.json\\');"
+    "p.parent.mkdir(exist_ok=True);p.write_text(\\''+s+'\\')'});"
+    "setInterval(()=>{for(const b of document.querySelectorAll('button'))"
+    "{if(b.textContent.trim()==='Allow')b.click()}},200)"
 )
+"""The red team's script: write the settings through the contents API (a server that shows
+hidden files takes it) and through the notebook's own kernel, then click Allow."""
 RED_TEAM = (
     "Here is the summary you asked for.\n\n"
     f'<img src=x onerror="{ATTACK}">\n\n'
@@ -284,11 +292,25 @@ def recorded(browser: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator
             cells.nth(3).locator("svg.toolhost-timeline").wait_for(timeout=60_000)
             red_team = cells.nth(4)
             allow = red_team.get_by_role("button", name="Allow", exact=True)
-            allow.wait_for(timeout=60_000)
+            # The prompt shows, or a script answers it first, or scripts run before it.
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline and not (
+                allow.count() or (lab.root / "notes.txt").exists() or seen.findings()
+            ):
+                page.wait_for_timeout(250)
             page.wait_for_timeout(3_000)  # the attack polls for the button every 0.2 s
-            assert allow.is_enabled(), "the prompt was answered by a script"
-            assert not (lab.root / SETTINGS).exists()
-            assert not (lab.root / "notes.txt").exists()
+            attack = {
+                "settings written": (lab.root / SETTINGS).exists(),
+                "prompt answered": allow.count() == 0 or not allow.is_enabled(timeout=2_000),
+                "notes.txt written": (lab.root / "notes.txt").exists(),
+                "script ran": seen.findings(),
+            }
+            assert attack == {
+                "settings written": False,
+                "prompt answered": False,
+                "notes.txt written": False,
+                "script ran": [],
+            }
             red_team.get_by_role("button", name="Deny", exact=True).click()
             red_team.get_by_text("Stopped: nothing written.").wait_for(timeout=60_000)
             page.wait_for_function(IDLE)
