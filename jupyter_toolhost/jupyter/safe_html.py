@@ -36,9 +36,10 @@ import html
 import re
 from collections.abc import Mapping
 from functools import cache, lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import nh3
+if TYPE_CHECKING:
+    import nh3
 
 MARKDOWN_TAGS = frozenset(
     {
@@ -176,6 +177,8 @@ def _classes(element: str, value: str) -> bool:
 
 @cache
 def _markdown_cleaner() -> nh3.Cleaner:
+    import nh3  # on the first display, not at %load_ext
+
     return nh3.Cleaner(
         tags=set(MARKDOWN_TAGS),
         clean_content_tags=set(DROP_WITH_CONTENT),
@@ -188,6 +191,8 @@ def _markdown_cleaner() -> nh3.Cleaner:
 
 @cache
 def _display_cleaner() -> nh3.Cleaner:
+    import nh3
+
     return nh3.Cleaner(
         tags=set(DISPLAY_TAGS),
         clean_content_tags=set(DROP_WITH_CONTENT),

@@ -123,7 +123,9 @@ def test_thinking_sections_redacted_line_footer_and_cost(
     first, second = outputs[0]["data"], outputs[2]["data"]
 
     html = first["text/html"]
-    assert html.startswith('<details class="toolhost-thinking"')
+    assert html.startswith(
+        '<div class="tex2jax_ignore mathjax_ignore"><details class="toolhost-thinking"'
+    )
     assert not re.search(r"<details[^>]*\sopen", html), "the section must start collapsed"
     assert "<summary" in html and "Thinking · " in html
     assert "read notes.txt &lt;first&gt; &amp; see." in html  # escaped, whole
