@@ -22,6 +22,13 @@ from typing import Any
 from jupyter_client.manager import KernelManager
 
 
+def is_answer(output: Any) -> bool:
+    """Whether a display output (a message's content or a saved output) is a final piece of
+    the model's words (its HTML beside the text as written)."""
+    metadata = output.get("metadata") or {}
+    return (metadata.get("jupyter_toolhost") or {}).get("kind") == "answer"
+
+
 @dataclass
 class CellRun:
     """What one execute_request produced."""
@@ -41,12 +48,12 @@ class CellRun:
 
     @property
     def answer(self) -> str:
-        """The model's words: its final Markdown displays, in order (updates of a streaming
-        display are not among them)."""
+        """The model's words as it wrote them: its final answer displays, in order (updates
+        of a streaming display are not among them)."""
         return "\n".join(
-            m["content"]["data"]["text/markdown"]
+            m["content"]["data"]["text/plain"]
             for m in self.messages
-            if m["msg_type"] == "display_data" and "text/markdown" in m["content"]["data"]
+            if m["msg_type"] == "display_data" and is_answer(m["content"])
         )
 
     @property

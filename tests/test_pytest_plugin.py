@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from kernel_helpers import is_answer
 
 from jupyter_toolhost import pytest_plugin
 from jupyter_toolhost.testing import MessagesServer, Turn, text, tool_use
@@ -120,7 +121,7 @@ def test_nbval_passes_a_recorded_user_notebook_with_nothing_copied(
     saved = nbformat.read(user_folder / "demo.ipynb", as_version=4)
     agent = saved.cells[2].outputs
     html = "".join(o.get("data", {}).get("text/html", "") for o in agent)
-    answer = "".join(o.get("data", {}).get("text/markdown", "") for o in agent)
+    answer = "".join(o["data"]["text/plain"] for o in agent if is_answer(o))
     assert "sleep 0.2" in html and "Hello after the wait." in answer, agent
     assert len(re.findall('class="toolhost-time"', html)) >= 2, "no durations to mask"
     assert any(pytest_plugin.TOOLHOST_MIME in o.get("data", {}) for o in agent)

@@ -1,13 +1,17 @@
 """The model's words in a cell: Markdown, streamed while they arrive, final once they end.
 
-- While a piece of text streams it is drawn in a transient display (`text/markdown` beside
-  `text/plain`), redrawn at most every `STREAM_INTERVAL`. The display starts and ends as
-  `EMPTY_ANSWER` (the lab extension draws nothing for it), so nbval, which keeps only a
-  display's first form, and the stored notebook, which keeps its last, agree.
+- While a piece of text streams it is drawn in a transient display (its Markdown as
+  cleaned `text/html` beside `text/plain`), redrawn at most every `STREAM_INTERVAL`. The
+  display starts and ends as `EMPTY_ANSWER` (the lab extension draws nothing for it), so
+  nbval, which keeps only a display's first form, and the stored notebook, which keeps its
+  last, agree.
 - When the piece ends (a call, a notice, the end of the response), it is shown once, final,
-  as its own display: `text/markdown` for every front end that renders Markdown (JupyterLab,
-  Notebook 7, VS Code, nbviewer, nbconvert) and `text/plain` for nbval and terminals. Both
-  are the text as the model wrote it, so a replay compares equal.
+  as its own display: its Markdown rendered here to `text/html` and cleaned
+  (`safe_html.markdown_html`: tables, code, links and lists kept, nothing that can run), for
+  every front end alike (JupyterLab, Notebook 7, VS Code, nbviewer, nbconvert), and the text
+  as the model wrote it in `text/plain` for nbval and terminals. The same text gives the same
+  HTML, so a replay compares equal. No `text/markdown`: JupyterLab and Notebook 7 keep the
+  raw HTML of a trusted output's Markdown, and a saved notebook is trusted when reopened.
 - Records of decisions stay plain lines of the cell's stdout (monospace in every front end)
   and notices are displays of their own: neither reads as the model's Markdown.
 
@@ -23,10 +27,13 @@ from collections.abc import Callable
 from typing import Any
 
 from .render import Rendered, bundle
+from .safe_html import markdown_html
 
+ANSWER_METADATA = {"jupyter_toolhost": {"kind": "answer"}}
+"""The metadata of a final piece of the model's words: what tells it apart from other HTML
+displays (a DataFrame under a card) for a reader of the saved notebook."""
 STREAM_INTERVAL = 0.1
 """The most often streaming text is redrawn (a delta that comes sooner waits for the next)."""
-MARKDOWN = "text/markdown"
 
 EMPTY_ANSWER = bundle("answer", {"live": True, "text": ""}, html_text="", plain="")
 """What a streaming answer's display starts and ends as (drawn as nothing)."""
@@ -34,12 +41,12 @@ EMPTY_ANSWER = bundle("answer", {"live": True, "text": ""}, html_text="", plain=
 
 def answer_display(text: str) -> Rendered:
     """The final form of a piece of the model's text."""
-    return Rendered({MARKDOWN: text, "text/plain": text})
+    return Rendered({"text/html": markdown_html(text), "text/plain": text}, ANSWER_METADATA)
 
 
 def streaming_display(text: str) -> Rendered:
     """A piece of text while it streams (its Markdown so far)."""
-    return Rendered({MARKDOWN: text, "text/plain": text})
+    return Rendered({"text/html": markdown_html(text), "text/plain": text})
 
 
 class AnswerStream:

@@ -19,7 +19,9 @@ run unattended (see `frontend`). An explicit timeout makes every prompt wait tha
 instead. ipywidgets is imported when the first prompt is built, never at `%load_ext`.
 
 A plan presented for approval (an ask that carries a `plan`, ExitPlanMode's) is shown as
-rendered Markdown under the heading "Approve this plan?", with the same buttons.
+rendered Markdown under the heading "Approve this plan?", with the same buttons. The plan is
+the model's text: it is rendered and cleaned by `safe_html.markdown_html`, and the whole
+header passes `safe_html.widget_html`, as every widget's markup does.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from ..permissions.api import (
 from .comm_ack import TypingWatch
 from .frontend import FrontEnd, headless_message
 from .render import ERROR, FG2
+from .safe_html import markdown_html, widget_html
 from .widget_prompt import DECIDED as DECIDED
 from .widget_prompt import show_and_wait
 from .widget_prompt import widget_bundle as widget_bundle
@@ -142,16 +145,6 @@ def input_html(values: Mapping[str, Any]) -> str:
             f"<td style='text-align:left'>{cell}</td></tr>"
         )
     return f"<table>{''.join(rows)}</table>"
-
-
-def markdown_html(text: str) -> str:
-    """Markdown as HTML, raw HTML in it escaped (as text in a `<pre>` if no renderer)."""
-    try:
-        import mistune
-    except ImportError:
-        return f"<pre style='white-space:pre-wrap'>{html.escape(text)}</pre>"
-    render = mistune.create_markdown(escape=True, plugins=["strikethrough", "table"])
-    return str(render(text))
 
 
 def plan_of(request: ApprovalRequest) -> str | None:
@@ -333,7 +326,7 @@ def _build_prompt(request: ApprovalRequest, answer: asyncio.Future[ApprovalDecis
     buttons["always"].on_click(on_always)
     buttons["deny"].on_click(on_deny)
     reason.on_msg(on_reason_message)
-    header = widgets.HTML(value=prompt_html(request))
+    header = widgets.HTML(value=widget_html(prompt_html(request)))
     row = [*buttons.values(), reason]
     if save is not None:
         row.append(save)

@@ -58,7 +58,13 @@ from .cards import (
     saved_path_in,
 )
 from .previews import blocks_text, strip_error_tags
-from .render import Rendered, TurnSummary, footer_display, notice_display, relative_text
+from .render import (
+    KernelOutput,
+    TurnSummary,
+    footer_display,
+    notice_display,
+    relative_text,
+)
 from .thinking import EMPTY_THINKING, ThinkingPart, ThinkingSection, thinking_display
 
 _PROGRESS_INTERVAL = 0.25
@@ -401,7 +407,9 @@ class LiveView:
             data = shown.get("data")
             if isinstance(data, Mapping) and data:
                 metadata = shown.get("metadata")
-                self._display(Rendered(data, metadata if isinstance(metadata, Mapping) else None))
+                self._display(
+                    KernelOutput(data, metadata if isinstance(metadata, Mapping) else None)
+                )
 
     # ── the live panel ─────────────────────────────────────────────────────────────────
 

@@ -27,6 +27,7 @@ from ..core.types import ToolError
 from .comm_ack import TypingWatch
 from .frontend import FrontEnd
 from .render import FG2
+from .safe_html import widget_html
 from .widget_prompt import show_and_wait
 
 CHIP = "var(--jp-layout-color2,#e8f0fe)"
@@ -148,7 +149,7 @@ def _build_form(
         other = widgets.Text(placeholder=OTHER_PLACEHOLDER, layout=widgets.Layout(width="60%"))
         asked.append(_Asked(question, options, other))
         rows += [
-            widgets.HTML(value=_question_html(question)),
+            widgets.HTML(value=widget_html(_question_html(question))),
             widgets.HBox(options),
             other,
         ]

@@ -28,6 +28,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from ..core.text import one_line
+from .safe_html import clean_bundle
 
 MIME_TYPE = "application/vnd.jupyter.toolhost.v1+json"
 FG1 = "var(--jp-content-font-color1,#1f1f1f)"
@@ -47,10 +48,15 @@ TIME_CLASS = "toolhost-time"
 
 
 class Rendered:
-    """A ready mimebundle that IPython's `display()` shows as is."""
+    """A ready mimebundle that IPython's `display()` shows: every display the agent makes.
+
+    Its markup is cleaned as it is built (`safe_html.clean_bundle`): whatever a template put
+    in it, no script, event attribute, frame or form reaches the page, and no
+    ``text/markdown`` (a front end keeps raw HTML in trusted Markdown).
+    """
 
     def __init__(self, data: Mapping[str, Any], metadata: Mapping[str, Any] | None = None) -> None:
-        self.data = dict(data)
+        self.data = clean_bundle(data)
         self.metadata = dict(metadata or {})
 
     def _repr_mimebundle_(
@@ -60,6 +66,18 @@ class Rendered:
 
     def __repr__(self) -> str:
         return str(self.data.get("text/plain", ""))
+
+
+class KernelOutput(Rendered):
+    """A display that code run by PythonExec made, shown under its card as it was made.
+
+    Not cleaned: that code runs in the kernel's own process, which can publish any output
+    to the page without us, so the permission to run it is the boundary (see `safe_html`).
+    """
+
+    def __init__(self, data: Mapping[str, Any], metadata: Mapping[str, Any] | None = None) -> None:
+        self.data = dict(data)
+        self.metadata = dict(metadata or {})
 
 
 def bundle(kind: str, payload: Mapping[str, Any], *, html_text: str, plain: str) -> Rendered:

@@ -57,8 +57,10 @@ export function addCommands(
       if (!panel || !kernel) {
         return;
       }
+      // Untrusted: whatever HTML the panel shows (tool descriptions come from MCP servers)
+      // goes through JupyterLab's sanitizer, as well as the kernel's own cleaning.
       const area = new SimplifiedOutputArea({
-        model: new OutputAreaModel({ trusted: true }),
+        model: new OutputAreaModel({ trusted: false }),
         rendermime: panel.content.rendermime
       });
       area.addClass('jp-ToolhostTools');

@@ -26,6 +26,7 @@ from jupyter_toolhost.core.context import ToolUseContext
 from jupyter_toolhost.core.tool import Tool
 from jupyter_toolhost.hooks.hooks import HookInput, HookOutput, Hooks
 from jupyter_toolhost.hooks.turn_hooks import MAX_STOP_CONTINUATIONS
+from jupyter_toolhost.jupyter.answer import ANSWER_METADATA
 from jupyter_toolhost.model.anthropic_model import AnthropicModel
 from jupyter_toolhost.testing import MessagesServer, Turn, text, tool_use
 from jupyter_toolhost.testing.prompt_cache import without_cache_marks
@@ -500,7 +501,7 @@ async def test_hook_notices_reach_the_notebook_cell(tmp_path: Path) -> None:
     view.finish()  # as the kernel's host does when the cell ends
     plain = [obj.data["text/plain"] for obj in shown if "text/plain" in obj.data]
     assert any("linter crashed: E999" in p for p in plain), plain
-    answers = [obj.data["text/markdown"] for obj in shown if "text/markdown" in obj.data]
+    answers = [obj.data["text/plain"] for obj in shown if obj.metadata == ANSWER_METADATA]
     assert answers[-1] == "Hi.", (answers, written)
 
 

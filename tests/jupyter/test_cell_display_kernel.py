@@ -70,15 +70,16 @@ def test_plot_and_table_land_under_their_card_and_the_model_sees_the_plot(
     assert "<table" in shown[batch_at + 1]["data"]["text/html"]
     assert kinds[batch_at + 2] == ["image/png", "text/plain"], kinds
     # Then the answer: a streaming display that starts empty, then the final Markdown.
-    assert kinds[batch_at + 3 :] == ["answer", ["text/markdown", "text/plain"], "footer"], kinds
-    assert shown[batch_at + 4]["data"]["text/markdown"] == "Class A leads."
+    assert kinds[batch_at + 3 :] == ["answer", ["text/html", "text/plain"], "footer"], kinds
+    assert shown[batch_at + 4]["data"]["text/plain"] == "Class A leads."
+    assert "<p>Class A leads.</p>" in shown[batch_at + 4]["data"]["text/html"]
     assert shown[batch_at + 2]["data"]["text/plain"].startswith("<Figure size")
 
     [card] = payloads(run, "batch")[0]["calls"]
     assert card["code"] == {"language": "python", "source": PLOT, "insertable": True}
     assert card["displays_below"] == 2
     html = shown[batch_at]["data"]["text/html"]
-    assert "frame.plot.bar(x=&quot;klass&quot;" in html  # the whole code, not a cut summary
+    assert 'frame.plot.bar(x="klass"' in html  # the whole code, not a cut summary
     assert "2 outputs below" in shown[batch_at]["data"]["text/plain"]
 
     # The model got the text and the picture.

@@ -22,7 +22,7 @@ from jupyter_toolhost.core.context import ToolUseContext, ToolUseOptions
 from jupyter_toolhost.core.error_results import error_content
 from jupyter_toolhost.core.results import ResultStore
 from jupyter_toolhost.core.types import ToolCall, ToolResult
-from jupyter_toolhost.jupyter.answer import EMPTY_ANSWER, MARKDOWN
+from jupyter_toolhost.jupyter.answer import EMPTY_ANSWER
 from jupyter_toolhost.jupyter.captured import INTERRUPTED_LINE
 from jupyter_toolhost.jupyter.commands import run_line
 from jupyter_toolhost.jupyter.config import ToolHost
@@ -75,6 +75,16 @@ class Page:
         return LiveView(describe=lambda name, raw: (name, str(raw)), display=self.display)
 
 
+def _is_answer(shown: Rendered) -> bool:
+    """A piece of the model's words: HTML with no toolhost payload (cards and notices have
+    one), and some text."""
+    return (
+        "text/html" in shown.data
+        and MIME_TYPE not in shown.data
+        and bool(shown.data.get("text/plain"))
+    )
+
+
 def _request(call_id: str) -> ApprovalRequest:
     return ApprovalRequest(
         "Write", "Write", "out.txt", {}, "Write needs approval", None, (), call_id
@@ -93,14 +103,17 @@ def test_the_answer_is_markdown_streamed_then_shown_final_and_records_stand_apar
     view.line("Denied Write: out.txt")
     view.text("Done.")
     view.finish(footer=False)
-    final = [o for o in page.stored() if MARKDOWN in o.data]
-    assert [o.data[MARKDOWN] for o in final] == [
+    final = [o for o in page.stored() if _is_answer(o)]
+    assert [o.data["text/plain"] for o in final] == [
         "Use **pandas** and `df.groupby`:\n\n- one\n- two",
         "Done.",
     ]
-    assert all(o.data["text/plain"] == o.data[MARKDOWN] for o in final)
+    # Rendered here, cleaned, as HTML: no front end gets Markdown whose raw HTML it would keep.
+    assert "<strong>pandas</strong>" in final[0].data["text/html"]
+    assert "<li>two</li>" in final[0].data["text/html"]
+    assert all("text/markdown" not in o.data for _, _, o in page.log)
     # While it streamed, the Markdown so far was drawn in place.
-    drawn = [o.data[MARKDOWN] for w, _, o in page.log if w == "update" and MARKDOWN in o.data]
+    drawn = [o.data["text/plain"] for w, _, o in page.log if w == "update" and _is_answer(o)]
     assert drawn and drawn[0] == "Use **pandas**"
     # The streaming displays start and end empty: nbval's first form and the saved last
     # form are the same, and the final Markdown is one display shown once.
@@ -113,10 +126,8 @@ def test_the_answer_is_markdown_streamed_then_shown_final_and_records_stand_apar
     # The record is not the model's words: a plain line of the cell's stdout, between the
     # two pieces of Markdown (the first piece ended before it).
     assert lines == ["Denied Write: out.txt\n"]
-    first_md = next(
-        i for i, (w, _, o) in enumerate(page.log) if w == "display" and MARKDOWN in o.data
-    )
-    assert page.log[first_md][2].data[MARKDOWN].endswith("- two")
+    first_md = next(i for i, (w, _, o) in enumerate(page.log) if w == "display" and _is_answer(o))
+    assert page.log[first_md][2].data["text/plain"].endswith("- two")
 
 
 def test_waiting_for_a_person_is_not_running_and_not_the_tools_time() -> None:

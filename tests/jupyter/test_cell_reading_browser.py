@@ -218,7 +218,7 @@ def test_a_cell_reads_right_while_it_runs_and_after(browser: Any, lab: Lab) -> N
         cell.locator(".jp-Toolhost-footer").wait_for(timeout=60_000)
         page.wait_for_function(IDLE)
         # The answer is Markdown, rendered: bold, code, a table and a list; no raw marks.
-        answer = cell.locator(".jp-RenderedMarkdown", has_text="leads").last
+        answer = cell.locator(".jp-RenderedHTML", has_text="leads").last
         assert answer.locator("strong", has_text="A").count() == 1
         assert answer.locator("code", has_text="84.7").count() == 1
         assert answer.locator("table td", has_text="77.0").count() == 1

@@ -472,10 +472,10 @@ async def test_agent_mcp_adds_lists_restarts_and_removes_a_server(
         assert "%agent mcp add NAME -- COMMAND ARGS" in str(empty)
         try:
             added = await run_async_command(host, f"mcp add demo -- {sys.executable} {DEMO}")
-            assert "Added MCP server demo: connected, 8 tools (stdio)" in str(added)
+            assert "Added MCP server demo: connected, 9 tools (stdio)" in str(added)
             listed = await run_async_command(host, "mcp")
             assert listed is not None
-            assert listed.data[MIME_TYPE]["rows"] == [["demo", "connected", "8", "stdio", "", ""]]
+            assert listed.data[MIME_TYPE]["rows"] == [["demo", "connected", "9", "stdio", "", ""]]
 
             server.add_turns(Turn([text("I see the demo tools.")]))
             assert await host.session.run("what can you use?") == "I see the demo tools."

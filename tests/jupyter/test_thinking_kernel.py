@@ -119,11 +119,13 @@ def test_thinking_sections_redacted_line_footer_and_cost(
     kinds = [kind(o) for o in outputs]
     # Response 1 thinks, then calls Read: its section sits above the card. Response 2's
     # section (a redacted block and a thought) comes before its text's footer.
-    assert kinds == ["thinking", "batch", "thinking", "text/markdown,text/plain", "footer"], kinds
+    assert kinds == ["thinking", "batch", "thinking", "text/html,text/plain", "footer"], kinds
     first, second = outputs[0]["data"], outputs[2]["data"]
 
     html = first["text/html"]
-    assert html.startswith('<details class="toolhost-thinking"')
+    assert html.startswith(
+        '<div class="tex2jax_ignore mathjax_ignore"><details class="toolhost-thinking"'
+    )
     assert not re.search(r"<details[^>]*\sopen", html), "the section must start collapsed"
     assert "<summary" in html and "Thinking · " in html
     assert "read notes.txt &lt;first&gt; &amp; see." in html  # escaped, whole
@@ -258,7 +260,7 @@ def test_a_replayed_thinking_cell_shows_the_same_every_time(
     assert f"▸ Thinking · {len(FIRST_THOUGHT):,} characters" in texts
     assert REDACTED in texts and "as recorded — a replay spends nothing" in texts
     kinds = [kind(o) for o in shown(runs[0])]
-    assert kinds == ["thinking", "batch", "thinking", "text/markdown,text/plain", "footer"], kinds
+    assert kinds == ["thinking", "batch", "thinking", "text/html,text/plain", "footer"], kinds
 
     # A saved notebook keeps each display's last update, a fresh run's comparison its first
     # display: for every display that is updated in place they must be the same.

@@ -71,7 +71,7 @@ async def test_stdio_server_listed_called_crashed_and_restarted(tmp_path: Path) 
         assert (status.name, status.state, status.tool_count, status.error) == (
             "demo",
             "connected",
-            8,
+            9,
             None,
         )
         names = [t.name for t in manager.tools()]
@@ -116,7 +116,7 @@ async def test_stdio_server_listed_called_crashed_and_restarted(tmp_path: Path) 
         assert gone.is_error and "No such tool" in str(gone.content)
 
         restarted = await manager.restart("demo")
-        assert restarted.state == "connected" and restarted.tool_count == 8
+        assert restarted.state == "connected" and restarted.tool_count == 9
         assert (await run("mcp__demo__add", {"a": 1, "b": 2})).content == [
             {"type": "text", "text": "3"}
         ]

@@ -40,6 +40,14 @@ def wipe_notes() -> str:
     return "all notes removed"
 
 
+@server.tool(
+    description="Return the given text unchanged (what a server that relays a web page does).",
+    annotations=ToolAnnotations(read_only_hint=True),
+)
+def echo(text: str) -> str:
+    return text
+
+
 @server.tool(description="Return a tiny PNG image.")
 def pixel() -> Image:
     return Image(data=PIXEL_PNG, format="png")
