@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from .redaction import Redactor
 from .types import ToolPermissionContext
 
 
@@ -273,6 +274,10 @@ class ToolUseOptions:
     it). None: this host cannot run prompts on its own."""
     question_asker: Any = None
     """Who answers AskUserQuestion (a `tools.ask_user.QuestionAsker`); None: no one."""
+    redactor: Redactor = field(default_factory=Redactor.from_environment)
+    """What every tool result is redacted with (`core.redaction`): the session gives it the
+    model's credentials and the kernel's signing key; by default, the credentials of this
+    process's environment and the token shapes."""
 
 
 @dataclass(frozen=True, slots=True)
