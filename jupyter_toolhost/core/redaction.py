@@ -69,7 +69,7 @@ _CREDENTIAL_PARTS = frozenset(
 )
 """A variable whose name has one of these as an ``_``-separated part holds a credential."""
 
-_BOUNDARY = r"(?<![A-Za-z0-9_+/=.-])"
+_BOUNDARY = r"(?<![A-Za-z0-9_+/.-])"
 """No token character right before a shape: a run inside base64 or a longer word is not one."""
 _END = r"(?![A-Za-z0-9_-])"
 

@@ -215,8 +215,6 @@ def refusal(value: Any, state: KernelState) -> str | None:
         return "the kernel's environment variables (os.environ)"
     if value is sys.modules:
         return "the interpreter's table of modules (sys.modules)"
-    if id(value) in state.objects and not isinstance(value, str | int | float | bool):
-        return "IPython's own state (its namespace or its In/Out history)"
     if issubclass(klass, types.ModuleType):
         return f"a module ({getattr(value, '__name__', '?')})"
     if issubclass(klass, _HOLDS_FRAMES):
@@ -230,6 +228,8 @@ def refusal(value: Any, state: KernelState) -> str | None:
         package = _top(_routine_module(value))
         if package in KERNEL_PACKAGES:
             return f"a function of {package} (the kernel's or the tool host's own code)"
+    if id(value) in state.objects and not isinstance(value, str | int | float | bool):
+        return "IPython's own state (its namespace or its In/Out history)"
     return None
 
 
