@@ -91,6 +91,9 @@ class Shape:
     folded: bool = False
     back: frozenset[str] = frozenset()
     check: Callable[[re.Match[str]], bool] | None = None
+    finder: re.Pattern[str] | None = None
+    """Where to try `pattern`, when a literal is too common to try it at each one: the
+    starts of this pattern's matches in the haystack (found in C, not one by one)."""
 
 
 def _shape(
@@ -102,10 +105,12 @@ def _shape(
     flags: int = 0,
     back: str = "",
     check: Callable[[re.Match[str]], bool] | None = None,
+    finder: str | None = None,
 ) -> Shape:
     folded = bool(flags & re.IGNORECASE)
     compiled = re.compile(pattern, flags)
-    return Shape(label, tuple(literals), compiled, group, folded, frozenset(back), check)
+    found = re.compile(finder) if finder is not None else None
+    return Shape(label, tuple(literals), compiled, group, folded, frozenset(back), check, found)
 
 
 _NAME_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-"
@@ -201,6 +206,10 @@ SHAPES: tuple[Shape, ...] = (
         flags=re.IGNORECASE,
         back=_NAME_CHARS,
         check=_is_assignment,
+        # A credential word right before `=` or `:` and a value of 8 or more characters:
+        # "key" alone is in every other log line, this is in few.
+        finder=r"(?:key|token|secret|pass|credential)[a-z0-9_.-]*[\"']?[ \t]*[:=][ \t]*[\"']?"
+        r"[^\s\"'#;&|]{8}",
     ),
 )
 
@@ -284,7 +293,7 @@ class Redactor:
         for shape in self._shapes:
             if shape.folded:
                 if folded is None:
-                    folded = text.lower()
+                    folded = _ascii_lower(text)
                 haystack = folded
             else:
                 haystack = text
@@ -390,10 +399,10 @@ def _pieces(path: Path, chunk_bytes: int, overlap: int) -> Iterable[str]:
 
 def _safe_cut(buffer: str, overlap: int) -> int:
     limit = len(buffer)
-    cut = buffer.rfind("\n", 0, limit) + 1
-    if cut <= 0 or limit - cut > overlap:
-        space = max(buffer.rfind(" ", 0, limit), buffer.rfind("\t", 0, limit))
-        cut = space + 1 if space >= 0 and limit - space <= overlap else max(0, limit - overlap)
+    cut = buffer.rfind("\n") + 1
+    if limit - cut > overlap:  # a line longer than `overlap`: at its last space, else hard
+        space = max(buffer.rfind(" "), buffer.rfind("\t")) + 1
+        cut = space if space > cut and limit - space <= overlap else limit - overlap
     begin = buffer.rfind("-----BEGIN ", 0, cut)
     unfinished = begin >= 0 and buffer.find("-----END ", begin, cut) < 0
     if unfinished and "PRIVATE KEY" in buffer[begin : begin + 64] and cut - begin < overlap:
@@ -456,21 +465,42 @@ def _replace_runs(
 def _matches(text: str, haystack: str, shape: Shape) -> Iterable[tuple[int, int, str]]:
     """The spans `shape` redacts in `text`, each with its marker."""
     shown = marker(shape.label)
+    if not any(literal in haystack for literal in shape.literals):
+        return
+    for at in _candidates(haystack, shape):
+        start = at
+        if shape.back:
+            while start > 0 and at - start < 128 and text[start - 1] in shape.back:
+                start -= 1
+        found = shape.pattern.match(text, start)
+        if found is not None and (shape.check is None or shape.check(found)):
+            group = shape.group
+            if group == 0 and shape.check is _is_assignment:
+                group = 2 if found.group("quoted") is not None else 3
+            begin, end = found.span(group)
+            if begin >= 0 and not text.startswith("[redacted", begin):
+                yield begin, end, shown
+
+
+_ASCII_LOWER = {c: c + 32 for c in range(ord("A"), ord("Z") + 1)}
+
+
+def _ascii_lower(text: str) -> str:
+    """`text` lower-cased in ASCII only, so that every position stays where it was
+    (`str.lower` makes some characters longer: "İ" becomes two)."""
+    folded = text.lower()
+    return folded if len(folded) == len(text) else text.translate(_ASCII_LOWER)
+
+
+def _candidates(haystack: str, shape: Shape) -> Iterable[int]:
+    """Where `shape` may start: its finder's matches, or each of its literals."""
+    if shape.finder is not None:
+        yield from (found.start() for found in shape.finder.finditer(haystack))
+        return
     for literal in shape.literals:
         at = haystack.find(literal)
         while at >= 0:
-            start = at
-            if shape.back:
-                while start > 0 and at - start < 128 and text[start - 1] in shape.back:
-                    start -= 1
-            found = shape.pattern.match(text, start)
-            if found is not None and (shape.check is None or shape.check(found)):
-                group = shape.group
-                if group == 0 and shape.check is _is_assignment:
-                    group = 2 if found.group("quoted") is not None else 3
-                begin, end = found.span(group)
-                if begin >= 0 and not text.startswith("[redacted", begin):
-                    yield begin, end, shown
+            yield at
             at = haystack.find(literal, at + 1)
 
 
