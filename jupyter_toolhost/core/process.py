@@ -30,6 +30,9 @@ PREVIEW_BYTES = 2_000
 """How much of a stream that went over the budget is read back as its preview."""
 TAIL_BYTES = 8_192
 """How much of the end of an output file `tail_lines` reads (never the whole file)."""
+REDACTED_FILE_LIMIT = 64 * 1024 * 1024
+"""The largest saved output that is redacted in place (about 0.3 s of CPU per 10 MB): a
+bigger one is left as written, and what a tool reads of it is redacted like any result."""
 TAIL_LINES = 5
 TAIL_LINE_CHARS = 200
 
@@ -122,7 +125,7 @@ async def run_process(
     `time_limit` seconds the group is killed. `progress(OutputSoFar)` is called about once
     a second while the process runs and its output grows (reading only the files' ends).
     A file that stays (over its budget) is redacted in place with `redactor` before its
-    preview is read, in a worker thread (a big file takes a while; the loop goes on).
+    preview is read (up to `REDACTED_FILE_LIMIT`), in a worker thread, so the loop goes on.
     """
     out_path, err_path = _output_paths(output_dir, name)
     started = time.monotonic()
@@ -213,7 +216,7 @@ def _collect(path: Path, budget_bytes: int, redactor: Redactor | None = None) ->
         with contextlib.suppress(OSError):
             path.unlink()
         return CapturedStream(text=data.decode("utf-8", errors="replace"), size=size)
-    if redactor is not None:
+    if redactor is not None and size <= REDACTED_FILE_LIMIT:
         with contextlib.suppress(OSError):  # the output stays; its preview is still redacted
             redactor.file(path)
     with open(path, "rb") as handle:
