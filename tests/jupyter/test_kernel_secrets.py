@@ -253,10 +253,12 @@ def test_printed_secrets_are_redacted_everywhere(
             id="toolu_big",
         ),
     ]
-    if sandbox == "off":  # the kernel's own environment, as any process of its user reads it
-        calls.append(
-            tool_use("Bash", {"command": "tr '\\0' '\\n' < /proc/$PPID/environ"}, id="toolu_proc")
-        )
+    if sandbox == "off":  # the kernel's environment and connection file, as its user reads them
+        connection = "cat \"$(tr '\\0' '\\n' < /proc/$PPID/cmdline | grep '\\.json$')\""
+        calls += [
+            tool_use("Bash", {"command": "tr '\\0' '\\n' < /proc/$PPID/environ"}, id="toolu_proc"),
+            tool_use("Bash", {"command": connection}, id="toolu_conn"),
+        ]
     server.add_turns(Turn(calls), Turn([text("Printed.")]))
     run = kernel.run("%%agent --new --mode bypassPermissions\nShow the secrets.", timeout=120)
 
@@ -275,6 +277,7 @@ def test_printed_secrets_are_redacted_everywhere(
         environ = text_of(results["toolu_proc"])
         assert "ANTHROPIC_API_KEY=[redacted: ANTHROPIC_API_KEY]" in environ
         assert "KERNEL_ANTHROPIC_API_KEY=[redacted: KERNEL_ANTHROPIC_API_KEY]" in environ
+        assert '"key": "[redacted: kernel signing key]"' in text_of(results["toolu_conn"])
     assert_nothing_leaked(kernel, server, run, root)
 
 
