@@ -237,6 +237,17 @@ def _worth_redacting(value: str) -> bool:
     )
 
 
+def _by_value(named: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+    """(value, label) pairs worth redacting, longest value first (so that a value holding
+    another is replaced whole)."""
+    values: dict[str, str] = {}
+    for label, value in named.items():
+        value = value.strip()
+        if _worth_redacting(value) and value not in values:
+            values[value] = label
+    return tuple(sorted(values.items(), key=lambda item: -len(item[0])))
+
+
 def credential_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
     """The credentials of an environment (default: this process's), by variable name."""
     env = os.environ if environ is None else environ
@@ -250,36 +261,60 @@ def credential_environment(environ: Mapping[str, str] | None = None) -> dict[str
 class Redactor:
     """Replaces named secret values and token shapes by markers (see the module docstring).
 
-    Immutable: `with_values` makes a new one. Safe to share between threads.
+    `named` maps a label to a value. `live`, when given, is asked for more of them each time
+    something is redacted (a key set after the session started, with ``%agent key`` or
+    ``os.environ``, counts at once); asking it must be cheap. Safe to share between threads.
     """
 
-    def __init__(self, named: Mapping[str, str] | None = None, *, shapes: bool = True) -> None:
-        values: dict[str, str] = {}
-        for label, value in (named or {}).items():
-            value = value.strip()
-            if _worth_redacting(value) and value not in values:
-                values[value] = label
-        # Longest first, so a value that contains another is replaced whole.
-        self._named = tuple(sorted(values.items(), key=lambda item: -len(item[0])))
+    def __init__(
+        self,
+        named: Mapping[str, str] | None = None,
+        *,
+        shapes: bool = True,
+        live: Callable[[], Mapping[str, str]] | None = None,
+    ) -> None:
+        self._fixed = dict(named or {})
+        self._live = live
         self._shapes = SHAPES if shapes else ()
-        self._longest = max((len(v) for v, _ in self._named), default=0)
+        self._seen: Mapping[str, str] | None = None
+        self._named = _by_value(self._fixed)
 
     @classmethod
     def from_environment(
         cls, environ: Mapping[str, str] | None = None, *, named: Mapping[str, str] | None = None
     ) -> Redactor:
-        """The credentials of `environ` (default: this process's), plus `named`."""
+        """The credentials of `environ` (default: this process's, read at each use), plus
+        `named`."""
+        if environ is None:
+            return cls(named, live=credential_environment)
         return cls({**credential_environment(environ), **(named or {})})
 
     def with_values(self, named: Mapping[str, str]) -> Redactor:
         """This redactor with more named values (a label for each)."""
-        merged = {label: value for value, label in self._named}
-        return Redactor({**merged, **named}, shapes=bool(self._shapes))
+        merged = {**self._fixed, **named}
+        return Redactor(merged, shapes=bool(self._shapes), live=self._live)
 
     @property
     def labels(self) -> tuple[str, ...]:
         """The names of the values redacted by name (never the values)."""
-        return tuple(sorted({label for _, label in self._named}))
+        return tuple(sorted({label for _, label in self._current()}))
+
+    def _current(self) -> tuple[tuple[str, str], ...]:
+        """(value, label) pairs, longest value first: the fixed ones and the live ones."""
+        if self._live is None:
+            return self._named
+        try:
+            live = dict(self._live())
+        except Exception:  # a source that fails leaves the fixed values
+            return self._named
+        if live != self._seen:
+            self._named = _by_value({**live, **self._fixed})
+            self._seen = live
+        return self._named
+
+    @property
+    def _longest(self) -> int:
+        return max((len(v) for v, _ in self._current()), default=0)
 
     # ── text ────────────────────────────────────────────────────────────────────────────
 
@@ -287,7 +322,7 @@ class Redactor:
         """`text` with every secret it holds replaced by its marker."""
         if not text:
             return text
-        for value, label in self._named:
+        for value, label in self._current():
             text = _redact_value(text, value, label)
         folded: str | None = None
         for shape in self._shapes:

@@ -206,3 +206,14 @@ def test_credentials_are_read_from_the_environment_by_name():
     said = redactor.text(json.dumps(env) + SIGNING)
     assert "tok-1234567890" not in said and "hunter2hunter2" not in said and SIGNING not in said
     assert "[redacted: MY_SERVICE_TOKEN]" in said and "/usr/bin:/bin" in said
+
+
+def test_a_key_set_after_the_redactor_was_made_is_redacted(monkeypatch: pytest.MonkeyPatch):
+    redactor = Redactor.from_environment(named={"kernel signing key": SIGNING})
+    late = "late-key-typed-with-agent-key-0123456789"
+    assert redactor.text(late) == late
+    monkeypatch.setenv("ANTHROPIC_API_KEY", late)
+    assert redactor.text(f"x {late} y") == "x [redacted: ANTHROPIC_API_KEY] y"
+    assert "ANTHROPIC_API_KEY" in redactor.labels and "kernel signing key" in redactor.labels
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    assert redactor.text(late) == late
