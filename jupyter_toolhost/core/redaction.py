@@ -76,7 +76,8 @@ _END = r"(?![A-Za-z0-9_-])"
 
 @dataclass(frozen=True, slots=True)
 class Shape:
-    """A token format, redacted where `pattern` matches (its group `group`; 0: all of it).
+    """A token format, redacted where `pattern` matches: its group `group` (0: all of it;
+    names: the first of those groups that matched).
 
     `pattern` is only tried where one of `literals` occurs (found by a substring search,
     in the lower-cased text when `folded`): at the literal itself, or, with `back`, at the
@@ -87,7 +88,7 @@ class Shape:
     label: str
     literals: tuple[str, ...]
     pattern: re.Pattern[str]
-    group: int = 0
+    group: int | tuple[str, ...] = 0
     folded: bool = False
     back: frozenset[str] = frozenset()
     check: Callable[[re.Match[str]], bool] | None = None
@@ -101,7 +102,7 @@ def _shape(
     literals: Iterable[str],
     pattern: str,
     *,
-    group: int = 0,
+    group: int | tuple[str, ...] = 0,
     flags: int = 0,
     back: str = "",
     check: Callable[[re.Match[str]], bool] | None = None,
@@ -202,7 +203,7 @@ SHAPES: tuple[Shape, ...] = (
         ["key", "token", "secret", "pass", "credential"],
         r"(?P<name>[A-Za-z0-9_.-]+)(?:[\"']?[ \t]*[:=][ \t]*[\"'](?P<quoted>[^\"'\s]{8,})[\"']"
         r"|=(?P<plain>[^\s\"'#;&|]{8,}))",
-        group=0,
+        group=("quoted", "plain"),
         flags=re.IGNORECASE,
         back=_NAME_CHARS,
         check=_is_assignment,
@@ -509,10 +510,7 @@ def _matches(text: str, haystack: str, shape: Shape) -> Iterable[tuple[int, int,
                 start -= 1
         found = shape.pattern.match(text, start)
         if found is not None and (shape.check is None or shape.check(found)):
-            group = shape.group
-            if group == 0 and shape.check is _is_assignment:
-                group = 2 if found.group("quoted") is not None else 3
-            begin, end = found.span(group)
+            begin, end = _span(found, shape.group)
             if begin >= 0 and not text.startswith("[redacted", begin):
                 yield begin, end, shown
 
@@ -525,6 +523,12 @@ def _ascii_lower(text: str) -> str:
     (`str.lower` makes some characters longer: "İ" becomes two)."""
     folded = text.lower()
     return folded if len(folded) == len(text) else text.translate(_ASCII_LOWER)
+
+
+def _span(found: re.Match[str], group: int | tuple[str, ...]) -> tuple[int, int]:
+    if isinstance(group, int):
+        return found.span(group)
+    return next((found.span(g) for g in group if found.group(g) is not None), (-1, -1))
 
 
 def _candidates(haystack: str, shape: Shape) -> Iterable[int]:
