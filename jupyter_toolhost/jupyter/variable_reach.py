@@ -365,11 +365,10 @@ def _attribute(value: Any, name: str, where: str) -> Any:
     try:
         found = inspect.getattr_static(value, name)
     except AttributeError:
-        computed = inspect.getattr_static(type(value), "__getattr__", None) is not None
-        if computed:
+        if _computes_attributes(type(value)):
             raise ToolError(
-                f"{where}: {kind} has no plain attribute {name!r}; its __getattr__ would "
-                f"compute one, which runs code. {USE_PYTHON_EXEC}"
+                f"{where}: {kind} has no plain attribute {name!r}; its __getattr__ or "
+                f"__getattribute__ would compute one, which runs code. {USE_PYTHON_EXEC}"
             ) from None
         raise ToolError(f"{kind} object has no attribute {name!r}") from None
     if isinstance(found, _SLOT_READERS):
@@ -383,6 +382,13 @@ def _attribute(value: Any, name: str, where: str) -> Any:
         f"{where} is {what} of {kind}: reading it runs code, which InspectVariable never "
         f"does. {USE_PYTHON_EXEC}"
     )
+
+
+def _computes_attributes(klass: type) -> bool:
+    """Whether the class makes attributes up on access (a proxy, a lazy object)."""
+    plain = object.__dict__["__getattribute__"]
+    own = inspect.getattr_static(klass, "__getattribute__", plain)
+    return inspect.getattr_static(klass, "__getattr__", None) is not None or own is not plain
 
 
 _MISSING = object()

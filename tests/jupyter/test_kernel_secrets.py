@@ -62,6 +62,14 @@ env = os.environ
 shell = get_ipython()
 namespace = globals()
 history = Out
+
+import weakref
+from functools import partial
+holder = [get_ipython(), os.environ, 7]
+part = partial(get_ipython().run_cell, get_ipython())
+proxy = weakref.proxy(get_ipython())
+modules = sys.modules
+numbers = (n * n for n in range(3))
 """
 
 ATTACKS = (
@@ -95,6 +103,16 @@ ATTACKS = (
     "prices.__dict__",
     "prices._mgr",
     "getattr(shell, 'kernel')",
+    "holder[0]",
+    "holder[1]",
+    "part.args[0]",
+    "part.func",
+    "proxy.kernel",
+    "modules",
+    "modules['os']",
+    "numbers",
+    "numbers.gi_frame",
+    "prices.to_csv.__self__",
 )
 """Paths InspectVariable must refuse in every mode."""
 
@@ -106,6 +124,8 @@ WORKS = {
     "config['db']": "5432",
     "lazy.label": "'lazy'",
     "config": "<hidden: the kernel's environment variables (os.environ)>",
+    "holder": "<hidden: an object of ipykernel",
+    "holder[2]": "7",
 }
 """Paths that must still read, and a piece of what each shows."""
 
@@ -210,7 +230,8 @@ def test_a_refusal_says_why_and_names_python_exec(kernel: Kernel, server: Messag
     chains = {
         "get_ipython.__self__.kernel.session.key": "IPython's own name",
         "lazy.data": "is a property of __main__.Lazy: reading it runs code",
-        "remote.secret": "its __getattr__ would compute one",
+        "remote.secret": "its __getattr__ or __getattribute__ would compute one",
+        "proxy.kernel": "its __getattr__ or __getattribute__ would compute one",
         "env": "the kernel's environment variables (os.environ)",
         "shell": "an object of ipykernel",
         "helper.__globals__": "names that start with '_'",
