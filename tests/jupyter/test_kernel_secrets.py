@@ -52,7 +52,7 @@ class Remote:
         Lazy.calls += 1
         return name
 
-def helper(x):
+def scale(x):
     return x
 
 prices = pd.DataFrame({"price": [1.5, 2.5], "qty": [3, 4]})
@@ -81,9 +81,9 @@ ATTACKS = (
     "os.environ",
     "os",
     "json",
-    "helper.__globals__",
-    "type(helper).__init__.__globals__",
-    "helper.__code__",
+    "scale.__globals__",
+    "type(scale).__init__.__globals__",
+    "scale.__code__",
     "Out",
     "In",
     "_oh",
@@ -218,7 +218,7 @@ def test_inspect_variable_reaches_no_secret_in_any_mode(
         assert not block.get("is_error"), f"{path} failed in {mode}: {text_of(block)}"
         assert shown in text_of(block), f"{path}: {text_of(block)}"
     listed = text_of(results["toolu_list"])
-    for name in ("prices", "config", "lazy", "helper"):
+    for name in ("prices", "config", "lazy", "scale"):
         assert name in listed
     for name in ("env ", "shell ", "namespace", "history", "os ", "get_ipython"):
         assert name not in listed, f"{name.strip()} is listed as a user variable"
@@ -234,7 +234,7 @@ def test_a_refusal_says_why_and_names_python_exec(kernel: Kernel, server: Messag
         "proxy.kernel": "its __getattr__ or __getattribute__ would compute one",
         "env": "the kernel's environment variables (os.environ)",
         "shell": "an object of ipykernel",
-        "helper.__globals__": "names that start with '_'",
+        "scale.__globals__": "names that start with '_'",
         "os": "a module (os)",
     }
     server.add_turns(
