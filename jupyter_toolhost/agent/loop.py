@@ -55,7 +55,7 @@ from ..model.base import (
     Usage,
 )
 from ..model.pricing import add_cost
-from ..orchestration.pipeline import Pipeline
+from ..orchestration.pipeline import Pipeline, redact_result
 from ..orchestration.streaming import StreamingToolExecutor, interrupted_results
 from .compaction import (
     CompactBoundary,
@@ -189,7 +189,10 @@ class AgentLoop(LoopRequests):
             self.transcript.message("assistant", kept)
         uses = tool_uses(kept)
         if uses:
-            by_id = {result.tool_use_id: result for result in results}
+            # The pipeline redacted each result; this is the net for any result made
+            # elsewhere (a call stopped before it ran), so none reaches the model unredacted.
+            redactor = self.context.options.redactor
+            by_id = {r.tool_use_id: redact_result(r, redactor) for r in results}
             answers = [
                 by_id[u["id"]].to_block() if u["id"] in by_id else error_result(u["id"], unanswered)
                 for u in uses

@@ -102,6 +102,11 @@ class Session:
     or off, the network, more paths to hide); by default the environment decides. Scheduled
     prompts (CronCreate) run through `run(prompt)`, or through `run_scheduled(session,
     prompt)` when given (a notebook shows them in an area of their own).
+
+    Every tool result is redacted before the model, the cell or a saved file sees it
+    (`core.redaction`): the model's own key or token, the credentials in the environment,
+    `secrets` (label -> value: the kernel's signing key, for instance) and well-known token
+    shapes become ``[redacted: LABEL]``.
     """
 
     def __init__(
@@ -133,6 +138,7 @@ class Session:
         rules: Iterable[tuple[str, RuleBehavior]] = (),
         sandbox: SandboxOptions | None = None,
         run_scheduled: Callable[[Session, str], Awaitable[Any]] | None = None,
+        secrets: Mapping[str, str] | None = None,
     ) -> None:
         if disclosure not in DISCLOSURE_OPTIONS:
             raise ValueError(
@@ -184,6 +190,7 @@ class Session:
             rules=rules,
             sandbox=sandbox,
             run_prompt=scheduled,
+            secrets=secrets,
         )
         self._loop = parts.loop
         self._engine = parts.engine

@@ -10,11 +10,12 @@ classifier need the loop's events and conversation) are closures over the loop.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..core.context import (
     AppState,
@@ -25,6 +26,7 @@ from ..core.context import (
     new_session_id,
     toolhost_home,
 )
+from ..core.redaction import Redactor
 from ..core.results import ResultStore
 from ..core.tool import Tool
 from ..core.types import PermissionMode, RuleBehavior
@@ -93,6 +95,7 @@ def assemble(
     rules: Iterable[tuple[str, RuleBehavior]],
     sandbox: SandboxOptions | None,
     run_prompt: RunPrompt,
+    secrets: Mapping[str, str] | None = None,
 ) -> SessionParts:
     """Every part of a session, made once (see the module docstring)."""
     loop: AgentLoop | None = None
@@ -125,6 +128,7 @@ def assemble(
             web_search=web_search,
             sandbox=sandbox,
             run_prompt=run_prompt,
+            redactor=session_redactor(model, secrets),
         ),
         app_state=AppStateStore(AppState(tool_permission_context=permissions.context)),
         cwd=root,
@@ -161,6 +165,20 @@ def assemble(
         problems=[str(p) for p in permissions.problems],
         claude_imports=list(permissions.claude_imports),
     )
+
+
+def session_redactor(model: Model, secrets: Mapping[str, str] | None) -> Redactor:
+    """What the session's tool results are redacted with: the credentials of the process's
+    environment, the model's own (`credentials()`, when the model has it: a key given in
+    code is in no environment variable) and `secrets` (label -> value, e.g. the kernel's
+    signing key)."""
+    named: dict[str, str] = {}
+    credentials = getattr(model, "credentials", None)
+    if callable(credentials):
+        with contextlib.suppress(Exception):  # a model that cannot say: the environment's count
+            named.update(cast(Mapping[str, str], credentials()))
+    named.update(secrets or {})
+    return Redactor.from_environment(named=named)
 
 
 def transcript_path(context: ToolUseContext) -> Path:

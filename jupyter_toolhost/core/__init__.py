@@ -9,7 +9,8 @@ What each module owns:
   tool_use); ``history``: the conversation as a list that notes its edits;
   ``error_results``: how a failed call reads to the model.
 - ``results``: the result budget and persistence of big results; ``images``: images the
-  API accepts.
+  API accepts; ``redaction``: secrets replaced by markers in every tool result, with
+  ``token_shapes`` (the well-known token formats).
 - ``runner``: the seam through which tools start subagents (the loop implements it).
 - ``process``: subprocesses in their own process group; ``workdir``: the working folder and
   the settings that apply to it; ``kernel_host``: where the kernel runs.

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from .lifetime import Lifetime
+from .redaction import Redactor
 from .types import ToolPermissionContext
 
 
@@ -277,6 +278,10 @@ class ToolUseOptions:
     it). None: this host cannot run prompts on its own."""
     question_asker: Any = None
     """Who answers AskUserQuestion (a `tools.ask_user.QuestionAsker`); None: no one."""
+    redactor: Redactor = field(default_factory=Redactor.from_environment)
+    """What every tool result is redacted with (`core.redaction`): the session gives it the
+    model's credentials and the kernel's signing key; by default, the credentials of this
+    process's environment and the token shapes."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,8 @@ Modules: `transformer` (the `%%agent` cell → one `await`), `magics` (thin), `o
 `commands` (`%agent` subcommands; `mcp_command` for `%agent mcp`), `live`, `cards` and
 `render` (what the cell shows), `approval` (the widget approver, plans included),
 `questions` (the widget asker for AskUserQuestion), `kernel_tools` (PythonExec,
-ListVariables, InspectVariable; `captured` holds what PythonExec shows and sends),
+ListVariables, InspectVariable; `captured` holds what PythonExec shows and sends;
+`variable_reach` what the two read-only ones may reach),
 `timeline` (`%agent history --timeline`), `request_view` (`%agent request [N]`),
 `results_comm` (saved results served to the lab extension over a comm).
 

@@ -80,7 +80,8 @@ def resume_session(host: SessionOptions, session_id: str, *, tools: list[Tool[An
 def _configured(host: SessionOptions, make: Callable[..., Session], **options: Any) -> Session:
     """A session with the settings files' rules, mode and hooks (Session loads them), the
     rules added with `%agent allow|ask|deny` before it began, this kernel's connection
-    file hidden from the Bash sandbox, and scheduled prompts shown by the host."""
+    file hidden from the Bash sandbox, its signing key redacted from every tool result, and
+    scheduled prompts shown by the host."""
     from ..core.context import SandboxOptions
 
     model = make_model(host)
@@ -96,6 +97,7 @@ def _configured(host: SessionOptions, make: Callable[..., Session], **options: A
         rules=host.pending_rules,
         sandbox=SandboxOptions(hidden_paths=connection_file()),
         run_scheduled=host.run_scheduled,
+        secrets=kernel_secrets(),
         **options,
     )
     host.pending_rules.clear()
@@ -113,6 +115,23 @@ def connection_file() -> tuple[str, ...]:
         return (get_connection_file(),)
     except Exception:  # not in a kernel
         return ()
+
+
+KERNEL_KEY_LABEL = "kernel signing key"
+
+
+def kernel_secrets() -> dict[str, str]:
+    """This kernel's message-signing key (whoever has it can send the kernel code to run),
+    labelled for redaction; none outside a kernel (plain IPython)."""
+    try:
+        from IPython import get_ipython
+
+        key: object = get_ipython().kernel.session.key  # type: ignore[union-attr]
+    except Exception:  # not in a kernel
+        return {}
+    if isinstance(key, bytes):
+        key = key.decode("utf-8", errors="replace")
+    return {KERNEL_KEY_LABEL: key} if isinstance(key, str) and key else {}
 
 
 def update_session(session: Session, host: SessionOptions, *, tools: list[Tool[Any]]) -> None:

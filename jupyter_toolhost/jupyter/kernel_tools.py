@@ -13,8 +13,10 @@ the text of each, plus up to `captured.MAX_IMAGES` PNGs as image blocks, each sc
 `MAX_IMAGE_SIDE` pixels and `MAX_IMAGE_BYTES` (with Pillow when it is installed; without it,
 an image over the byte cap is left out and the text says so).
 
-ListVariables and InspectVariable only read the namespace: read-only and concurrency-safe.
-pandas and numpy are recognised by duck typing, never imported here.
+ListVariables and InspectVariable only read the namespace: read-only and concurrency-safe,
+so they run unasked in every mode. What they may reach is `variable_reach`'s allow-list: the
+user's own variables' plain data, never the kernel's objects, and no code run on the way.
+pandas and numpy are recognised by their classes' modules, never imported here.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ import threading
 import traceback
 import types
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
 
 from pydantic import BaseModel, Field
 
@@ -47,6 +49,18 @@ from .captured import (
     result_bundle,
     streaming_capture,
 )
+from .variable_reach import (
+    KernelState,
+    first_doc_line,
+    is_array_like,
+    is_data,
+    is_frame_like,
+    lookup,
+    plain_attributes,
+    reads_as_routine,
+    safe_repr,
+    user_variables,
+)
 
 _REPR_CHARS = 2_000
 
@@ -62,7 +76,10 @@ class ListVariablesInput(BaseModel):
 
 class InspectVariableInput(BaseModel):
     name: str = Field(
-        description="A variable name, optionally with attributes: 'df', 'model.coef_'."
+        description=(
+            "A variable name, optionally with .attribute and [key] steps: 'df', "
+            "\"df['price']\", 'model.coef_', \"config['db']['host']\"."
+        )
     )
 
 
@@ -85,7 +102,12 @@ shape or length, and approximate memory. Read-only."""
 
 INSPECT_VARIABLE_DESCRIPTION = """Describe one variable of the user's Jupyter kernel without
 changing it: for a DataFrame its shape, dtypes, head and describe(); for an array its shape,
-dtype and value range; otherwise its type, length and repr. Read-only."""
+dtype and value range; otherwise its type, length, repr and plain attributes. Read-only.
+
+It reads only the user's own variables' plain data and runs no code: no names starting with
+'_', no properties, no modules, and none of the kernel's or the tool host's own objects
+(the shell, the kernel, os.environ, In/Out). Use PythonExec (which asks the user) for
+anything else."""
 
 
 def kernel_tools(shell: Any) -> list[Tool[Any]]:
@@ -106,7 +128,8 @@ def kernel_tools(shell: Any) -> list[Tool[Any]]:
         return variables_table(shell, pattern=input.pattern, callables=input.include_callables)
 
     async def inspect_variable(input: InspectVariableInput, context: ToolUseContext) -> str:
-        return describe(lookup(shell, input.name), name=input.name)
+        value = lookup(shell, input.name)
+        return describe(value, name=input.name, state=KernelState.of(shell))
 
     return [
         build_tool(
@@ -257,21 +280,6 @@ def _cap(text: str) -> str:
 # ── ListVariables / InspectVariable ──────────────────────────────────────────────────────
 
 
-def user_variables(shell: Any, *, callables: bool = False) -> dict[str, Any]:
-    """The user's own names: no IPython internals, no modules, no `_` names."""
-    hidden = getattr(shell, "user_ns_hidden", {})
-    found = {}
-    for name, value in shell.user_ns.items():
-        if name.startswith("_") or (name in hidden and hidden[name] is value):
-            continue
-        if isinstance(value, types.ModuleType):
-            continue
-        if not callables and (inspect.isroutine(value) or inspect.isclass(value)):
-            continue
-        found[name] = value
-    return found
-
-
 def variables_table(shell: Any, *, pattern: str | None = None, callables: bool = False) -> str:
     """A plain-text table of the user's variables."""
     rows = [("name", "type", "shape/len", "memory")]
@@ -288,6 +296,8 @@ def variables_table(shell: Any, *, pattern: str | None = None, callables: bool =
 
 
 def _shape(value: Any) -> str:
+    if not is_data(value):
+        return ""  # another object's `shape` or `__len__` is its own code
     shape = getattr(value, "shape", None)
     if isinstance(shape, tuple):
         return "×".join(str(n) for n in shape) or "scalar"
@@ -300,6 +310,8 @@ def _shape(value: Any) -> str:
 
 
 def _memory(value: Any) -> str:
+    if not is_data(value):
+        return ""
     size: int | None = None
     with contextlib.suppress(Exception):
         usage: Any = getattr(value, "memory_usage", None)
@@ -321,58 +333,37 @@ def _human(size: int) -> str:
     return f"{size} B"
 
 
-def lookup(shell: Any, dotted: str) -> Any:
-    """`name` or `name.attr.attr` in the user namespace; no code is evaluated."""
-    head, *attributes = dotted.strip().split(".")
-    if not head.isidentifier() or not all(a.isidentifier() for a in attributes):
-        raise ToolError(f"{dotted!r} is not a variable name (use 'name' or 'name.attribute').")
-    if head not in shell.user_ns:
-        close = [n for n in user_variables(shell, callables=True) if n.lower() == head.lower()]
-        hint = f" Did you mean {close[0]!r}?" if close else " Use ListVariables to see the names."
-        raise ToolError(f"No variable named {head!r} in the kernel.{hint}")
-    value = shell.user_ns[head]
-    for attribute in attributes:
-        try:
-            value = getattr(value, attribute)
-        except AttributeError:
-            raise ToolError(
-                f"{type(value).__name__} object has no attribute {attribute!r}"
-            ) from None
-    return value
+def describe(value: Any, *, name: str, state: KernelState | None = None) -> str:
+    """A read-only description of a value, richer for DataFrames, Series and arrays.
 
-
-def describe(value: Any, *, name: str) -> str:
-    """A read-only description of a value, richer for DataFrames, Series and arrays."""
-    kind = f"{type(value).__module__}.{type(value).__qualname__}".removeprefix("builtins.")
+    Only the known data types' own methods run (`variable_reach.is_data`); other objects
+    are shown by their repr and the names of their plain attributes."""
+    state = state if state is not None else KernelState(frozenset())
+    klass = type(value)
+    kind = f"{klass.__module__}.{klass.__qualname__}".removeprefix("builtins.")
     lines = [f"{name}: {kind}"]
-    if _is_frame_like(value):
+    if is_frame_like(value):
         lines += _describe_frame(value)
-    elif _is_array_like(value):
+    elif is_array_like(value):
         lines += _describe_array(value)
     else:
         shape = _shape(value)
         if shape:
             lines.append(shape)
         if isinstance(value, dict) and value:
-            keys = ", ".join(repr(k) for k in list(value)[:20])
-            lines.append(f"keys: {keys}" + (" …" if len(value) > 20 else ""))
-        lines.append(f"repr: {_repr(value)}")
-        doc = inspect.getdoc(value) if callable(value) else None
-        if doc:
-            lines.append(f"doc: {doc.splitlines()[0]}")
+            keys = list(cast(dict[Any, Any], value))
+            shown = ", ".join(safe_repr(k, state, limit=200) for k in keys[:20])
+            lines.append(f"keys: {shown}" + (" …" if len(keys) > 20 else ""))
+        lines.append(f"repr: {safe_repr(value, state)}")
+        if reads_as_routine(value):
+            doc = first_doc_line(value)
+            if doc:
+                lines.append(f"doc: {doc}")
+        elif not is_data(value):
+            names = plain_attributes(value)
+            if names:
+                lines.append("attributes: " + ", ".join(names[:50]))
     return "\n".join(lines)
-
-
-def _is_frame_like(value: Any) -> bool:
-    return (
-        hasattr(value, "dtypes")
-        and callable(getattr(value, "head", None))
-        and callable(getattr(value, "describe", None))
-    )
-
-
-def _is_array_like(value: Any) -> bool:
-    return isinstance(getattr(value, "shape", None), tuple) and hasattr(value, "dtype")
 
 
 def _describe_frame(frame: Any) -> list[str]:

@@ -22,7 +22,7 @@ import os
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
-from ..core.kernel_host import kernel_api_key, remote_kernel_hint
+from ..core.kernel_host import KERNEL_KEY_ENV, kernel_api_key, remote_kernel_hint
 from ..core.results import describe_error
 from .base import (
     BlockComplete,
@@ -98,6 +98,23 @@ class AnthropicModel:
         self._max_retries = max_retries
         self._timeout = timeout
         self._client = client
+
+    def credentials(self) -> dict[str, str]:
+        """The key or token this model authenticates with, by the variable that holds it
+        (without creating the client): the session redacts them from every tool result."""
+        found: dict[str, str] = {}
+        client = self._client
+        api_key = self._api_key or (client.api_key if client is not None else None)
+        if api_key:
+            found["ANTHROPIC_API_KEY"] = api_key
+        token = client.auth_token if client is not None else None
+        if token:
+            found["ANTHROPIC_AUTH_TOKEN"] = token
+        for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", KERNEL_KEY_ENV):
+            value = os.environ.get(name)
+            if value and value not in found.values():
+                found.setdefault(name, value)
+        return found
 
     @property
     def client(self) -> AsyncAnthropic:

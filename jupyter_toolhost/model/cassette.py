@@ -35,7 +35,7 @@ import re
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from ..core.types import CASSETTE_MODES as CASSETTE_MODES
 from ..core.types import CassetteMode as CassetteMode
@@ -334,6 +334,14 @@ class CassetteModel:
         return interactions[self._position - 1]["response"]
 
     # ── record ────────────────────────────────────────────────────────────────────────
+
+    def credentials(self) -> dict[str, str]:
+        """The credentials of the model it records from, once there is one."""
+        found: Any = getattr(self._inner, "credentials", None)
+        if not callable(found):
+            return {}
+        named = cast(Mapping[Any, Any], found())
+        return {str(k): str(v) for k, v in named.items()}
 
     def _inner_model(self) -> Model:
         if self._inner is None:

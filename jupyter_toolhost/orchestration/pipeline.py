@@ -2,9 +2,9 @@
 
 The steps follow seed section 3.3 in order: find the tool → validate the input →
 `backfill_observable_input` → PreToolUse hooks → permission (`can_use_tool`) → `call()` →
-PostToolUse hooks → images made valid for the API (`images.fit_content`) → the result
-budget (for every result: errors and hook-rewritten output
-too) → tool_result. Every failure on the way becomes an
+PostToolUse hooks → secrets redacted (`core.redaction`, with the context's redactor) →
+images made valid for the API (`images.fit_content`) → the result budget (for every result:
+errors and hook-rewritten output too) → tool_result. Every failure on the way becomes an
 `is_error` result here, in this one module; nothing raises out of `run()` except the
 cancellation of the task that awaits it.
 """
@@ -18,14 +18,15 @@ import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, TypeAlias, cast
 
 from pydantic import BaseModel, ValidationError
 
-from ..core.context import AbortSignal, ToolUseContext
+from ..core.context import AbortSignal, Progress, ToolUseContext, as_progress
 from ..core.error_results import error_content
 from ..core.images import fit_content
+from ..core.redaction import Redactor
 from ..core.results import DEFAULT_RESULT_CAP, ResultStore, describe_error, effective_threshold
 from ..core.tool import Tool, ToolOutput
 from ..core.types import (
@@ -162,18 +163,25 @@ class Pipeline:
         """
         tool = find_tool(call.name, context.options.tools)
         if tool is None:
-            return self._within_budget(self._unknown_tool(call, context), None)
+            return self._within_budget(self._unknown_tool(call, context), None, context)
         checked = parsed if parsed is not None else parsed_or_error(tool, call.input)
         if isinstance(checked, ToolInputValidationError):
-            return self._within_budget(_error(call, str(checked), tool), tool)
+            return self._within_budget(_error(call, str(checked), tool), tool, context)
         result = await self._run_parsed(call, tool, checked, context, handle or CallHandle())
-        return self._within_budget(result, tool)
+        return self._within_budget(result, tool, context)
 
-    def _within_budget(self, result: ToolResult, tool: Tool[Any] | None) -> ToolResult:
-        """Images made valid for the API, then the result budget, for every result alike
-        (errors and hook-rewritten output too)."""
+    def _within_budget(
+        self, result: ToolResult, tool: Tool[Any] | None, context: ToolUseContext
+    ) -> ToolResult:
+        """Secrets redacted, images made valid for the API, then the result budget, for
+        every result alike (errors and hook-rewritten output too).
+
+        Redaction comes first, so that the persisted copy, its preview, the cell's view
+        (`displays` included) and the text hooks add beside the result never hold a
+        secret the model must not see."""
         declared = tool.max_result_size_chars if tool is not None else DEFAULT_RESULT_CAP
         try:
+            redact_result(result, context.options.redactor)
             result.content = fit_content(result.content)
             return self.results.apply_threshold(result, effective_threshold(declared))
         except Exception as exc:  # the store handles OSError itself; this is a bug's net
@@ -225,6 +233,10 @@ class Pipeline:
         handle: CallHandle,
     ) -> ToolResult:
         call_context = context.for_call(call.id, context.abort)
+        if call_context.progress is not None:
+            call_context.progress = redacted_progress(
+                call_context.progress, context.options.redactor
+            )
         handle.phase = "calling"
         try:
             output = await _invoke(tool, parsed, call_context, handle)
@@ -297,6 +309,36 @@ class Pipeline:
             except Exception:
                 _log.exception("reporting %s hook errors failed", event)
         return output
+
+
+def redact_result(result: ToolResult, redactor: Redactor) -> ToolResult:
+    """`result` with every secret in what the model and the cell see replaced: its
+    content, its displays and the text hooks add beside it."""
+    result.content = redactor.content(result.content)
+    if result.displays:
+        result.displays = tuple(redactor.bundle(shown) for shown in result.displays)
+    if result.additional_context:
+        result.additional_context = tuple(redactor.text(t) for t in result.additional_context)
+    return result
+
+
+def redacted_progress(
+    progress: Callable[[str | Progress], None], redactor: Redactor
+) -> Callable[[str | Progress], None]:
+    """A progress callback whose text and tail lines are redacted before the cell shows
+    them (a running command's last lines)."""
+
+    def report(value: str | Progress) -> None:
+        shown = as_progress(value)
+        progress(
+            replace(
+                shown,
+                text=redactor.text(shown.text),
+                tail=tuple(redactor.text(line) for line in shown.tail),
+            )
+        )
+
+    return report
 
 
 _NO_HOOKS = HookOutput()

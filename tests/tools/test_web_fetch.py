@@ -32,6 +32,8 @@ class Handler(BaseHTTPRequestHandler):
         path = self.path
         if path == "/page":
             self._send(200, "text/html; charset=utf-8", PAGE)
+        elif path == "/leaky":
+            self._send(200, "text/plain", b"config: ghp_FAKEtokenFORtestsONLY0123456789abcdef")
         elif path == "/json":
             self._send(200, "application/json", b'{"a": 1}')
         elif path.startswith("/hop/"):
@@ -197,3 +199,19 @@ async def test_web_search_with_a_backend(tmp_path: Path) -> None:
     assert not result.is_error
     assert "1. Python\n   https://python.org\n   The language." in str(result.content)
     assert calls == [("python", ["python.org"], None)]
+
+
+async def test_a_token_on_the_page_is_redacted_before_the_small_model_reads_it(
+    server: str, tmp_path: Path
+) -> None:
+    seen: list[str] = []
+
+    def small_model(prompt: str) -> str:
+        seen.append(prompt)
+        return "read"
+
+    context = make_context(tmp_path, small_model=small_model)
+    result = await run(context, "WebFetch", {"url": f"{server}/leaky", "prompt": "Config?"})
+    assert not result.is_error, result.content
+    [prompt] = seen
+    assert "config: [redacted: GitHub token]" in prompt and "ghp_FAKE" not in prompt

@@ -162,9 +162,10 @@ def create(
             main_loop_model=runner.model_id,
             mcp_clients=context.options.mcp_clients,
             extras=extras,
-            # The session's one sandbox setting (on, off, the paths it hides) holds for its
-            # subagents' commands too.
+            # The session's own sandbox settings and redactor, not fresh defaults: the
+            # subagent's commands are fenced and its results redacted as the lead's are.
             sandbox=context.options.sandbox,
+            redactor=context.options.redactor,
         ),
         app_state=context.app_state,
         read_file_state=FileStateCache(),

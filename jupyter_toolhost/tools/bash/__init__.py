@@ -15,7 +15,8 @@ an Edit deny protects and the settings files are read-only. ``JUPYTER_TOOLHOST_B
 (or ``options.sandbox.enabled = False``) turns it off, ``=1`` (or True) requires it.
 Where bwrap is missing the command runs unsandboxed, and the session's first result says so.
 The kernel's own secrets (``ANTHROPIC_*``, ``JPY_*``, hub and server tokens) are left out of
-every command's environment (`_env`).
+every command's environment (`_env`). Output that stays on disk is redacted in place
+(`core.redaction`) before its preview is read, like every tool result.
 """
 
 from __future__ import annotations
@@ -184,6 +185,7 @@ async def run_bash(input: BashInput, context: ToolUseContext) -> str:
         abort=context.abort,
         env=_env(),
         progress=report,
+        redactor=context.options.redactor,
     )
     removed = git_guard.sweep(noted)
     if removed:

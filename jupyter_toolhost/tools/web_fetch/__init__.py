@@ -137,6 +137,9 @@ async def web_fetch(input: WebFetchInput, context: ToolUseContext) -> str:
         markdown = (
             markdown[:MAX_MARKDOWN_CHARS] + f"\n\n[Content cut at {MAX_MARKDOWN_CHARS} chars]"
         )
+    # The small model is a model too: a secret on the page (a local server's token) is
+    # redacted before it reads the page, as the result is before the main model does.
+    markdown = context.options.redactor.text(markdown)
     source = f"Fetched {final_url}" + (
         f" (redirected from {input.url})" if final_url != input.url else ""
     )
