@@ -73,7 +73,16 @@ class Session:
     rules and hooks only with `"importClaudeCodeSettings": true` in those files, or after
     `import_claude_settings()`: off by default, since their allow rules widen what runs.
     What is left as "ask" goes to `approver`; with none, it is denied with advice.
-    `load_settings=False` ignores the files (rules then come only from code). `rules` are
+    `load_settings=False` ignores the files (rules then come only from code).
+
+    Folder trust: the files of the working folder itself (``.toolhost/settings.json``,
+    ``settings.local.json``, Claude Code's ``.claude/`` files when imported) apply whole only
+    once the folder is trusted: listed in the user's ``trustedFolders``, trusted before with
+    the same actions (``~/.toolhost/trusted-folders.json``), or `trust_folder=True` for this
+    session. Until then only their deny and ask rules and a narrower mode apply; their hooks,
+    MCP servers, allow rules, wider mode and directories are held back, and
+    `folder_trust` says what (see `permissions.settings.trust`). `trust_folder=False`
+    holds them back even in a trusted folder. `rules` are
     ``(rule, behavior)`` pairs the session starts with, as its own (the ``session`` source);
     `add_rule()` adds more later, and `rules` reads all of them by source. In `auto`
     mode the session's own model judges calls that would ask (`ModelClassifier`); when it
@@ -132,6 +141,7 @@ class Session:
         rules: Iterable[tuple[str, RuleBehavior]] = (),
         sandbox: SandboxOptions | None = None,
         run_scheduled: Callable[[Session, str], Awaitable[Any]] | None = None,
+        trust_folder: bool | None = None,
     ) -> None:
         if disclosure not in DISCLOSURE_OPTIONS:
             raise ValueError(
@@ -183,6 +193,7 @@ class Session:
             rules=rules,
             sandbox=sandbox,
             run_prompt=scheduled,
+            trust_folder=trust_folder,
         )
         self._loop = parts.loop
         self._engine = parts.engine
@@ -192,6 +203,9 @@ class Session:
         self.claude_imports: list[ClaudeImport] = parts.claude_imports
         """What was read from Claude Code's settings files, file by file (only when
         `importClaudeCodeSettings` is on, or after `import_claude_settings()`)."""
+        self.folder_trust = parts.folder_trust
+        """Whether the working folder is trusted, why, and what its settings would do
+        (`permissions.settings.trust.FolderTrust`); None with `load_settings=False`."""
         self.mcp = parts.mcp
         """The session's MCP servers (from `mcpServers` in the settings files); they connect
         on the first run, and their tools are offered from then on (deferred by default)."""
@@ -343,6 +357,7 @@ class Session:
             hooks=self._loop.hooks,
             sources=self._engine.sources if self._engine is not None else None,
             skip={done.source for done in self.claude_imports},
+            trusted=self.folder_trust is None or self.folder_trust.trusted,
         )
         self.claude_imports += found
         self.settings_problems += [p for p in problems if p not in self.settings_problems]

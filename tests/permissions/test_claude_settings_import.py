@@ -53,6 +53,7 @@ def session(server: MessagesServer, project: Path, mode: PermissionMode) -> Sess
         model=AnthropicModel(base_url=server.base_url, api_key="test-key"),
         model_id=MODEL,
         cwd=project,
+        trust_folder=True,  # the folder's settings are the test's own
         tools=[t for t in builtin_tools(cwd=project) if t.name == "Bash"],
         permission_mode=mode,
         retry_backoff_s=0.01,
