@@ -53,9 +53,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
-from .settings_file import IMPORT_CLAUDE_KEY, NARROWING_MODES, json_array, json_object
+from .settings_file import (
+    IMPORT_CLAUDE_KEY,
+    NARROWING_MODES,
+    json_array,
+    json_object,
+    parse_settings_json,
+)
 from .settings_file import narrowing_part as narrowing_part
-from .settings_file import parse_settings_json
 
 TRUST_FILE = "trusted-folders.json"
 """The file, in ``~/.toolhost/``, that keeps the folders a person trusted."""
