@@ -405,6 +405,11 @@ class AgentHost:
             if trust is None:
                 trust = self.folder_answers.get(self.cwd.resolve())
             self.session = new_session(self, tools=tools, trust_folder=trust)
+            found = self.session.folder_trust
+            if trust and not options.trust_folder and found is not None and found.how == "flag":
+                from dataclasses import replace
+
+                self.session.folder_trust = replace(found, how="clicked")  # a click, not a flag
         else:
             from .agent import update_session
 
