@@ -189,15 +189,20 @@ def parser() -> argparse.ArgumentParser:
     return cli
 
 
-async def ask_folder_trust(cwd: Path, *, trust_folder: bool, stdin: TextIO, err: TextIO) -> bool:
-    """Whether this run trusts the folder's own settings (`permissions.settings.trust`):
-    `trust_folder`, else what is kept, else the answer on the terminal (a yes is kept), else
-    (no terminal) no. What a "no" holds back is written to `err`."""
+async def ask_folder_trust(
+    cwd: Path, *, trust_folder: bool, stdin: TextIO, err: TextIO
+) -> bool | None:
+    """Whether this run trusts the folder's own settings (`permissions.settings.trust`), as
+    `Session(trust_folder=...)` takes it: `trust_folder`; None when it is trusted already (or
+    has nothing to trust); else the answer on the terminal (a yes is kept); else (no
+    terminal) no. What a "no" holds back is written to `err`."""
     from .permissions.settings.trust import describe, folder_trust, remember_trust
 
-    trust = folder_trust(cwd)
-    if trust_folder or trust.trusted:
+    if trust_folder:
         return True
+    trust = folder_trust(cwd)
+    if trust.trusted:
+        return None
     lines = "".join(f"  - {line}\n" for line in describe(trust.actions, trust.new))
     if stdin.isatty():
         err.write(
@@ -268,8 +273,12 @@ async def run_cli(argv: list[str], *, out: TextIO, err: TextIO) -> int:
                 )
                 return 2
             tools = default_tools()
-        trusted = demo or await ask_folder_trust(
-            cwd, trust_folder=args.trust_folder, stdin=sys.stdin, err=err
+        trusted = (
+            None
+            if demo
+            else await ask_folder_trust(
+                cwd, trust_folder=args.trust_folder, stdin=sys.stdin, err=err
+            )
         )
         view = TerminalView(tools, out=out, err=err)
         session = Session(

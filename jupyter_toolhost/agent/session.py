@@ -357,11 +357,24 @@ class Session:
             hooks=self._loop.hooks,
             sources=self._engine.sources if self._engine is not None else None,
             skip={done.source for done in self.claude_imports},
-            trusted=self.folder_trust is None or self.folder_trust.trusted,
+            trusted=self._trusts_claude_files(),
         )
         self.claude_imports += found
         self.settings_problems += [p for p in problems if p not in self.settings_problems]
         return found
+
+    def _trusts_claude_files(self) -> bool:
+        """Whether the folder's Claude Code files may act when imported by hand: an answer
+        given for this session holds; otherwise the folder is judged again with those files
+        counted (they may be all the folder has, so it had nothing to trust before)."""
+        from ..permissions.settings.trust import folder_trust
+
+        found = self.folder_trust
+        if found is None:
+            return True
+        if found.how in ("flag", "clicked", "declined"):
+            return found.trusted
+        return folder_trust(self.context.cwd, import_claude=True).trusted
 
     def set_mode(self, mode: PermissionMode) -> None:
         """Change the permission mode (it lives in the app state's permission context)."""

@@ -48,6 +48,9 @@ def test_trust_this_folder_applies_its_settings_after_the_click(clone: Path, hom
     with MessagesServer([Turn([TOUCH]), Turn([text("done")])]) as server:
         kernel = start(clone, home, server)
         try:
+            # A command starts the conversation before any cell asked: held back, no question.
+            checked = kernel.run("%agent check Bash 'touch made.txt'")
+            assert checked.status == "ok" and ran(clone) == [], checked.text()
             run = kernel.submit("%%agent\ngo")
             [trust] = kernel.wait_for_button(run, TRUST_LABEL)
             kernel.wait(run, timeout=20, until=lambda: any(kernel.html_values(run)))

@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import json
 import os
+import pty
+import subprocess
 import sys
+from io import StringIO
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +25,7 @@ from test_bash_sandbox import bwrap, home
 from test_fence_rules import run_session
 
 from jupyter_toolhost import Session
+from jupyter_toolhost.__main__ import ask_folder_trust
 from jupyter_toolhost.model.anthropic_model import AnthropicModel
 from jupyter_toolhost.permissions.api import ApprovalDecision
 from jupyter_toolhost.permissions.settings.trust import (
@@ -270,6 +274,19 @@ async def test_imported_claude_code_settings_of_the_folder_are_held_back(
     assert "hook-ran" in ran(root)
 
 
+def test_importing_claude_code_settings_by_hand_in_an_untrusted_folder_takes_only_denies(
+    tmp_path: Path, home: Path
+) -> None:
+    root = hostile(tmp_path / "clone", file=".claude/settings.json")
+    session = Session(cwd=root, model="claude-sonnet-4-5", tools=[bash.make_tool()])
+    [found] = session.import_claude_settings()
+    assert found.hooks == 0 and found.rules["allow"] == 0 and found.rules["deny"] == 1
+    assert session.rules[".claude/settings.json"]["deny"] == ("Bash(rm:*)",)
+    trusted = Session(cwd=root, model="claude-sonnet-4-5", tools=[], trust_folder=True)
+    [found] = trusted.import_claude_settings()
+    assert found.hooks == 1 and found.rules["allow"] == 1
+
+
 async def test_a_symlinked_toolhost_folder_does_not_borrow_a_trusted_folders_trust(
     tmp_path: Path, home: Path
 ) -> None:
@@ -401,3 +418,57 @@ async def test_in_the_sandbox_even_an_allowed_program_cannot_write_the_trust_sto
     result = await run_session(root, "bypassPermissions", [call], approver=allow)
     assert not store.exists()
     assert "Read-only file system" in result or "Permission denied" in result, result
+
+
+# ── the command line ─────────────────────────────────────────────────────────────────────
+
+
+def cli(root: Path, home: Path, server: MessagesServer, *args: str) -> str:
+    """`python -m jupyter_toolhost` in `root` without a terminal; its stderr."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    env.update(ANTHROPIC_BASE_URL=server.base_url, ANTHROPIC_API_KEY="test-key", HOME=str(home))
+    env.pop("JUPYTER_TOOLHOST_PERMISSION_MODE", None)
+    done = subprocess.run(
+        [sys.executable, "-m", "jupyter_toolhost", *args, "go"],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stderr
+
+
+@pytest.mark.parametrize("flag", [False, True], ids=["no-terminal", "trust-folder"])
+def test_the_command_line_without_a_terminal_trusts_only_with_the_flag(
+    tmp_path: Path, home: Path, flag: bool
+) -> None:
+    root = hostile(tmp_path / "clone")
+    with MessagesServer([Turn([CALLS[0]]), Turn([text("done")])]) as server:
+        said = cli(root, home, server, *(["--trust-folder"] if flag else []))
+    if flag:
+        assert ran(root) == ["hook-ran", "server-ran"] and (root / "made.txt").exists()
+    else:
+        assert ran(root) == [] and not (root / "made.txt").exists()
+        assert "is not trusted (no terminal to ask; --trust-folder trusts it)" in said
+        assert "UserPromptSubmit hook" in said and "MCP server demo" in said
+
+
+@pytest.mark.parametrize("answer", ["y", "n"])
+async def test_the_command_line_asks_on_a_terminal_and_keeps_a_yes(
+    tmp_path: Path, home: Path, answer: str
+) -> None:
+    root = hostile(tmp_path / "clone")
+    leader, follower = pty.openpty()
+    err = StringIO()
+    with os.fdopen(follower, "r") as terminal:
+        os.write(leader, f"{answer}\n".encode())
+        trusted = await ask_folder_trust(root, trust_folder=False, stdin=terminal, err=err)
+    os.close(leader)
+    assert "Trust this folder?" in err.getvalue() and "MCP server demo" in err.getvalue()
+    assert trusted is (answer == "y")
+    assert folder_trust(root).trusted is (answer == "y")  # a yes is kept, a no is not
+    if answer == "n":
+        assert "Held back" in err.getvalue()

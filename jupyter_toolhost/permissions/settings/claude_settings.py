@@ -36,6 +36,7 @@ from ...hooks.shell_hooks import register_shell_hooks
 from ..rules.ruleset import BEHAVIORS, RuleSource
 from .settings_file import ClaudeImport as ClaudeImport
 from .settings_file import Settings, read_scope, scope_files
+from .trust import file_actions as folder_actions_of
 
 if TYPE_CHECKING:
     from ...core.context import AppState, ToolUseContext
@@ -71,6 +72,8 @@ def read_claude_settings(
         hooks, directories = len(settings.hooks), len(settings.additional_directories)
         ignored: list[str] = []
         narrow = narrow_folder and source != USER_FILE
+        if narrow and folder_actions_of(path, source):
+            ignored.append("its hooks, allow rules and directories (this folder is not trusted)")
         if not read_scope(settings, source, path, ignored=ignored, narrow=narrow):
             continue
         if source not in settings.rules:  # not a JSON object: the problem says why

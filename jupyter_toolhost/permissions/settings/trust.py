@@ -111,7 +111,8 @@ class FolderTrust:
         why = {"declined": "you did not trust it", "not asked": "not asked yet"}.get(
             self.how, self.how
         )
-        return f"not trusted ({why}); held back: " + "; ".join(self.actions)
+        held = "; ".join(self.actions) or "nothing (its settings only narrow)"
+        return f"not trusted ({why}); held back: {held}"
 
 
 def toolhost_user_folder(home: str | os.PathLike[str] | None = None) -> Path:
@@ -209,11 +210,11 @@ def folder_trust(
     """
     folder = Path(cwd).resolve()
     actions = folder_actions(folder, home=home, import_claude=import_claude)
-    if not actions:
-        return FolderTrust(folder, True, "home" if is_home(folder, home) else "nothing to trust")
-    if decided is not None:
+    if decided is not None and not is_home(folder, home):
         how: How = "flag" if decided else "declined"
         return FolderTrust(folder, decided, how, actions, actions)
+    if not actions:
+        return FolderTrust(folder, True, "home" if is_home(folder, home) else "nothing to trust")
     if str(folder) in user_trusted_folders(home):
         return FolderTrust(folder, True, "setting", actions)
     known = stored_actions(folder, home)
@@ -245,6 +246,12 @@ def remember_trust(trust: FolderTrust, *, home: str | os.PathLike[str] | None = 
         out.write("\n")
     os.replace(temporary, path)
     return path
+
+
+def file_actions(path: Path, name: str) -> list[str]:
+    """What one settings file would run or widen (`folder_actions`' lines), named `name`."""
+    data = _data(path)
+    return _actions_of(data, name) if data else []
 
 
 def _data(path: Path) -> dict[str, Any]:
