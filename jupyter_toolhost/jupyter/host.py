@@ -369,7 +369,9 @@ class AgentHost:
         if answer in ("trust", "decline"):
             self.folder_answers[trust.folder] = answer == "trust"
         print(record_line(trust, answer, note), flush=True)
-        if unasked:
+        if unasked and made is not None:  # made again: it keeps the rules added to it
+            added = made.rules.get("session", {})
+            self.pending_rules[:0] = [(r, b) for b, rules in added.items() for r in rules]
             self.reset()
         return answer == "trust"
 

@@ -51,6 +51,7 @@ def test_trust_this_folder_applies_its_settings_after_the_click(clone: Path, hom
             # A command starts the conversation before any cell asked: held back, no question.
             checked = kernel.run("%agent check Bash 'touch made.txt'")
             assert checked.status == "ok" and ran(clone) == [], checked.text()
+            assert kernel.run("%agent deny 'Bash(curl:*)'").status == "ok"
             run = kernel.submit("%%agent\ngo")
             [trust] = kernel.wait_for_button(run, TRUST_LABEL)
             kernel.wait(run, timeout=20, until=lambda: any(kernel.html_values(run)))
@@ -67,7 +68,8 @@ def test_trust_this_folder_applies_its_settings_after_the_click(clone: Path, hom
             store = json.loads((home / ".toolhost" / TRUST_FILE).read_text())
             assert store["projects"][str(clone.resolve())]["hasTrustDialogAccepted"] is True
             status = kernel.run("%agent status").text()
-            assert "trusted by you" in status or "trusted before" in status
+            assert "trusted by you" in status
+            assert "Bash(curl:*)" in kernel.run("%agent rules").text()  # kept when made again
             # The next conversation in this folder is not asked again.
             server.add_turns(Turn([text("again")]))
             again = kernel.run("%%agent --new\nagain", timeout=60)
