@@ -113,7 +113,7 @@ def _trust_summary(host: AgentHost) -> str:
 
     found = getattr(host.session, "folder_trust", None)
     if found is None or found.folder != host.cwd.resolve():
-        found = folder_trust(host.cwd, decided=host.folder_answers.get(host.cwd.resolve()))
+        found = folder_trust(host.cwd, decided=host.kernel_answer(folder_trust(host.cwd)))
         if found.undecided:
             return found.summary() + " (a new conversation asks first)"
     return found.summary()

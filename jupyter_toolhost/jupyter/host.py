@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from ..core.tool import Tool
     from ..core.types import RuleBehavior
     from ..core.workdir import WorkingFolder
+    from ..permissions.settings.trust import FolderTrust
     from .approval import WidgetApprover
     from .cards import CallCard
     from .config import ToolHost
@@ -75,9 +76,10 @@ class AgentHost:
         self.folder_problem: str | None = None
         """Why the configured working folder is not the one in use (it does not exist)."""
         self.workdir: WorkingFolder = self._resolve_folder(None)
-        self.folder_answers: dict[Path, bool] = {}
+        self.folder_answers: dict[Path, tuple[bool, frozenset[str]]] = {}
         """Folder trust answered in this kernel ("Trust this folder": True, "Don't trust":
-        False), so a new conversation in the same folder is not asked again."""
+        False) with the lines shown, so a new conversation in the same folder is not asked
+        again unless its settings now do something that was not shown."""
 
     # ── the working folder (`workdir`) ───────────────────────────────────────────────────
 
@@ -349,7 +351,7 @@ class AgentHost:
         trust = folder_trust(self.cwd)
         if not trust.undecided:
             return None
-        known = self.folder_answers.get(trust.folder)
+        known = self.kernel_answer(trust)
         if known is not None:
             if not known:
                 print(held_back_line(trust, "(you chose Don't trust in this kernel)"), flush=True)
@@ -367,13 +369,21 @@ class AgentHost:
             except OSError as exc:
                 note = f"(for this kernel only: the answer could not be kept: {exc})"
         if answer in ("trust", "decline"):
-            self.folder_answers[trust.folder] = answer == "trust"
+            self.folder_answers[trust.folder] = (answer == "trust", frozenset(trust.actions))
         print(record_line(trust, answer, note), flush=True)
         if unasked and made is not None:  # made again: it keeps the rules added to it
             added = made.rules.get("session", {})
             self.pending_rules[:0] = [(r, b) for b, rules in added.items() for r in rules]
             self.reset()
         return answer == "trust"
+
+    def kernel_answer(self, trust: FolderTrust) -> bool | None:
+        """The answer given in this kernel for `trust.folder`, while its settings do nothing
+        beyond what was shown then; else None."""
+        known = self.folder_answers.get(trust.folder)
+        if known is None or not set(trust.actions) <= known[1]:
+            return None
+        return known[0]
 
     def _prepare(self, options: CellOptions, *, trust: bool | None = None) -> Any:
         """Apply a cell's options. `--new` starts from the configured defaults; the first
@@ -405,7 +415,9 @@ class AgentHost:
             # Scheduled prompts run in this kernel's session and show in their own area;
             # rules added before the first cell are the session's from the start.
             if trust is None:
-                trust = self.folder_answers.get(self.cwd.resolve())
+                from ..permissions.settings.trust import folder_trust
+
+                trust = self.kernel_answer(folder_trust(self.cwd))
             self.session = new_session(self, tools=tools, trust_folder=trust)
             found = self.session.folder_trust
             if trust and not options.trust_folder and found is not None and found.how == "flag":

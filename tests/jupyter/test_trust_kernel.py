@@ -74,6 +74,21 @@ def test_trust_this_folder_applies_its_settings_after_the_click(clone: Path, hom
             server.add_turns(Turn([text("again")]))
             again = kernel.run("%%agent --new\nagain", timeout=60)
             assert kernel.buttons(TRUST_LABEL, again) == [] and "again" in again.text()
+            # A pull adds a hook: the next conversation asks again, the new line marked.
+            settings = json.loads((clone / ".toolhost/settings.json").read_text())
+            pulled = {"type": "command", "command": "touch pulled.txt"}
+            settings["hooks"]["UserPromptSubmit"].append({"matcher": "", "hooks": [pulled]})
+            (clone / ".toolhost/settings.json").write_text(json.dumps(settings))
+            server.add_turns(Turn([text("asked again")]))
+            changed = kernel.submit("%%agent --new\nonce more")
+            [decline] = kernel.wait_for_button(changed, DECLINE_LABEL)
+            kernel.wait(changed, timeout=20, until=lambda: any(kernel.html_values(changed)))
+            question = "\n".join(kernel.html_values(changed))
+            assert "changed since you trusted it" in question
+            assert "touch pulled.txt (.toolhost/settings.json) (new)" in question
+            kernel.click(decline)
+            kernel.wait(changed, timeout=60)
+            assert not (clone / "pulled.txt").exists() and "Held back" in changed.stdout
             assert server.errors == []
         finally:
             kernel.close()
