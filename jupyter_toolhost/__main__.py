@@ -179,7 +179,52 @@ def parser() -> argparse.ArgumentParser:
             help=option.help + _CLI_NOTES.get(option.name, ""),
         )
     cli.add_argument("--cwd", type=Path, help="the session's working directory")
+    cli.add_argument(
+        "--trust-folder",
+        action="store_true",
+        help="trust the working folder's own settings (hooks, MCP servers, allow rules, mode) "
+        "for this run without asking; otherwise they are asked about on a terminal and held "
+        "back without one",
+    )
     return cli
+
+
+async def ask_folder_trust(
+    cwd: Path, *, trust_folder: bool, stdin: TextIO, err: TextIO
+) -> bool | None:
+    """Whether this run trusts the folder's own settings (`permissions.settings.trust`), as
+    `Session(trust_folder=...)` takes it: `trust_folder`; None when it is trusted already (or
+    has nothing to trust); else the answer on the terminal (a yes is kept); else (no
+    terminal) no. What a "no" holds back is written to `err`."""
+    from .permissions.settings.trust import describe, folder_trust, remember_trust
+
+    if trust_folder:
+        return True
+    trust = folder_trust(cwd)
+    if trust.trusted:
+        return None
+    lines = "".join(f"  - {line}\n" for line in describe(trust.actions, trust.new))
+    if stdin.isatty():
+        err.write(
+            f"\nThe folder {trust.folder} has settings that would run commands or allow more:\n"
+            f"{lines}Trust this folder? Only do so if you trust its files. [y]es / [n]o: "
+        )
+        err.flush()
+        answer = await asyncio.to_thread(stdin.readline)
+        if answer.strip().lower() in ("y", "yes"):
+            try:
+                remember_trust(trust)
+            except OSError as exc:
+                err.write(f"(trusted for this run only: the answer could not be kept: {exc})\n")
+            return True
+        why = "you did not trust it"
+    else:
+        why = "no terminal to ask; --trust-folder trusts it"
+    err.write(
+        f"The folder {trust.folder} is not trusted ({why}). Held back (only its deny and ask "
+        f"rules apply):\n{lines}"
+    )
+    return False
 
 
 async def run_cli(argv: list[str], *, out: TextIO, err: TextIO) -> int:
@@ -228,6 +273,13 @@ async def run_cli(argv: list[str], *, out: TextIO, err: TextIO) -> int:
                 )
                 return 2
             tools = default_tools()
+        trusted = (
+            None
+            if demo
+            else await ask_folder_trust(
+                cwd, trust_folder=args.trust_folder, stdin=sys.stdin, err=err
+            )
+        )
         view = TerminalView(tools, out=out, err=err)
         session = Session(
             tools=tools,
@@ -241,6 +293,7 @@ async def run_cli(argv: list[str], *, out: TextIO, err: TextIO) -> int:
             thinking=thinking_param(args.think),
             on_event=view,
             write_transcript=not demo,
+            trust_folder=trusted,
         )
         try:
             result = await session.run(prompt)

@@ -340,6 +340,7 @@ async def _run_mode(
             model_id="claude-sonnet-4-5",
             permission_mode=mode,  # type: ignore[arg-type]
             cwd=project,
+            trust_folder=True,  # the folder's settings are the test's own
             approver=approver,
             write_transcript=False,
         )

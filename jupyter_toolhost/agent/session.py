@@ -74,7 +74,16 @@ class Session:
     rules and hooks only with `"importClaudeCodeSettings": true` in those files, or after
     `import_claude_settings()`: off by default, since their allow rules widen what runs.
     What is left as "ask" goes to `approver`; with none, it is denied with advice.
-    `load_settings=False` ignores the files (rules then come only from code). `rules` are
+    `load_settings=False` ignores the files (rules then come only from code).
+
+    Folder trust: the files of the working folder itself (``.toolhost/settings.json``,
+    ``settings.local.json``, Claude Code's ``.claude/`` files when imported) apply whole only
+    once the folder is trusted: listed in the user's ``trustedFolders``, trusted before with
+    the same actions (``~/.toolhost/trusted-folders.json``), or `trust_folder=True` for this
+    session. Until then only their deny and ask rules and a narrower mode apply; their hooks,
+    MCP servers, allow rules, wider mode and directories are held back, and
+    `folder_trust` says what (see `permissions.settings.trust`). `trust_folder=False`
+    holds them back even in a trusted folder. `rules` are
     ``(rule, behavior)`` pairs the session starts with, as its own (the ``session`` source);
     `add_rule()` adds more later, and `rules` reads all of them by source. In `auto`
     mode the session's own model judges calls that would ask (`ModelClassifier`); when it
@@ -139,6 +148,7 @@ class Session:
         sandbox: SandboxOptions | None = None,
         run_scheduled: Callable[[Session, str], Awaitable[Any]] | None = None,
         secrets: Mapping[str, str] | None = None,
+        trust_folder: bool | None = None,
     ) -> None:
         if disclosure not in DISCLOSURE_OPTIONS:
             raise ValueError(
@@ -191,6 +201,7 @@ class Session:
             sandbox=sandbox,
             run_prompt=scheduled,
             secrets=secrets,
+            trust_folder=trust_folder,
         )
         self._loop = parts.loop
         self._engine = parts.engine
@@ -200,6 +211,9 @@ class Session:
         self.claude_imports: list[ClaudeImport] = parts.claude_imports
         """What was read from Claude Code's settings files, file by file (only when
         `importClaudeCodeSettings` is on, or after `import_claude_settings()`)."""
+        self.folder_trust = parts.folder_trust
+        """Whether the working folder is trusted, why, and what its settings would do
+        (`permissions.settings.trust.FolderTrust`); None with `load_settings=False`."""
         self.mcp = parts.mcp
         """The session's MCP servers (from `mcpServers` in the settings files); they connect
         on the first run, and their tools are offered from then on (deferred by default)."""
@@ -376,10 +390,24 @@ class Session:
             hooks=self._loop.hooks,
             sources=self._engine.sources if self._engine is not None else None,
             skip={done.source for done in self.claude_imports},
+            trusted=self._trusts_claude_files(),
         )
         self.claude_imports += found
         self.settings_problems += [p for p in problems if p not in self.settings_problems]
         return found
+
+    def _trusts_claude_files(self) -> bool:
+        """Whether the folder's Claude Code files may act when imported by hand: an answer
+        given for this session holds; otherwise the folder is judged again with those files
+        counted (they may be all the folder has, so it had nothing to trust before)."""
+        from ..permissions.settings.trust import folder_trust
+
+        found = self.folder_trust
+        if found is None:
+            return True
+        if found.how in ("flag", "clicked", "declined"):
+            return found.trusted
+        return folder_trust(self.context.cwd, import_claude=True).trusted
 
     def set_mode(self, mode: PermissionMode) -> None:
         """Change the permission mode (it lives in the app state's permission context)."""

@@ -41,6 +41,7 @@ from .loop_state import LoopSettings
 from .session_setup import (
     ReportingApprover,
     cassette_session,
+    folder_trust_for,
     mcp_from_settings,
     sandbox_environment,
     side_models,
@@ -55,6 +56,7 @@ if TYPE_CHECKING:
     from ..permissions.check import CheckReport
     from ..permissions.settings.claude_settings import ClaudeImport
     from ..permissions.settings.settings_watch import SettingsWatch
+    from ..permissions.settings.trust import FolderTrust
 
 RunPrompt = Callable[[str], Awaitable[Any]]
 
@@ -72,6 +74,7 @@ class SessionParts:
     mcp: McpManager | None
     problems: list[str] = field(default_factory=list[str])
     claude_imports: list[ClaudeImport] = field(default_factory=list["ClaudeImport"])
+    folder_trust: FolderTrust | None = None
 
 
 def assemble(
@@ -96,6 +99,7 @@ def assemble(
     sandbox: SandboxOptions | None,
     run_prompt: RunPrompt,
     secrets: Mapping[str, str] | None = None,
+    trust_folder: bool | None = None,
 ) -> SessionParts:
     """Every part of a session, made once (see the module docstring)."""
     loop: AgentLoop | None = None
@@ -107,8 +111,10 @@ def assemble(
     reporter = ReportingApprover(approver, emit=emit)
     # Auto mode: the session's own model judges what would ask (unsure -> ask).
     judge = _classifier(model, model_id, lambda: loop)
+    trust = folder_trust_for(root, load_settings, trust_folder)
+    trusted = trust is not None and trust.trusted
     permissions, decide = starting_permissions(
-        root, permission_mode, reporter, can_use_tool, hooks, load_settings, rules, judge
+        root, permission_mode, reporter, can_use_tool, hooks, load_settings, rules, judge, trusted
     )
     engine = decide if isinstance(decide, PermissionEngine) else None
     if engine is not None and engine.classifier is no_classifier:
@@ -142,7 +148,7 @@ def assemble(
         hooks=hooks,
     )
     transcript = Transcript(transcript_path(context)) if write_transcript else None
-    manager = mcp if mcp is not None else mcp_from_settings(root, load_settings)
+    manager = mcp if mcp is not None else mcp_from_settings(root, load_settings, trusted)
     loop = AgentLoop(
         model=model,
         model_id=model_id,
@@ -164,6 +170,7 @@ def assemble(
         mcp=manager,
         problems=[str(p) for p in permissions.problems],
         claude_imports=list(permissions.claude_imports),
+        folder_trust=trust,
     )
 
 

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from ..model.small import SmallModel
     from ..permissions.settings.claude_settings import ClaudeImport
     from ..permissions.settings.settings_watch import SettingsWatch
+    from ..permissions.settings.trust import FolderTrust
 
 
 def web_search_for(model: Model, model_id: str) -> Any:
@@ -121,13 +122,15 @@ def starting_permissions(
     load: bool,
     rules: Iterable[tuple[str, RuleBehavior]] = (),
     classifier: Classifier = no_classifier,
+    trusted: bool = False,
 ) -> tuple[StartingPermissions, CanUseTool]:
     """The starting permission context (with `rules` added as the session's own) and the
     decision function of a new session (a `PermissionEngine` judging auto mode's calls
-    with `classifier`, unless `can_use_tool` is given)."""
+    with `classifier`, unless `can_use_tool` is given). The folder's own settings files
+    give only what narrows unless the folder is `trusted` (see `settings.trust`)."""
     from ..permissions.settings.settings import Settings, load_settings
 
-    settings = load_settings(cwd=cwd) if load else Settings()
+    settings = load_settings(cwd=cwd, trusted=trusted) if load else Settings()
     if load:
         settings.register_hooks(hooks)
     context = settings.permission_context(mode=mode)  # may note a bad mode variable
@@ -149,18 +152,29 @@ def watch_settings(cwd: Path) -> SettingsWatch:
     return SettingsWatch(path for _, path, _ in settings_files(cwd=cwd))
 
 
-def mcp_from_settings(cwd: Path, load: bool) -> McpManager | None:
-    """The MCP servers the settings files configure; None when there are none (the `mcp`
-    SDK is then never imported)."""
-    if not load or not _mentions_mcp_servers(cwd):
+def mcp_from_settings(cwd: Path, load: bool, trusted: bool = False) -> McpManager | None:
+    """The MCP servers the settings files configure (the folder's own only when it is
+    `trusted`); None when there are none (the `mcp` SDK is then never imported)."""
+    if not load or not _mentions_mcp_servers(cwd, trusted):
         return None
     from ..mcp import McpManager
 
-    return McpManager.from_settings(cwd)
+    return McpManager.from_settings(cwd, trusted=trusted)
 
 
-def _mentions_mcp_servers(cwd: Path) -> bool:
-    for path in (Path.home() / ".toolhost" / "settings.json", cwd / ".toolhost" / "settings.json"):
+def folder_trust_for(cwd: Path, load: bool, decided: bool | None) -> FolderTrust | None:
+    """Whether the session's folder is trusted (`settings.trust`); None when the settings
+    files are not read at all."""
+    if not load:
+        return None
+    from ..permissions.settings.trust import folder_trust
+
+    return folder_trust(cwd, decided=decided)
+
+
+def _mentions_mcp_servers(cwd: Path, trusted: bool) -> bool:
+    user = Path.home() / ".toolhost" / "settings.json"
+    for path in (user, cwd / ".toolhost" / "settings.json") if trusted else (user,):
         try:
             if "mcpServers" in path.read_text(encoding="utf-8"):
                 return True

@@ -63,11 +63,14 @@ def make_model(host: SessionOptions) -> Any:
     return host.model
 
 
-def new_session(host: SessionOptions, *, tools: list[Tool[Any]]) -> Session:
-    """A fresh session for the kernel (its working directory is the kernel's)."""
+def new_session(
+    host: SessionOptions, *, tools: list[Tool[Any]], trust_folder: bool | None = None
+) -> Session:
+    """A fresh session for the kernel (its working directory is the kernel's); `trust_folder`
+    as `Session` takes it (None: what is kept decides)."""
     from ..agent.session import Session
 
-    return _configured(host, Session, tools=tools)
+    return _configured(host, Session, tools=tools, trust_folder=trust_folder)
 
 
 def resume_session(host: SessionOptions, session_id: str, *, tools: list[Tool[Any]]) -> Session:

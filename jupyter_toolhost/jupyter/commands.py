@@ -107,6 +107,19 @@ def _status(host: AgentHost, command: Command) -> Rendered:
     return table_display("status", ("setting", "value"), rows, title="jupyter_toolhost")
 
 
+def _trust_summary(host: AgentHost) -> str:
+    """Whether the working folder's own settings act, and what is held back: as the running
+    conversation found it, else as a new one would (see `permissions.settings.trust`)."""
+    from ..permissions.settings.trust import folder_trust
+
+    found = getattr(host.session, "folder_trust", None)
+    if found is None or found.folder != host.cwd.resolve():
+        found = folder_trust(host.cwd, decided=host.kernel_answer(folder_trust(host.cwd)))
+        if found.undecided:
+            return found.summary() + " (a new conversation asks first)"
+    return found.summary()
+
+
 def _folder_rows(host: AgentHost) -> list[tuple[str, Any]]:
     """The working folder, where it came from, the notebook's folder and the settings files
     in force (see `workdir`)."""
@@ -127,6 +140,7 @@ def _folder_rows(host: AgentHost) -> list[tuple[str, Any]]:
         ("folder from", source),
         ("notebook folder", notebook),
         ("settings files", ", ".join(str(path) for path in files) or "none"),
+        ("folder trust", _trust_summary(host)),
     ]
     notice = host.folder_notice()
     if notice is not None:

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from ..core.tool import Tool
     from ..core.types import RuleBehavior
     from ..core.workdir import WorkingFolder
+    from ..permissions.settings.trust import FolderTrust
     from .approval import WidgetApprover
     from .cards import CallCard
     from .config import ToolHost
@@ -82,6 +83,10 @@ class AgentHost:
         # A kernel restart or shutdown ends the conversation: background commands run in
         # process groups of their own and would otherwise outlive the kernel.
         atexit.register(self.end_session, "the kernel shut down")
+        self.folder_answers: dict[Path, tuple[bool, frozenset[str]]] = {}
+        """Folder trust answered in this kernel ("Trust this folder": True, "Don't trust":
+        False) with the lines shown, so a new conversation in the same folder is not asked
+        again unless its settings now do something that was not shown."""
 
     # ── the working folder (`workdir`) ───────────────────────────────────────────────────
 
@@ -208,14 +213,15 @@ class AgentHost:
             prompt = body.strip()
             if not prompt:
                 raise UsageError("The cell has no prompt: write it below the %%agent line.")
-            starting = options.new or self.session is None
             if self._no_model(options):
                 from ..core.kernel_host import remote_kernel_hint
 
                 hint = remote_kernel_hint()  # where the key must reach, for a remote kernel
                 _show_notice(NO_KEY_MESSAGE + (f"\n{hint}" if hint else ""), level="warning")
                 return
-            session = self._prepare(options)
+            trust = await self._settle_trust(options)
+            starting = options.new or self.session is None
+            session = self._prepare(options, trust=trust)
         except UsageError as exc:
             raise IPythonUsageError(str(exc)) from None
 
@@ -343,9 +349,65 @@ class AgentHost:
 
         return not has_credentials()
 
-    def _prepare(self, options: CellOptions) -> Any:
+    async def _settle_trust(self, options: CellOptions) -> bool | None:
+        """Before a conversation's first prompt: whether it trusts the folder's own settings
+        (`permissions.settings.trust`). `--trust-folder` trusts; an answer given in this
+        kernel holds; a folder trusted before, or with nothing to trust, needs no question;
+        else the cell asks (`trust_prompt`), and an untrusted folder's cell says what is held
+        back. A conversation a `%agent` command started without asking, that has sent
+        nothing yet, is made again after the answer. None: leave it to the session."""
+        from ..permissions.settings.trust import folder_trust, remember_trust
+        from .trust_prompt import ask_trust, held_back_line, record_line
+
+        made = self.session
+        unasked = made is not None and not made.messages
+        unasked = unasked and getattr(getattr(made, "folder_trust", None), "undecided", False)
+        if not (options.new or self.session is None or unasked):
+            return None
+        if options.trust_folder:
+            return True
+        trust = folder_trust(self.cwd)
+        if not trust.undecided:
+            return None
+        known = self.kernel_answer(trust)
+        if known is not None:
+            if not known:
+                print(held_back_line(trust, "(you chose Don't trust in this kernel)"), flush=True)
+            return known
+        answer = await ask_trust(
+            trust,
+            front_end=self.approver().front_end,
+            limit=self.approver().timeout,
+            emit=self._emit_line,
+        )
+        note = ""
+        if answer == "trust":
+            try:
+                remember_trust(trust)
+            except OSError as exc:
+                note = f"(for this kernel only: the answer could not be kept: {exc})"
+        if answer in ("trust", "decline"):
+            self.folder_answers[trust.folder] = (answer == "trust", frozenset(trust.actions))
+        print(record_line(trust, answer, note), flush=True)
+        if unasked and made is not None:  # made again: it keeps the rules added to it
+            added = made.rules.get("session", {})
+            self.pending_rules[:0] = [(r, b) for b, rules in added.items() for r in rules]
+            self.reset()
+        return answer == "trust"
+
+    def kernel_answer(self, trust: FolderTrust) -> bool | None:
+        """The answer given in this kernel for `trust.folder`, while its settings do nothing
+        beyond what was shown then; else None."""
+        known = self.folder_answers.get(trust.folder)
+        if known is None or not set(trust.actions) <= known[1]:
+            return None
+        return known[0]
+
+    def _prepare(self, options: CellOptions, *, trust: bool | None = None) -> Any:
         """Apply a cell's options. `--new` starts from the configured defaults; the first
-        conversation keeps a mode and rules chosen with `%agent` before it began."""
+        conversation keeps a mode and rules chosen with `%agent` before it began. `trust`
+        is the folder trust decided for a conversation this starts (None: an answer given
+        in this kernel, else the session's own finding)."""
         starting = options.new or self.session is None
         think = self.config.think if options.new else self.think
         think = think if options.think is None else options.think
@@ -374,7 +436,16 @@ class AgentHost:
 
             # Scheduled prompts run in this kernel's session and show in their own area;
             # rules added before the first cell are the session's from the start.
-            self.session = new_session(self, tools=tools)
+            if trust is None:
+                from ..permissions.settings.trust import folder_trust
+
+                trust = self.kernel_answer(folder_trust(self.cwd))
+            self.session = new_session(self, tools=tools, trust_folder=trust)
+            found = self.session.folder_trust
+            if trust and not options.trust_folder and found is not None and found.how == "flag":
+                from dataclasses import replace
+
+                self.session.folder_trust = replace(found, how="clicked")  # a click, not a flag
         else:
             from .agent import update_session
 

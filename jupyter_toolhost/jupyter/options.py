@@ -51,7 +51,7 @@ Subcommand: TypeAlias = Literal[
 SUBCOMMANDS: tuple[Subcommand, ...] = get_args(Subcommand)
 
 CELL_USAGE = (
-    "%%agent [--model M] [--mode MODE] [--new] [--max-turns N] [--cassette PATH] "
+    "%%agent [--model M] [--mode MODE] [--new] [--trust-folder] [--max-turns N] [--cassette PATH] "
     "[--cassette-mode auto|record|replay] [--tools A,B] [--disclosure STYLE] [--think N|off]"
     "\n<prompt lines>"
 )
@@ -77,6 +77,9 @@ class CellOptions:
     disclosure: str | None = None
     think: int | None = None
     """The thinking budget in tokens (`THINK_OFF`, 0: off; None: not given)."""
+    trust_folder: bool = False
+    """``--trust-folder``: the working folder's own settings apply to the new conversation
+    without asking (see `permissions.settings.trust`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,11 +96,14 @@ class Command:
 def parse_cell_line(line: str) -> CellOptions:
     """The `%%agent ...` line into `CellOptions` (the options as `run_options` reads them)."""
     words = split_words(line)
-    values, flags = read_options(words, names=RUN_OPTION_NAMES, flags=("--new",), usage=CELL_USAGE)
+    values, flags = read_options(
+        words, names=RUN_OPTION_NAMES, flags=("--new", "--trust-folder"), usage=CELL_USAGE
+    )
     return CellOptions(
         model=cast(str, values.get("model")) or None,
         mode=cast("PermissionMode | None", values.get("mode")),
         new="--new" in flags,
+        trust_folder="--trust-folder" in flags,
         max_turns=cast("int | None", values.get("max_turns")),
         cassette=cast(str, values.get("cassette")) or None,
         cassette_mode=cast("CassetteMode | None", values.get("cassette_mode")),
@@ -252,6 +258,9 @@ Options
                  Session(permission_mode=...)): default | acceptEdits |
                  bypassPermissions | dontAsk | plan | auto
 --new            start a new conversation
+--trust-folder   trust the working folder's own settings (.toolhost/settings.json:
+                 hooks, MCP servers, allow rules, a wider mode) for the conversation this
+                 cell starts, without asking: the way for headless runs
 --max-turns N    at most N model requests for this cell
 --cassette PATH  replay (or record) model answers from a cassette file: works offline
 --cassette-mode auto|record|replay
@@ -288,6 +297,15 @@ should use --mode dontAsk with allow rules; c.ToolHost.approval_timeout (or the
 JUPYTER_TOOLHOST_APPROVAL_TIMEOUT environment variable) turns an unanswered prompt into a
 deny after that many seconds. A plan the model presents (ExitPlanMode) is shown rendered,
 under "Approve this plan?", with the same buttons.
+
+Folder trust
+------------
+Before a conversation's first prompt, a folder whose own settings would run commands or
+allow more (hooks, MCP servers, allow rules, a wider mode) is asked about in the cell:
+Trust this folder / Don't trust, with each command listed. Until it is trusted only its
+deny and ask rules apply. A trust is kept in ~/.toolhost/trusted-folders.json; headless
+runs trust only with --trust-folder or "trustedFolders" in ~/.toolhost/settings.json.
+%agent status says whether the folder is trusted and what is held back.
 
 Questions
 ---------

@@ -189,12 +189,17 @@ def settings_paths(
 
 
 def load_mcp_configs(
-    cwd: str | os.PathLike[str], *, home: str | os.PathLike[str] | None = None
+    cwd: str | os.PathLike[str],
+    *,
+    home: str | os.PathLike[str] | None = None,
+    trusted: bool = True,
 ) -> McpConfigs:
-    """Read `mcpServers` from the user and project settings files."""
+    """Read `mcpServers` from the user and project settings files (the user's only, when
+    the folder is not `trusted`: a folder's servers start once a person trusts it)."""
     servers: dict[str, McpServerConfig] = {}
     errors: dict[str, str] = {}
-    for path in settings_paths(cwd, home):
+    paths = settings_paths(cwd, home)
+    for path in paths if trusted else paths[:1]:
         if not path.is_file():
             continue
         try:

@@ -70,10 +70,15 @@ class McpManager:
 
     @classmethod
     def from_settings(
-        cls, cwd: str | os.PathLike[str], *, home: str | os.PathLike[str] | None = None
+        cls,
+        cwd: str | os.PathLike[str],
+        *,
+        home: str | os.PathLike[str] | None = None,
+        trusted: bool = True,
     ) -> McpManager:
-        """A manager for the servers in the user and project settings files."""
-        found: McpConfigs = load_mcp_configs(cwd, home=home)
+        """A manager for the servers in the user and project settings files (the user's
+        only, when the folder is not `trusted`)."""
+        found: McpConfigs = load_mcp_configs(cwd, home=home, trusted=trusted)
         return cls(found.servers.values(), config_errors=found.errors)
 
     async def start(self) -> None:

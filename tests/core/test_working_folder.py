@@ -114,7 +114,7 @@ def test_a_gateway_kernel_finds_the_notebooks_folder_and_its_settings(
     try:
         assert kernel.run("import os; print(os.getcwd())").stdout.strip() == str(project.resolve())
         _ask_to_write(server)
-        run = kernel.run("%%agent\nWrite out.txt")
+        run = kernel.run("%%agent --trust-folder\nWrite out.txt")  # the test's own settings
         assert run.status == "ok", run.text()
         assert _write_denied(server)
         assert not (project / "out.txt").exists() and not (gateway / "out.txt").exists()
@@ -156,7 +156,7 @@ def test_a_notebook_folder_not_on_the_kernels_machine_is_said_and_cwd_fixes_it(
         assert "starts anew" in moved.text()
         assert kernel.run("import os; print(os.getcwd())").stdout.strip() == str(project)
         _ask_to_write(server)
-        run = kernel.run("%%agent\nWrite out.txt")
+        run = kernel.run("%%agent --trust-folder\nWrite out.txt")  # the test's own settings
         assert run.status == "ok", run.text()
         assert _write_denied(server)
         assert "not the notebook's folder" not in run.text() or str(project) in run.text()

@@ -363,6 +363,7 @@ async def test_deny_rules_apply_to_deferred_tools(tmp_path: Path) -> None:
             model=AnthropicModel(base_url=server.base_url, api_key="test-key"),
             model_id=MODEL,
             cwd=tmp_path,
+            trust_folder=True,  # the folder's settings are the test's own
             permission_mode="bypassPermissions",
         )
         await session.run("Weather and chat?")
@@ -390,6 +391,7 @@ async def test_allow_rules_apply_to_a_found_deferred_tool(tmp_path: Path) -> Non
                 model=AnthropicModel(base_url=server.base_url, api_key="test-key"),
                 model_id=MODEL,
                 cwd=home,
+                trust_folder=True,  # the folder's settings are the test's own
                 permission_mode="default",  # nobody to ask: what would ask is denied
             )
             await session.run("Say hi in #ops.")

@@ -112,6 +112,7 @@ def make_session(server: MessagesServer, tmp_path: Path, **options: Any) -> Sess
         model=model,
         model_id=MODEL,
         cwd=tmp_path,
+        trust_folder=True,  # the folder's settings are the test's own
         permission_mode="bypassPermissions",
         retry_backoff_s=0.01,
         **options,
@@ -527,7 +528,15 @@ def test_hook_notices_reach_the_terminal(tmp_path: Path) -> None:
 
         def cli(prompt: str) -> subprocess.CompletedProcess[str]:
             return subprocess.run(
-                [sys.executable, "-m", "jupyter_toolhost", "--model", MODEL, prompt],
+                [
+                    sys.executable,
+                    "-m",
+                    "jupyter_toolhost",
+                    "--model",
+                    MODEL,
+                    "--trust-folder",
+                    prompt,
+                ],
                 cwd=tmp_path,
                 env=env,
                 capture_output=True,

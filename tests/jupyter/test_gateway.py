@@ -55,6 +55,10 @@ def stack(
     (project / ".toolhost").mkdir(parents=True)
     settings = {"permissions": {"deny": ["Write"], "allow": ["Bash(echo *)"]}}
     (project / ".toolhost" / "settings.json").write_text(json.dumps(settings))
+    # The project's settings are the test's own: the user trusts the folder by name.
+    (home / ".toolhost").mkdir()
+    trusted = {"trustedFolders": [str(project.resolve())]}
+    (home / ".toolhost" / "settings.json").write_text(json.dumps(trusted))
     try:
         yield running
     finally:

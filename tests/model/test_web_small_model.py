@@ -88,7 +88,12 @@ def session_on(model: Any, cwd: Path, **options: Any) -> Session:
     settings.parent.mkdir(parents=True, exist_ok=True)
     settings.write_text('{"permissions": {"allow": ["WebFetch(domain:localhost)"]}}')
     return Session(
-        model=model, model_id=MAIN, cwd=cwd, permission_mode="bypassPermissions", **options
+        model=model,
+        model_id=MAIN,
+        cwd=cwd,
+        permission_mode="bypassPermissions",
+        trust_folder=True,  # the folder's settings are the test's own
+        **options,
     )
 
 

@@ -53,6 +53,7 @@ def session(server: MessagesServer, project: Path, mode: PermissionMode) -> Sess
         model=AnthropicModel(base_url=server.base_url, api_key="test-key"),
         model_id=MODEL,
         cwd=project,
+        trust_folder=True,  # the folder's settings are the test's own
         tools=[t for t in builtin_tools(cwd=project) if t.name == "Bash"],
         permission_mode=mode,
         retry_backoff_s=0.01,
@@ -255,6 +256,12 @@ def test_the_command_imports_says_what_and_rules_show_the_claude_files(
     )
     write(home / ".claude" / "settings.json", {"permissions": {"ask": ["WebFetch"]}})
     write(project / ".claude" / "settings.local.json", '{"permissions": {"allow": [}')
+    # An untrusted folder's Claude Code files give only their denies and asks.
+    held = str(run_line(host, "import-claude-settings"))
+    assert ".claude/settings.json: 0 allow, 0 ask, 1 deny rules, 0 hooks" in held
+    assert "this folder is not trusted" in held
+    write(home / ".toolhost" / "settings.json", {"trustedFolders": [str(project.resolve())]})
+    run_line(host, "reset")
     shown = str(run_line(host, "import-claude-settings"))
     assert "Imported Claude Code settings into this conversation:" in shown
     assert "~/.claude/settings.json: 0 allow, 1 ask, 0 deny rules, 0 hooks" in shown

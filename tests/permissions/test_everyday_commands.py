@@ -56,6 +56,7 @@ def session(
             model=AnthropicModel(base_url="http://127.0.0.1:9", api_key="unused"),
             model_id="claude-sonnet-4-5",
             cwd=project,
+            trust_folder=True,  # the folder's settings are the test's own
             write_transcript=False,
             sandbox=SandboxOptions(enabled=sandbox),
         )

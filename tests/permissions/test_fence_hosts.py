@@ -68,6 +68,7 @@ async def fetch(
             model=AnthropicModel(base_url=server.base_url, api_key="test-key"),
             model_id="claude-sonnet-4-5",
             cwd=root,
+            trust_folder=True,  # the folder's settings are the test's own
             permission_mode=mode,  # type: ignore[arg-type]
             approver=approver,
             small_model="none",

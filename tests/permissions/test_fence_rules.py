@@ -140,6 +140,7 @@ async def run_session(
             model=AnthropicModel(base_url=server.base_url, api_key="test-key"),
             model_id="claude-sonnet-4-5",
             cwd=root,
+            trust_folder=True,  # the folder's settings are the test's own
             permission_mode=mode,  # type: ignore[arg-type]
             approver=approver or ScriptedApprover(*[ApprovalDecision("deny")] * len(calls)),
             retry_backoff_s=0.01,

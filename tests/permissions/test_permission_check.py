@@ -321,6 +321,7 @@ def new_session(project: Path, mode: PermissionMode, approver: RecordingApprover
         model=AnthropicModel(base_url="http://127.0.0.1:9", api_key="unused"),
         model_id="claude-sonnet-4-5",
         permission_mode=mode,
+        trust_folder=True,  # the folder's settings are the test's own
         cwd=project,
         approver=approver,
         write_transcript=False,

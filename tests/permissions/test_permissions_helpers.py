@@ -1,10 +1,11 @@
-"""The small parsers the permission modules share (each exists once, in `paths` or `facts`)."""
+"""The small parsers the permission modules share (each exists once, in `paths`). An MCP
+tool's server is no longer split out of its name: it is a field of the tool
+(tests/mcp/test_mcp_server_names.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from jupyter_toolhost.permissions.facts import mcp_server
 from jupyter_toolhost.permissions.paths import glob_base, glob_shape
 
 
@@ -29,18 +30,3 @@ def test_glob_shape_matches_what_the_glob_expands_to() -> None:
     assert shape.fullmatch("/proj/a/secret.txt")
     assert not shape.fullmatch("/proj/a/b/secret.txt")
     assert not shape.fullmatch("/other/a/secret.txt")
-
-
-@pytest.mark.parametrize(
-    ("name", "server"),
-    [
-        ("mcp__forge__create_issue", "forge"),
-        ("mcp__forge", "forge"),
-        ("mcp__my-srv__a__b", "my-srv"),
-        ("Bash", None),
-        ("mcpforge__x", None),
-        ("xmcp__forge__x", None),
-    ],
-)
-def test_mcp_server_of_a_tool_name(name: str, server: str | None) -> None:
-    assert mcp_server(name) == server

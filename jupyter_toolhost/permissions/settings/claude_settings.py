@@ -36,6 +36,7 @@ from ...hooks.shell_hooks import register_shell_hooks
 from ..rules.ruleset import BEHAVIORS, RuleSource
 from .settings_file import ClaudeImport as ClaudeImport
 from .settings_file import Settings, read_scope, scope_files
+from .trust import file_actions as folder_actions_of
 
 if TYPE_CHECKING:
     from ...core.context import AppState, ToolUseContext
@@ -59,16 +60,21 @@ def read_claude_settings(
     cwd: str | os.PathLike[str],
     home: str | os.PathLike[str] | None = None,
     skip: Collection[str] = (),
+    narrow_folder: bool = False,
 ) -> list[ClaudeImport]:
     """Add the Claude Code settings files that exist (but those in `skip`) to `settings`
-    as scopes of their own; returns what each gave (also kept in `claude_imports`)."""
+    as scopes of their own; returns what each gave (also kept in `claude_imports`). With
+    `narrow_folder` (a folder not trusted) the folder's files give only what narrows."""
     found: list[ClaudeImport] = []
     for source, path, root in claude_settings_files(cwd=cwd, home=home):
         if source in skip:
             continue
         hooks, directories = len(settings.hooks), len(settings.additional_directories)
         ignored: list[str] = []
-        if not read_scope(settings, source, path, ignored=ignored):
+        narrow = narrow_folder and source != USER_FILE
+        if narrow and folder_actions_of(path, source):
+            ignored.append("its hooks, allow rules and directories (this folder is not trusted)")
+        if not read_scope(settings, source, path, ignored=ignored, narrow=narrow):
             continue
         if source not in settings.rules:  # not a JSON object: the problem says why
             continue
@@ -95,13 +101,17 @@ def import_into(
     sources: dict[str, RuleSource] | None,
     skip: Collection[str] = (),
     home: str | os.PathLike[str] | None = None,
+    trusted: bool = True,
 ) -> tuple[list[ClaudeImport], list[str]]:
     """Import Claude Code's settings files into a running session: their rules join the
     permission context as sources of their own (`sources`, the engine's, learns where each
     file is), their directories join the working directories, their hooks join `hooks`.
-    Returns what was imported and the problems found (as text with file and line)."""
+    Returns what was imported and the problems found (as text with file and line). In a
+    folder that is not `trusted`, the folder's files give only what narrows."""
     settings = Settings()
-    found = read_claude_settings(settings, cwd=context.cwd, home=home, skip=skip)
+    found = read_claude_settings(
+        settings, cwd=context.cwd, home=home, skip=skip, narrow_folder=not trusted
+    )
     if sources is not None:
         sources.update(settings.sources)
 

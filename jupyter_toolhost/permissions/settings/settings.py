@@ -50,18 +50,21 @@ def load_settings(
     home: str | os.PathLike[str] | None = None,
     session_rules: Mapping[RuleBehavior, Sequence[str]] | None = None,
     import_claude: bool | None = None,
+    trusted: bool = True,
 ) -> Settings:
     """Read every scope's settings file; problems are collected, never raised.
 
     Claude Code's settings files join as extra scopes when `import_claude` is True, or when
-    it is None (the default) and the files say ``"importClaudeCodeSettings": true``.
+    it is None (the default) and the files say ``"importClaudeCodeSettings": true``. When the
+    folder is not `trusted` (see `trust`), its own files (project and local, and Claude
+    Code's of the folder) give only what narrows: deny and ask rules, a narrower mode.
     """
     settings = Settings()
     for source, path, root in settings_files(cwd=cwd, home=home):
         settings.sources[source] = RuleSource(str(path), root)
-        read_scope(settings, source, path)
+        read_scope(settings, source, path, narrow=not trusted and source != USER)
     if import_claude if import_claude is not None else settings.import_claude:
-        read_claude_settings(settings, cwd=cwd, home=home)
+        read_claude_settings(settings, cwd=cwd, home=home, narrow_folder=not trusted)
     settings.sources[SESSION] = RuleSource(SESSION, str(cwd))
     if session_rules:
         settings.rules[SESSION] = {b: tuple(session_rules.get(b, ())) for b in BEHAVIORS}

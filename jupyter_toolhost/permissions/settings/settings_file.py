@@ -26,6 +26,8 @@ from ..rules.ruleset import BEHAVIORS, RuleSource
 MODE_ENV = "JUPYTER_TOOLHOST_PERMISSION_MODE"
 IMPORT_CLAUDE_KEY = "importClaudeCodeSettings"
 """The settings key that reads Claude Code's settings files as extra scopes (off by default)."""
+NARROWING_MODES = ("default", "plan", "dontAsk")
+"""Modes a folder may choose before it is trusted: none of them allows more than `default`."""
 
 
 class SettingsError(Exception):
@@ -131,10 +133,16 @@ def scope_files(
 
 
 def read_scope(
-    settings: Settings, source: str, path: Path, *, ignored: list[str] | None = None
+    settings: Settings,
+    source: str,
+    path: Path,
+    *,
+    ignored: list[str] | None = None,
+    narrow: bool = False,
 ) -> bool:
     """Read the settings file at `path`, when there is one, into `settings` as `source`
-    (`load_file`); a file that cannot be read is a problem. Whether it was read."""
+    (`load_file`; only its `narrowing_part` with `narrow`); a file that cannot be read is a
+    problem. Whether it was read."""
     if not path.is_file():
         return False
     try:
@@ -142,7 +150,7 @@ def read_scope(
     except (OSError, UnicodeDecodeError) as exc:
         settings.problems.append(SettingsError(str(path), f"cannot be read: {exc}"))
         return False
-    load_file(settings, source, str(path), text, ignored=ignored)
+    load_file(settings, source, str(path), text, ignored=ignored, narrow=narrow)
     return True
 
 
@@ -168,19 +176,41 @@ def json_array(value: object) -> list[Any] | None:
     return cast("list[Any]", value) if isinstance(value, list) else None
 
 
+def narrowing_part(data: Mapping[str, Any]) -> dict[str, Any]:
+    """The part of a folder's settings that applies before the folder is trusted (see
+    `trust`): deny and ask rules, and a mode no wider than `default`. Every other key is
+    left out, those a later version may read included."""
+    permissions = json_object(data.get("permissions"))
+    if permissions is None:
+        return {}
+    kept: dict[str, Any] = {key: permissions[key] for key in ("deny", "ask") if key in permissions}
+    if permissions.get("defaultMode") in NARROWING_MODES:
+        kept["defaultMode"] = permissions["defaultMode"]
+    return {"permissions": kept} if kept else {}
+
+
 def load_file(
-    settings: Settings, source: str, file: str, text: str, *, ignored: list[str] | None = None
+    settings: Settings,
+    source: str,
+    file: str,
+    text: str,
+    *,
+    ignored: list[str] | None = None,
+    narrow: bool = False,
 ) -> None:
     """Add one settings file's rules, directories and hooks to `settings` (problems too).
 
     With `ignored` the file is another program's (Claude Code's): its `defaultMode` is not
     applied, and hook events and hook types this package does not have are skipped; each of
-    these is listed in `ignored` rather than reported as a problem.
+    these is listed in `ignored` rather than reported as a problem. With `narrow` (a folder
+    not trusted yet) only its `narrowing_part` is read.
     """
     data = parse_settings_json(file, text)
     if isinstance(data, SettingsError):
         settings.problems.append(data)
         return
+    if narrow:
+        data = narrowing_part(data)
     problem = _Reporter(settings, file, text)
     permissions = json_object(data.get("permissions", {}))
     if permissions is None:
