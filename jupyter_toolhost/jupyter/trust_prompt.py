@@ -21,6 +21,7 @@ from ..permissions.settings.trust import FolderTrust, describe
 from .approval import from_owner, message_session
 from .frontend import FrontEnd
 from .render import ERROR, FG2
+from .safe_html import widget_html
 from .widget_prompt import show_and_wait
 
 TRUST_LABEL = "Trust this folder"
@@ -96,7 +97,7 @@ async def ask_trust(
     decline_button.on_click(lambda _b: resolve("decline"))  # pyright: ignore[reportUnknownLambdaType]
     buttons = [trust_button, decline_button]
     box = widgets.VBox(
-        [widgets.HTML(value=question_html(trust)), widgets.HBox(buttons)],
+        [widgets.HTML(value=widget_html(question_html(trust))), widgets.HBox(buttons)],
         layout=widgets.Layout(border="1px solid #d9534f", padding="4px", margin="4px 0"),
         _view_count=0,  # a front end that renders the question reports it (see `frontend`)
     )

@@ -132,6 +132,7 @@ async def run_steps(
             permission_mode=mode,  # type: ignore[arg-type]
             approver=approver,
             retry_backoff_s=0.01,
+            trust_folder=True,  # the folder's settings (its allow rules) are the test's own
         )
         await session.run("go")
         bodies = [r.body for r in server.requests if r.path == "/v1/messages"]
