@@ -96,7 +96,11 @@ def decide(
             f"{denied.rule.rule.text} in {denied.rule.label}.",
             denied.rule.reason(),
         )
-    caught = guard(rules, facts, resolver=resolver, sandboxed=sandboxed, written=written)
+    # A Bash rule that names this whole line: the person read it and allowed exactly it.
+    line = rules.allow.exact_line(facts.shell_text) if facts.shell_text is not None else None
+    caught = guard(
+        rules, facts, resolver=resolver, sandboxed=sandboxed, written=written, exact=bool(line)
+    )
     if caught is not None:
         return _guarded(name, mode, caught)
     host = facts.host
@@ -106,7 +110,7 @@ def decide(
         fenced = _unconfined(name, rules, mode)
         if fenced is not None:
             return fenced
-    if facts.unverifiable:
+    if facts.unverifiable and not (line and facts.is_shell and not _denies_in_force(rules)):
         reason = DecisionReason("other", facts.unverifiable, name)
         message = f"{name} needs approval: {facts.unverifiable}"
         if mode == "plan":
@@ -124,6 +128,8 @@ def decide(
     if mode == "bypassPermissions":
         return PermissionAllow(reason=DecisionReason("mode", "bypassPermissions"))
 
+    if line is not None:
+        return PermissionAllow(reason=line.reason())
     code_ok = sandboxed and not rules.deny.shell
     reason, suggestions = _allowed(rules.allow, facts, mode, code_ok=code_ok)
     if reason is not None:
@@ -133,6 +139,12 @@ def decide(
     detail = _ask_detail(facts)
     reason = DecisionReason("default", detail, None if mode == "default" else mode)
     return _ask(name, mode, f"{name} needs approval: {detail}", reason, suggestions)
+
+
+def _denies_in_force(rules: CompiledRules) -> bool:
+    """Whether a deny rule could reach a shell line's parts (the same test the guards use)."""
+    deny = rules.deny
+    return bool(deny.shell or deny.read or deny.edit or "shell" in deny.classes)
 
 
 def _ask(
@@ -221,6 +233,10 @@ def _first(rules: BehaviorRules, facts: CallFacts) -> _Match | None:
     whole = _whole(rules, facts)
     if whole:
         return _Match(whole, "")
+    if facts.content is not None:
+        hit = rules.content(facts.tool_name, facts.content, folded=True)
+        if hit:
+            return _Match(hit, f" for {facts.content}")
     if facts.path is not None:
         ref = facts.path
         hit = rules.read.match(ref.candidates)
@@ -320,6 +336,9 @@ def _allowed(
     whole = _whole(rules, facts)
     if whole:
         return whole.reason(), ()
+    content = rules.content(facts.tool_name, facts.content) if facts.content else None
+    if content:
+        return content.reason(), ()
     if facts.is_shell:
         return _shell_allowed(rules, facts, mode, code_ok=code_ok)
     if facts.path is not None:

@@ -134,6 +134,8 @@ class CallFacts:
     commands: tuple[CommandFacts, ...] = ()
     url: str | None = None
     host: str | None = None
+    content: str | None = None
+    """What ``Tool(specifier)`` rules of this tool are matched against (`Tool.rule_content`)."""
     unverifiable: str | None = None
     ascii: bool = True
     """Every path and command is plain ASCII (no look-alike letters to check)."""
@@ -193,6 +195,7 @@ def call_facts(
         path = tool.get_path(input) if tool.get_path is not None else None
         shell = tool.shell_command(input) if getattr(tool, "shell_command", None) else None
         url = tool.get_url(input) if getattr(tool, "get_url", None) else None
+        content = tool.rule_content(input) if getattr(tool, "rule_content", None) else None
     except Exception as exc:
         facts.unverifiable = f"could not tell what the call touches ({type(exc).__name__})"
         facts.read_only = False
@@ -205,6 +208,8 @@ def call_facts(
     if shell is not None:
         facts.ascii = str(shell).isascii() and cwd.isascii()
         _shell_facts(facts, str(shell), shell_cwd or cwd, resolver)
+    if content is not None:
+        facts.content = str(content)
     if url is not None:
         facts.url = str(url)
         facts.host = _host(facts.url)
