@@ -33,7 +33,11 @@ from .facts import CallFacts, CommandFacts, PathRef, call_facts, operands_from_e
 from .guards import Guard, guard
 from .hosts import internal
 from .paths import PathResolver, glob_base, skeleton
+from .rules.escapes import escape
 from .rules.ruleset import BehaviorRules, CompiledRules, SourcedRule
+
+SETTINGS_HINT = ".toolhost/settings.json"
+"""The project's settings file, where the rule an ask or deny names would go."""
 
 PLAN_MODE_MESSAGE = (
     "{tool} was not run: the session is in plan mode, where only read-only tools may run. "
@@ -136,7 +140,10 @@ def decide(
         return PermissionAllow(reason=reason)
     if hook and decision == "allow":
         return PermissionAllow(reason=hook.reason or DecisionReason("hook", "allowed by a hook"))
-    detail = _ask_detail(facts)
+    if facts.is_shell and facts.commands:
+        detail = _shell_detail(rules.allow, facts, mode, suggestions)
+    else:
+        detail = _ask_detail(facts)
     reason = DecisionReason("default", detail, None if mode == "default" else mode)
     return _ask(name, mode, f"{name} needs approval: {detail}", reason, suggestions)
 
@@ -155,7 +162,11 @@ def _ask(
     suggestions: tuple[str, ...],
 ) -> PermissionResult:
     if mode == "dontAsk":
-        hint = f" (for example {suggestions[0]})" if suggestions else ""
+        hint = (
+            f" (for example {suggestions[0]} in permissions.allow of {SETTINGS_HINT})"
+            if suggestions and "permissions.allow" not in message
+            else ""
+        )
         return PermissionDeny(
             f"{message}. The permission mode is dontAsk, so it was denied; an allow rule"
             f"{hint} would permit it.",
@@ -380,12 +391,14 @@ def _shell_allowed(
 ) -> tuple[DecisionReason | None, tuple[str, ...]]:
     suggestions: list[str] = []
     reasons: list[DecisionReason] = []
+    whole_line = False
     for item in facts.commands:
         command = item.command
         reason = _command_allowed(rules, facts, item, mode, code_ok=code_ok)
         if reason is None:
             text = command.source_text if command.risky else command.text
-            suggestions.append(f"Bash({text})")
+            suggestions.append(f"Bash({escape(text)})")
+            whole_line = whole_line or _needs_whole_line(item)
         else:
             reasons.append(reason)
         for ref in item.write_targets:
@@ -402,7 +415,12 @@ def _shell_allowed(
             if not (facts.inside(ref) or _all_match(rules, ref, read=True)):
                 suggestions.append(f"Read({_rule_path(ref, facts)})")
         if item.dynamic_target:
-            suggestions.append(f"Bash({command.source_text})")
+            suggestions.append(f"Bash({escape(command.source_text)})")
+            whole_line = True
+    if whole_line and facts.shell_text is not None and facts.shell_text.strip():
+        # A command inside a loop or with expansions, written out on its own, means
+        # something else (`echo "step $i"` as `echo 'step $i'`): offer the line as run.
+        return None, (f"Bash({escape(facts.shell_text.strip())})",)
     if suggestions or not reasons:
         return None, tuple(suggestions)
     for kind in ("rule", "mode"):
@@ -410,6 +428,53 @@ def _shell_allowed(
             if reason.kind == kind:
                 return reason, ()
     return reasons[0], ()
+
+
+def _needs_whole_line(item: CommandFacts) -> bool:
+    """Whether a rule for this command alone would not mean what runs: its words hold
+    expansions (a loop's variable, a substitution), or it runs nested or hidden."""
+    command = item.command
+    return (
+        item.dynamic
+        or command.risky
+        or command.nested
+        or any(word.dynamic for word in command.parts)
+    )
+
+
+def _shell_detail(
+    rules: BehaviorRules, facts: CallFacts, mode: PermissionMode, suggestions: tuple[str, ...]
+) -> str:
+    """Why a command line asks, and the rule that would allow it (and where it goes)."""
+    why = "no allow rule names it"
+    code_ok = False
+    for item in facts.commands:
+        command = item.command
+        if _command_allowed(rules, facts, item, mode, code_ok=code_ok) is not None:
+            continue
+        prefix = rules.shell.match((command.text, command.source_text))
+        outside = [ref.written for ref in (*item.paths, *item.trees) if not facts.inside(ref)]
+        if command.risky and prefix is not None:
+            why = (
+                f"the rule {prefix.rule.text} in {prefix.label} names `{command.text}`, but "
+                f"{_lower(command.risk_reason)}: a prefix rule does not vouch for that, a rule "
+                "naming the exact command does"
+            )
+        elif outside:
+            why = f"`{command.text}` reaches {outside[0]}, outside the working directories"
+        else:
+            why = f"no allow rule names `{command.source_text or command.text}`"
+        break
+    if not suggestions:
+        return why
+    return (
+        f"{why}. To allow it from now on, add {suggestions[0]} to permissions.allow in "
+        f'{SETTINGS_HINT} ("Always allow" saves it to the local one)'
+    )
+
+
+def _lower(text: str) -> str:
+    return text[:1].lower() + text[1:] if text[1:2].islower() else text
 
 
 def _command_allowed(
@@ -466,13 +531,13 @@ def _rule_path(ref: PathRef, facts: CallFacts) -> str:
     cwd = facts.working_dirs[0] if facts.working_dirs else ""
     inside = cwd and path.startswith(cwd.rstrip("/") + "/")
     shown = path[len(cwd.rstrip("/")) + 1 :] if inside else path
-    escaped = "".join("\\" + c if c in "*?[]\\" else c for c in shown)
+    escaped = escape("".join("\\" + c if c in "*?[]\\" else c for c in shown))
     return escaped if inside else "/" + escaped
 
 
 def _ask_detail(facts: CallFacts) -> str:
     if facts.is_shell:
-        return "the command is not allowed by a rule"
+        return "no allow rule names the command"
     if facts.path is not None:
         where = "outside the working directories" if not facts.inside(facts.path) else ""
         verb = "writes" if facts.path.write else "reads"
