@@ -67,7 +67,7 @@ _LANGUAGES: dict[str, frozenset[str]] = {
     "R": frozenset({".r"}), "bash": _SHELL, "sh": _SHELL, "zsh": _SHELL, "dash": _SHELL,
 }  # fmt: skip
 """What each interpreter runs or imports, by suffix (compared lower-cased)."""
-_SCRIPTS = frozenset().union(*_LANGUAGES.values())
+_SCRIPTS: frozenset[str] = frozenset[str]().union(*_LANGUAGES.values())
 _MAKE = frozenset({"makefile", "gnumakefile"})
 _RUNNER_CODE: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     # runner: (file names, suffixes) — a recipe or a package script may run any script

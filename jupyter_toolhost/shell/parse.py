@@ -123,7 +123,7 @@ def parse(source: str, *, level: int = 0) -> list[Simple]:
     if root.has_error:
         dropped = drop_empty_backquotes(data)
         retried = _parse(dropped) if dropped is not None else None
-        if retried is None or retried.root_node.has_error:
+        if dropped is None or retried is None or retried.root_node.has_error:
             raise ShellSyntaxError(describe_error(root, data))
         data, tree, root = dropped, retried, retried.root_node
     skipped = skipped_text(root, data)

@@ -25,6 +25,7 @@ from jupyter_toolhost.core.types import (
     PermissionDeny,
     PermissionMode,
     PermissionResult,
+    RuleBehavior,
 )
 from jupyter_toolhost.permissions import PureResolver, compile_rules, decide, parse_rule
 from jupyter_toolhost.permissions.rules.escapes import escape, unescape
@@ -52,7 +53,9 @@ def check(
 ) -> PermissionResult:
     found = TOOLS[tool]
     raw = {"command": command} if isinstance(command, str) else command
-    rules = {"projectSettings": {"allow": allow, "deny": deny}}
+    rules: dict[str, dict[RuleBehavior, tuple[str, ...]]] = {
+        "projectSettings": {"allow": allow, "deny": deny}
+    }
     resolver = PureResolver(home="/home/user")
     return decide(
         tool=found,
