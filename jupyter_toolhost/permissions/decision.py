@@ -30,7 +30,7 @@ from ..core.types import (
 from ..hooks.hooks import HookOutput
 from ..shell.safety import creates_or_moves_files
 from .facts import CallFacts, CommandFacts, PathRef, call_facts, operands_from_environment
-from .guards import Guard, guard
+from .guards import PROTECTED_DIRS, Guard, guard
 from .hosts import internal
 from .paths import PathResolver, glob_base, skeleton
 from .rules.escapes import escape
@@ -102,6 +102,8 @@ def decide(
         )
     # A Bash rule that names this whole line: the person read it and allowed exactly it.
     line = rules.allow.exact_line(facts.shell_text) if facts.shell_text is not None else None
+    if line is not None and not sandboxed and _writes_unseen(facts):
+        line = None  # (it may write into a protected folder, which no rule waives)
     caught = guard(
         rules, facts, resolver=resolver, sandboxed=sandboxed, written=written, exact=bool(line)
     )
@@ -146,6 +148,27 @@ def decide(
         detail = _ask_detail(facts)
     reason = DecisionReason("default", detail, None if mode == "default" else mode)
     return _ask(name, mode, f"{name} needs approval: {detail}", reason, suggestions)
+
+
+def _writes_unseen(facts: CallFacts) -> bool:
+    """Whether the line names a protected folder (``.git``, ``.toolhost``, ``.claude``) and
+    may write where the protected-folder check can't see: a line that can't be split into
+    its commands, a target only known when it runs, a path a link made earlier in the line
+    may redirect (``ln -s .git g && echo x > g/hooks/pre-commit``). The sandbox keeps those
+    folders read-only, so this matters only outside it. (A line that names none of them is
+    judged as bypassPermissions judges it: by the writes that can be seen.)"""
+    text = (facts.shell_text or "").casefold()
+    if not any(name in text for name in PROTECTED_DIRS):
+        return False
+    if facts.unverifiable:
+        return True
+    for item in facts.commands:
+        shifting = bool(item.unresolved or item.after_links)
+        if item.dynamic_target or (item.write_targets and shifting):
+            return True
+        if item.writes and (item.dynamic or shifting or item.globs):
+            return True
+    return False
 
 
 def _denies_in_force(rules: CompiledRules) -> bool:

@@ -169,6 +169,32 @@ def test_a_protected_path_still_asks_under_an_exact_rule(mode: PermissionMode) -
     assert result.reason is not None and result.reason.detail == "write to a protected folder"
 
 
+@pytest.mark.parametrize(
+    "line",
+    [
+        'cd .git && echo x > "$TARGET"',  # a target only known when it runs
+        "ln -s .git g && echo x > g/hooks/pre-commit",  # a link made earlier in the line
+        "cp hook .gi*/hooks/",  # a glob a writer fills in
+        "echo x > .git/hooks/pre-commit ((",  # a line that can't be split, naming .git
+    ],
+)
+def test_an_exact_rule_does_not_reach_writes_the_protected_check_cant_see(line: str) -> None:
+    rule = f"Bash({escape(line)})"
+    for mode in ALLOWING_MODES:
+        result = check(line, allow=(rule,), mode=mode)
+        assert not isinstance(result, PermissionAllow), (mode, result)
+
+
+def test_an_exact_rule_allows_a_target_known_only_when_it_runs() -> None:
+    # (as bypassPermissions does: what can't be seen is the person's decision, and the
+    # sandbox keeps the protected folders read-only)
+    rule = 'Bash(echo x > "$TARGET")'
+    assert allowed_by(check('echo x > "$TARGET"', allow=(rule,)), rule)
+    rule = 'Bash(cd .git && echo x > "$TARGET")'
+    result = check('cd .git && echo x > "$TARGET"', allow=(rule,), sandboxed=True)
+    assert allowed_by(result, rule), result
+
+
 def test_an_unparseable_line_needs_more_than_an_exact_rule_while_a_deny_is_in_force() -> None:
     line = "echo (("
     rule = f"Bash({escape(line)})"
