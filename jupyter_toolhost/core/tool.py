@@ -171,6 +171,10 @@ class Tool(Generic[InputT]):
     that run no shell command."""
     get_url: Callable[[InputT], str | None] | None = None
     """The URL the call fetches, for ``WebFetch(domain:...)`` permission rules."""
+    rule_content: Callable[[InputT], str | None] | None = None
+    """What a ``Name(specifier)`` rule of this tool names in a call (the Skill tool: the
+    skill's name, so ``Skill(review)`` allows or denies that skill). None: such rules name
+    nothing of this tool."""
     sandboxed: Callable[[ToolUseContext], bool] | None = None
     """Whether the call will run where read-denied paths are not visible (a sandbox such as
     Bash's bubblewrap). None means not sandboxed; ask through `runs_sandboxed`."""
@@ -318,6 +322,7 @@ def build_tool(
     annotations_trusted: bool = False,
     shell_command: Callable[[InputT], str | None] | None = None,
     get_url: Callable[[InputT], str | None] | None = None,
+    rule_content: Callable[[InputT], str | None] | None = None,
     sandboxed: Callable[[ToolUseContext], bool] | None = None,
     unconfined: bool = False,
     input_schema_override: dict[str, Any] | None = None,
@@ -361,6 +366,7 @@ def build_tool(
         annotations_trusted=annotations_trusted,
         shell_command=shell_command,
         get_url=get_url,
+        rule_content=rule_content,
         sandboxed=sandboxed,
         unconfined=unconfined,
         input_schema_override=input_schema_override,

@@ -220,13 +220,19 @@ def _rule(host: AgentHost, command: Command) -> Rendered:
 
 
 def _rules(host: AgentHost, command: Command) -> Rendered:
+    from ..permissions.rules.inactive import inactive_reason
+
     rows = []
     if host.session is not None:
-        rules = host.session.rules
-        for source, by_behavior in rules.items():
+        session = host.session
+        tools = {t.name: t.rule_content is not None for t in session.tools}
+        for source, by_behavior in session.rules.items():
             for behavior, listed in by_behavior.items():
-                rows.extend((behavior, rule, source) for rule in listed)
-    return table_display("rules", ("behavior", "rule", "source"), rows, title="permission rules")
+                rows.extend(
+                    (behavior, rule, source, inactive_reason(rule, tools) or "") for rule in listed
+                )
+    columns = ("behavior", "rule", "source", "note")
+    return table_display("rules", columns, rows, title="permission rules")
 
 
 def _flag(tool: Any, predicate: Callable[[Any], bool]) -> str:

@@ -32,10 +32,14 @@ from ..core.types import (
 from ..hooks.hooks import HookOutput
 from ..shell.safety import creates_or_moves_files
 from .facts import CallFacts, CommandFacts, PathRef, call_facts, operands_from_environment
-from .guards import Guard, guard
+from .guards import PROTECTED_DIRS, Guard, guard
 from .hosts import internal
 from .paths import PathResolver, glob_base, skeleton
+from .rules.escapes import escape
 from .rules.ruleset import BehaviorRules, CompiledRules, SourcedRule
+
+SETTINGS_HINT = ".toolhost/settings.json"
+"""The project's settings file, where the rule an ask or deny names would go."""
 
 PLAN_MODE_MESSAGE = (
     "{tool} was not run: the session is in plan mode, where only read-only tools may run. "
@@ -98,7 +102,13 @@ def decide(
             f"{denied.rule.rule.text} in {denied.rule.label}.",
             denied.rule.reason(),
         )
-    caught = guard(rules, facts, resolver=resolver, sandboxed=sandboxed, written=written)
+    # A Bash rule that names this whole line: the person read it and allowed exactly it.
+    line = rules.allow.exact_line(facts.shell_text) if facts.shell_text is not None else None
+    if line is not None and not sandboxed and _writes_unseen(facts):
+        line = None  # (it may write into a protected folder, which no rule waives)
+    caught = guard(
+        rules, facts, resolver=resolver, sandboxed=sandboxed, written=written, exact=bool(line)
+    )
     if caught is not None:
         return _guarded(name, mode, caught)
     host = facts.host
@@ -108,7 +118,7 @@ def decide(
         fenced = _unconfined(name, rules, mode)
         if fenced is not None:
             return fenced
-    if facts.unverifiable:
+    if facts.unverifiable and not (line and facts.is_shell and not _denies_in_force(rules)):
         reason = DecisionReason("other", facts.unverifiable, name)
         message = f"{name} needs approval: {facts.unverifiable}"
         if mode == "plan":
@@ -126,15 +136,47 @@ def decide(
     if mode == "bypassPermissions":
         return PermissionAllow(reason=DecisionReason("mode", "bypassPermissions"))
 
+    if line is not None:
+        return PermissionAllow(reason=line.reason())
     code_ok = sandboxed and not rules.deny.shell
     reason, suggestions = _allowed(rules.allow, facts, mode, code_ok=code_ok)
     if reason is not None:
         return PermissionAllow(reason=reason)
     if hook and decision == "allow":
         return PermissionAllow(reason=hook.reason or DecisionReason("hook", "allowed by a hook"))
-    detail = _ask_detail(facts)
+    if facts.is_shell and facts.commands:
+        detail = _shell_detail(rules.allow, facts, mode, suggestions)
+    else:
+        detail = _ask_detail(facts)
     reason = DecisionReason("default", detail, None if mode == "default" else mode)
     return _ask(name, mode, f"{name} needs approval: {detail}", reason, suggestions)
+
+
+def _writes_unseen(facts: CallFacts) -> bool:
+    """Whether the line names a protected folder (``.git``, ``.toolhost``, ``.claude``) and
+    may write where the protected-folder check can't see: a line that can't be split into
+    its commands, a target only known when it runs, a path a link made earlier in the line
+    may redirect (``ln -s .git g && echo x > g/hooks/pre-commit``). The sandbox keeps those
+    folders read-only, so this matters only outside it. (A line that names none of them is
+    judged as bypassPermissions judges it: by the writes that can be seen.)"""
+    text = (facts.shell_text or "").casefold()
+    if not any(name in text for name in PROTECTED_DIRS):
+        return False
+    if facts.unverifiable:
+        return True
+    for item in facts.commands:
+        shifting = bool(item.unresolved or item.after_links)
+        if item.dynamic_target or (item.write_targets and shifting):
+            return True
+        if item.writes and (item.dynamic or shifting or item.globs):
+            return True
+    return False
+
+
+def _denies_in_force(rules: CompiledRules) -> bool:
+    """Whether a deny rule could reach a shell line's parts (the same test the guards use)."""
+    deny = rules.deny
+    return bool(deny.shell or deny.read or deny.edit or "shell" in deny.classes)
 
 
 def _ask(
@@ -145,7 +187,11 @@ def _ask(
     suggestions: tuple[str, ...],
 ) -> PermissionResult:
     if mode == "dontAsk":
-        hint = f" (for example {suggestions[0]})" if suggestions else ""
+        hint = (
+            f" (for example {suggestions[0]} in permissions.allow of {SETTINGS_HINT})"
+            if suggestions and "permissions.allow" not in message
+            else ""
+        )
         return PermissionDeny(
             f"{message}. The permission mode is dontAsk, so it was denied; an allow rule"
             f"{hint} would permit it.",
@@ -223,6 +269,10 @@ def _first(rules: BehaviorRules, facts: CallFacts) -> _Match | None:
     whole = _whole(rules, facts, aliases=True)
     if whole:
         return _Match(whole, "")
+    if facts.content is not None:
+        hit = rules.content(facts.tool_name, facts.content, folded=True)
+        if hit:
+            return _Match(hit, f" for {facts.content}")
     if facts.path is not None:
         ref = facts.path
         hit = rules.read.match(ref.candidates)
@@ -325,6 +375,9 @@ def _allowed(
     whole = _whole(rules, facts)
     if whole:
         return whole.reason(), ()
+    content = rules.content(facts.tool_name, facts.content) if facts.content else None
+    if content:
+        return content.reason(), ()
     if facts.is_shell:
         return _shell_allowed(rules, facts, mode, code_ok=code_ok)
     if facts.path is not None:
@@ -366,12 +419,14 @@ def _shell_allowed(
 ) -> tuple[DecisionReason | None, tuple[str, ...]]:
     suggestions: list[str] = []
     reasons: list[DecisionReason] = []
+    whole_line = False
     for item in facts.commands:
         command = item.command
         reason = _command_allowed(rules, facts, item, mode, code_ok=code_ok)
         if reason is None:
             text = command.source_text if command.risky else command.text
-            suggestions.append(f"Bash({text})")
+            suggestions.append(f"Bash({escape(text)})")
+            whole_line = whole_line or _needs_whole_line(item)
         else:
             reasons.append(reason)
         for ref in item.write_targets:
@@ -388,7 +443,12 @@ def _shell_allowed(
             if not (facts.inside(ref) or _all_match(rules, ref, read=True)):
                 suggestions.append(f"Read({_rule_path(ref, facts)})")
         if item.dynamic_target:
-            suggestions.append(f"Bash({command.source_text})")
+            suggestions.append(f"Bash({escape(command.source_text)})")
+            whole_line = True
+    if whole_line and facts.shell_text is not None and facts.shell_text.strip():
+        # A command inside a loop or with expansions, written out on its own, means
+        # something else (`echo "step $i"` as `echo 'step $i'`): offer the line as run.
+        return None, (f"Bash({escape(facts.shell_text.strip())})",)
     if suggestions or not reasons:
         return None, tuple(suggestions)
     for kind in ("rule", "mode"):
@@ -396,6 +456,53 @@ def _shell_allowed(
             if reason.kind == kind:
                 return reason, ()
     return reasons[0], ()
+
+
+def _needs_whole_line(item: CommandFacts) -> bool:
+    """Whether a rule for this command alone would not mean what runs: its words hold
+    expansions (a loop's variable, a substitution), or it runs nested or hidden."""
+    command = item.command
+    return (
+        item.dynamic
+        or command.risky
+        or command.nested
+        or any(word.dynamic for word in command.parts)
+    )
+
+
+def _shell_detail(
+    rules: BehaviorRules, facts: CallFacts, mode: PermissionMode, suggestions: tuple[str, ...]
+) -> str:
+    """Why a command line asks, and the rule that would allow it (and where it goes)."""
+    why = "no allow rule names it"
+    code_ok = False
+    for item in facts.commands:
+        command = item.command
+        if _command_allowed(rules, facts, item, mode, code_ok=code_ok) is not None:
+            continue
+        prefix = rules.shell.match((command.text, command.source_text))
+        outside = [ref.written for ref in (*item.paths, *item.trees) if not facts.inside(ref)]
+        if command.risky and prefix is not None:
+            why = (
+                f"the rule {prefix.rule.text} in {prefix.label} names `{command.text}`, but "
+                f"{_lower(command.risk_reason)}: a prefix rule does not vouch for that, a rule "
+                "naming the exact command does"
+            )
+        elif outside:
+            why = f"`{command.text}` reaches {outside[0]}, outside the working directories"
+        else:
+            why = f"no allow rule names `{command.source_text or command.text}`"
+        break
+    if not suggestions:
+        return why
+    return (
+        f"{why}. To allow it from now on, add {suggestions[0]} to permissions.allow in "
+        f'{SETTINGS_HINT} ("Always allow" saves it to the local one)'
+    )
+
+
+def _lower(text: str) -> str:
+    return text[:1].lower() + text[1:] if text[1:2].islower() else text
 
 
 def _command_allowed(
@@ -452,13 +559,13 @@ def _rule_path(ref: PathRef, facts: CallFacts) -> str:
     cwd = facts.working_dirs[0] if facts.working_dirs else ""
     inside = cwd and path.startswith(cwd.rstrip("/") + "/")
     shown = path[len(cwd.rstrip("/")) + 1 :] if inside else path
-    escaped = "".join("\\" + c if c in "*?[]\\" else c for c in shown)
+    escaped = escape("".join("\\" + c if c in "*?[]\\" else c for c in shown))
     return escaped if inside else "/" + escaped
 
 
 def _ask_detail(facts: CallFacts) -> str:
     if facts.is_shell:
-        return "the command is not allowed by a rule"
+        return "no allow rule names the command"
     if facts.path is not None:
         where = "outside the working directories" if not facts.inside(facts.path) else ""
         verb = "writes" if facts.path.write else "reads"

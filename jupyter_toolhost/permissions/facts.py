@@ -143,6 +143,8 @@ class CallFacts:
     commands: tuple[CommandFacts, ...] = ()
     url: str | None = None
     host: str | None = None
+    content: str | None = None
+    """What ``Tool(specifier)`` rules of this tool are matched against (`Tool.rule_content`)."""
     unverifiable: str | None = None
     ascii: bool = True
     """Every path and command is plain ASCII (no look-alike letters to check)."""
@@ -223,6 +225,7 @@ def call_facts(
         path = tool.get_path(input) if tool.get_path is not None else None
         shell = tool.shell_command(input) if getattr(tool, "shell_command", None) else None
         url = tool.get_url(input) if getattr(tool, "get_url", None) else None
+        content = tool.rule_content(input) if getattr(tool, "rule_content", None) else None
     except Exception as exc:
         facts.unverifiable = f"could not tell what the call touches ({type(exc).__name__})"
         facts.read_only = False
@@ -235,6 +238,8 @@ def call_facts(
     if shell is not None:
         facts.ascii = str(shell).isascii() and cwd.isascii()
         _shell_facts(facts, str(shell), shell_cwd or cwd, resolver)
+    if content is not None:
+        facts.content = str(content)
     if url is not None:
         facts.url = str(url)
         facts.host = _host(facts.url)
@@ -436,10 +441,23 @@ def _link_targets(command: Command, dirs: Sequence[str], resolver: PathResolver)
     return found
 
 
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+_FETCHERS = frozenset(
+    {"curl", "wget", "git", "http", "https", "xh", "aria2c", "gh", "lynx", "w3m", "links",
+     "pip", "pip3", "uv", "npm", "npx", "pnpm", "yarn", "open", "xdg-open", "yt-dlp", "svn"}
+)  # fmt: skip
+"""Programs that read an operand such as ``https://host/a/.git/x`` as an address to fetch,
+not a file: its path part names nothing on this machine. (``cp``, ``touch`` and the rest
+read the same word as the relative path ``https:/host/a/.git/x``; for them it stays one.)"""
+
+
 def _path_words(command: Command) -> list[Word]:
     """Operands that may be paths, plus the value of ``key=FILE`` operands (``dd of=``) and
-    the path half of git's ``REV:path``."""
+    the path half of git's ``REV:path``. A URL given to a program that fetches URLs is not a
+    path, unless it is a ``file:`` URL."""
     words = command.path_args()
+    if command.name.rsplit("/", 1)[-1] in _FETCHERS and not _local_paths_from_urls(command):
+        words = [w for w in words if not _remote_url(w)]
     for word in list(words):
         key, eq, value = word.value.partition("=")
         if eq and value and key.isalpha() and not word.dynamic:  # `dd of=FILE`, `if=FILE`
@@ -450,6 +468,28 @@ def _path_words(command: Command) -> list[Word]:
             if colon and path and "/" not in rev and not word.dynamic:
                 words.append(Word(path, path, word.quoted, False, word.glob))
     return words
+
+
+_WGET_TREES = re.compile(
+    r"-(-force-directories|-recursive|-mirror|-no-host-directories|-cut-dirs|-page-requisites"
+    r"|-protocol-directories|[a-zA-Z]*[xrmpH])"
+)
+"""wget options that build the local file's path from the URL's path (``-x``, ``-r``, ``-m``,
+``-nH --cut-dirs``): with them the URL's path does name a file here."""
+
+
+def _local_paths_from_urls(command: Command) -> bool:
+    if command.name.rsplit("/", 1)[-1] != "wget":
+        return False
+    return any(_WGET_TREES.match(w.value) for w in command.parts[1:])
+
+
+def _remote_url(word: Word) -> bool:
+    """``scheme://...`` with a scheme other than ``file``, written out (not computed)."""
+    value = word.value
+    return (
+        not word.dynamic and _URL.match(value) is not None and not value.lower().startswith("file:")
+    )
 
 
 def _absolute_word(value: str) -> bool:

@@ -73,9 +73,13 @@ def guard(
     resolver: PathResolver,
     sandboxed: bool,
     written: Collection[str] = (),
+    exact: bool = False,
 ) -> Guard | None:
     """The first guard this call trips, or None. `written`: the paths this session's calls
-    may have written (see `written`)."""
+    may have written (see `written`). `exact`: an allow rule names the whole line, so what
+    can't be checked is the person's decision — but not a line that can't be parsed (its
+    parts can't be held against the deny rules), a program a deny rule names, or code this
+    session wrote (the person read the line, not the file it runs)."""
     name = facts.tool_name
     protected = _protected_write(rules, facts, resolver)
     if protected is not None:
@@ -166,7 +170,7 @@ def guard(
                     DecisionReason("safety", "a glob that may reach a protected path", glob),
                 )
     if deny.shell or deny.read or deny.edit or "shell" in deny.classes:
-        why = _unknowable(rules, facts, sandboxed=sandboxed, written=written)
+        why = _unknowable(rules, facts, sandboxed=sandboxed, written=written, exact=exact)
         if why is not None:
             return Guard(
                 f"{why}, and deny rules are in force, so it can't be allowed by a mode or a "
@@ -597,7 +601,12 @@ def _printed_names(item: CommandFacts) -> tuple[str, ...] | None:
 
 
 def _unknowable(
-    rules: CompiledRules, facts: CallFacts, *, sandboxed: bool, written: Collection[str]
+    rules: CompiledRules,
+    facts: CallFacts,
+    *,
+    sandboxed: bool,
+    written: Collection[str],
+    exact: bool = False,
 ) -> str | None:
     if facts.is_shell and facts.unverifiable:
         return f"The command can't be checked before it runs ({facts.unverifiable})"
@@ -609,6 +618,8 @@ def _unknowable(
             why = runs_written(item, facts.shell_dirs, (*written, *line_writes)) or None
         if why is not None:
             return why  # (no rule waives a denied program, or code this session wrote)
+        if exact:
+            continue  # (a rule names the whole line: the rest is the person's decision)
         if command.risky and not (command.inline_only and sandboxed and not rules.deny.shell):
             why = _risk(item)
         elif item.traits is not None and item.traits.inline_code is not None:

@@ -238,8 +238,9 @@ def _command(
     if name is not None and "/" in name.value and not (name.dynamic or name.glob):
         opaque = True
         reasons.append(
-            f"The program `{name.value}` is a file outside the system folders, so which "
-            "program it is can't be known for sure before it runs"
+            f"The program `{name.value}` is named by its path, not found among the system's "
+            "programs, so what it is can't be known for sure before it runs (the file may "
+            "have changed)"
         )
     inner: list[Command] = []
     runs_code = False

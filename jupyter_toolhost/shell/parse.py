@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from .source import (
     describe_error,
+    drop_empty_backquotes,
     heredoc_expands,
     join_lines,
     odd_backslashes_at_end,
@@ -120,7 +121,11 @@ def parse(source: str, *, level: int = 0) -> list[Simple]:
         tree = _parse(data)
         root = tree.root_node
     if root.has_error:
-        raise ShellSyntaxError(describe_error(root, data))
+        dropped = drop_empty_backquotes(data)
+        retried = _parse(dropped) if dropped is not None else None
+        if dropped is None or retried is None or retried.root_node.has_error:
+            raise ShellSyntaxError(describe_error(root, data))
+        data, tree, root = dropped, retried, retried.root_node
     skipped = skipped_text(root, data)
     if skipped is not None:
         raise ShellSyntaxError(f"the grammar skipped {skipped!r}, so the line can't be followed")

@@ -3,7 +3,9 @@
 A backslash-newline joins lines (`join_lines`); ``{`` that starts a word (``{rm,-rf,x}``) is a
 word, not a group (`word_braces`); a backslash escape the grammar drops (``echo 1 \\ 2``) is
 written as the quoted character it stands for (`quote_skipped_escapes`); text no leaf covers
-is reported (`skipped_text`), so the line fails closed rather than being read in part.
+is reported (`skipped_text`), so the line fails closed rather than being read in part; an
+empty backquote substitution (``grep -rn "``" dir``), which the grammar can't read, is
+removed (`drop_empty_backquotes`): bash runs nothing for it and it expands to nothing.
 """
 
 from __future__ import annotations
@@ -155,3 +157,44 @@ def describe_error(root: Node, data: bytes) -> str:
 def _where(node: Node) -> str:
     row, column = node.start_point
     return f"line {row + 1}, column {column + 1}"
+
+
+def drop_empty_backquotes(data: bytes) -> bytes | None:
+    r"""`data` without its empty backquote substitutions (````), or None when it has none, or
+    when the line holds a here-document (whose quoting this scan does not follow).
+
+    The scan follows bash's quoting: single quotes, ``$'...'``, double quotes and backslash
+    escapes; inside a backquote substitution a backquote closes it, so ``\`a\`\`b\``` (two
+    substitutions side by side) is left alone.
+    """
+    if b"``" not in data or b"<<" in data:
+        return None
+    out = bytearray()
+    at, size = 0, len(data)
+    in_double = in_back = False
+    found = False
+    while at < size:
+        byte = data[at]
+        if byte == 0x5C:  # a backslash escapes the next byte (outside single quotes)
+            out += data[at : at + 2]
+            at += 2
+            continue
+        if not in_double and byte == 0x27:  # '...' (or $'...', whose \' does not close it)
+            ansi_c = at > 0 and data[at - 1] == 0x24
+            end = at + 1
+            while end < size and data[end] != 0x27:
+                end += 2 if ansi_c and data[end] == 0x5C else 1
+            out += data[at : end + 1]
+            at = end + 1
+            continue
+        if byte == 0x60:
+            if not in_back and data[at + 1 : at + 2] == b"`":
+                found = True
+                at += 2
+                continue
+            in_back = not in_back
+        elif byte == 0x22 and not in_back:
+            in_double = not in_double
+        out.append(byte)
+        at += 1
+    return bytes(out) if found else None

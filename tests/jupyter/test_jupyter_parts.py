@@ -552,3 +552,12 @@ def test_hostile_x_ray_lines_get_a_clear_answer_and_run_nothing(
     if says is not None:
         assert says.lower() in text.lower(), text[:500]
     assert not marker.exists(), "a check never runs the command"
+
+
+def test_agent_rules_shows_a_rule_for_a_tool_that_is_not_here_as_inactive(host: AgentHost):
+    host.ensure_session()
+    run_line(host, "allow PowerShell(Get-ChildItem -Path \\(Resolve-Path .\\))")
+    run_line(host, "deny Skill(review)")
+    shown = str(run_line(host, "rules"))
+    assert "inactive: there is no PowerShell tool here" in shown
+    assert "Skill(review)" in shown and "inactive: there is no Skill" not in shown

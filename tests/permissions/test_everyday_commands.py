@@ -124,3 +124,34 @@ def test_the_project_is_what_the_list_expects(session: Session) -> None:
     cwd = Path(session.context.cwd)
     assert (cwd / "secrets" / "key.txt").is_file() and (cwd / ".git").is_dir()
     assert (cwd / "protected" / "config.yaml").is_file() and (cwd / "data.csv").is_file()
+
+
+WRITTEN = ("analysis.py", "Makefile", "notes.md")
+"""What a session typically writes before it runs things: a script, a Makefile, notes."""
+
+
+def test_after_the_session_wrote_a_script_a_makefile_and_notes(session: Session) -> None:
+    """Claude Code does not track what a session wrote, so its decisions stay as above; ours
+    asks more only where a command would run a file this session wrote (a named reason)."""
+    from dataclasses import replace
+
+    cwd = Path(session.context.cwd)
+    paths = tuple(str(cwd / name) for name in WRITTEN)
+    before = session.context.get_app_state()
+    session.context.set_app_state(lambda state: replace(state, written_paths=paths))
+    try:
+        sandbox = bool(session.context.options.sandbox.enabled)
+        reports = {c: session.check("Bash", {"command": c}).mode("default") for c in COMMANDS}
+    finally:
+        session.context.set_app_state(lambda _state: before)
+    ours = sum(r.behavior != "allow" for r in reports.values())
+    print(
+        f"\neveryday commands after writing {', '.join(WRITTEN)}, default mode: ours not "
+        f"allowed {ours} of {len(COMMANDS)}, Claude Code {len(CLAUDE_CODE_ASKED)}"
+    )
+    asked = [c for c in CLAUDE_CODE_ALLOWED if reports[c].behavior != "allow"]
+    named = [c for c in asked if "which this session wrote" in reports[c].message]
+    assert sorted(named) == ["python analysis.py", "python3 analysis.py"], named
+    unexplained = [c for c in asked if c not in named and _stricter(c, sandbox=sandbox) is None]
+    assert not unexplained, f"asked after writing, for no stated reason: {unexplained}"
+    assert ours <= len(CLAUDE_CODE_ASKED) + len(named)

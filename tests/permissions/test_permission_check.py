@@ -657,15 +657,15 @@ def test_agent_check_in_a_kernel_shows_the_modes_the_parse_and_always_allow(kern
     assert table["kind"] == "check"
     assert table["title"] == "permission check: Bash rm -rf build && ls"
     rows = {row[0]: row[1:] for row in table["rows"]}
-    assert rows["default (now)"] == ["ask", "the command is not allowed by a rule", "", ""]
+    why = (
+        "no allow rule names `rm -rf build`. To allow it from now on, add Bash(rm -rf build) "
+        'to permissions.allow in .toolhost/settings.json ("Always allow" saves it to the '
+        "local one)"
+    )
+    assert rows["default (now)"] == ["ask", why, "", ""]
     assert rows["bypassPermissions"][0] == "allow"
     assert rows["dontAsk"][0] == "deny" and rows["plan"][0] == "deny"
-    assert rows["auto"] == [
-        "ask",
-        "the command is not allowed by a rule (no classifier answer)",
-        "",
-        "",
-    ]
+    assert rows["auto"] == ["ask", f"{why} (no classifier answer)", "", ""]
     assert [r[:2] for r in shell["rows"]] == [["rm -rf build", "rm"], ["ls", "ls"]]
     assert (
         "Always allow would add: Bash(rm -rf build) (default, acceptEdits, auto)" in notes["text"]

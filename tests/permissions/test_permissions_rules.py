@@ -26,6 +26,25 @@ from jupyter_toolhost.permissions.rules.shell_rules import ShellRuleSet, compile
         ("mcp__github__create_issue", "tool", "mcp__github__create_issue", None, None),
         ("deploy", "tool", "deploy", None, None),
         ("Bash(echo (hi))", "shell", "Bash", "echo (hi)", None),
+        # Claude Code's escaping in saved rules: \( and \) are parentheses, \\ a backslash
+        ('Bash(echo "Waiting... \\($i/6\\)")', "shell", "Bash", 'echo "Waiting... ($i/6)"', None),
+        ("Bash(printf a\\\\b)", "shell", "Bash", "printf a\\b", None),
+        ("Bash(echo \\*)", "shell", "Bash", "echo \\*", None),
+        # Tool(*) is the whole tool, as in Claude Code; WebFetch(domain:*) any host
+        ("Grep(*)", "tool", "Grep", None, None),
+        ("Task(*)", "tool", "Task", None, None),
+        ("Read(*)", "read", "Read", None, None),
+        ("WebFetch(domain:*)", "web", "WebFetch", None, None),
+        # other tools' specifiers are kept: Skill matches them, PowerShell is inactive here
+        ("Skill(review)", "tool", "Skill", "review", None),
+        ("deploy(prod)", "tool", "deploy", "prod", None),
+        (
+            "PowerShell(Get-ChildItem -Path \\(x\\))",
+            "tool",
+            "PowerShell",
+            "Get-ChildItem -Path (x)",
+            None,
+        ),
     ],
 )
 def test_rule_shapes(text: str, kind: str, tool: str, specifier: str | None, server: str | None):
@@ -39,7 +58,6 @@ def test_rule_shapes(text: str, kind: str, tool: str, specifier: str | None, ser
         ("", "empty rule"),
         ("Bash(ls", "missing ')'"),
         ("Bash()", "empty parentheses"),
-        ("deploy(prod)", "deploy takes no specifier"),
         ("WebFetch(example.com)", "domain:host"),
         ("WebFetch(domain:exa mple.com)", "not a host name"),
         ("mcp__", "MCP rules are"),

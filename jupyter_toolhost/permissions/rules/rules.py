@@ -8,7 +8,11 @@ server name never holds ``__`` or starts or ends with ``_`` (`mcp.naming`), so
 kinds that name a class of tools — ``Bash`` (any tool that runs a shell command), ``Read``
 (any tool that reads a file), ``Edit`` (any tool that changes a file; ``Write`` and
 ``NotebookEdit`` are accepted as spellings of it) and ``WebFetch`` (any tool that fetches a
-URL). Any other shape raises `RuleError` with a message saying what is wrong.
+URL). A specifier is read with Claude Code's escaping (`escapes`: ``\\(`` is ``(``), and
+``Tool(*)`` names the whole tool, as in Claude Code (``WebFetch(domain:*)`` too). Any other
+tool's specifier is kept as written (``Skill(review)``, ``PowerShell(Get-Date)``): it matches
+a tool that declares ``rule_content``, and names nothing otherwise (`%agent rules` shows
+such a rule as inactive). Any other shape raises `RuleError` saying what is wrong.
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal, TypeAlias, cast
+
+from .escapes import unescape
 
 RuleKind: TypeAlias = Literal["tool", "shell", "read", "edit", "web", "mcp_server"]
 
@@ -94,17 +100,14 @@ def _parse(text: str) -> Rule:
     name, specifier = text[:open_at].strip(), text[open_at + 1 : -1].strip()
     if not _NAME.fullmatch(name):
         raise RuleError(f"rule {raw!r}: {name!r} is not a tool name")
-    kind = _KIND_OF_CLASS.get(name)
-    if kind is None:
-        known = ", ".join(f"{n}(...)" for n in sorted(_KIND_OF_CLASS))
-        raise RuleError(
-            f"rule {raw!r}: {name} takes no specifier; specifiers are understood for {known} "
-            f"— write {name} alone to name the whole tool"
-        )
     if not specifier:
         raise RuleError(f"rule {raw!r}: empty parentheses (write {name} for the whole tool)")
-    if kind == "shell" and specifier in ("*", ":*"):
-        return Rule(raw, kind, name)
+    kind = _KIND_OF_CLASS.get(name, "tool")
+    specifier = unescape(specifier)
+    if specifier == "*" or (kind == "shell" and specifier == ":*"):
+        return Rule(raw, kind, name)  # (Claude Code reads `Tool(*)` as the whole tool)
+    if kind == "tool":
+        return Rule(raw, kind, name, specifier)
     if kind in ("read", "edit") and specifier in ("**", "//**"):
         specifier = "//**"
     if kind == "web":
@@ -116,6 +119,8 @@ def _web_rule(raw: str, name: str, specifier: str) -> Rule:
     if not specifier.startswith("domain:"):
         raise RuleError(f"rule {raw!r}: {name} rules take domain:host, e.g. {name}(domain:x.org)")
     domain = specifier.removeprefix("domain:").strip().lower().rstrip(".")
+    if domain == "*":
+        return Rule(raw, "web", name)  # any host: the whole tool
     if not _DOMAIN.fullmatch(domain):
         raise RuleError(f"rule {raw!r}: {domain!r} is not a host name")
     return Rule(raw, "web", name, domain)

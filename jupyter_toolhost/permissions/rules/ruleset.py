@@ -68,6 +68,14 @@ class BehaviorRules:
     read: PathRuleSet[SourcedRule] = field(default_factory=lambda: PathRuleSet([], folded=False))
     edit: PathRuleSet[SourcedRule] = field(default_factory=lambda: PathRuleSet([], folded=False))
     domains: tuple[tuple[str, SourcedRule], ...] = ()
+    contents: dict[str, tuple[tuple[str, SourcedRule], ...]] = field(
+        default_factory=dict[str, tuple[tuple[str, SourcedRule], ...]]
+    )
+    """``Tool(specifier)`` rules of tools outside the classes, by tool name (``Skill(review)``):
+    matched against what the tool declares as its `rule_content`."""
+    lines: dict[str, SourcedRule] = field(default_factory=dict[str, SourcedRule])
+    """Bash rules by their whole specifier, unescaped: a rule that names a command line
+    exactly allows that line (`exact_line`)."""
     empty: bool = True
     _domain_cache: tuple[dict[str, list[tuple[int, SourcedRule]]], ...] | None = None
     _domain_memo: dict[tuple[str, bool], SourcedRule | None] = field(
@@ -105,6 +113,26 @@ class BehaviorRules:
                 memo.clear()
             memo[key] = self._domain(host, subdomains)
         return memo[key]
+
+    def content(self, tool: str, content: str, *, folded: bool = False) -> SourcedRule | None:
+        """The first ``tool(specifier)`` rule whose specifier names `content`: the same
+        text, or a prefix of it before a closing ``:*`` or `` *``; `folded` (deny and ask
+        rules) ignores case."""
+        if folded:
+            content = content.casefold()
+        for spec, sourced in self.contents.get(tool, ()):
+            spec = spec.casefold() if folded else spec
+            if spec == content or any(
+                spec.endswith(tail) and _starts_word(content, spec[: -len(tail)])
+                for tail in (":*", " *")
+            ):
+                return sourced
+        return None
+
+    def exact_line(self, line: str) -> SourcedRule | None:
+        """The Bash rule that names this whole command line, as written (surrounding
+        whitespace aside): the person read and allowed exactly this text."""
+        return self.lines.get(line.strip()) if self.lines else None
 
     def _domain(self, host: str, subdomains: bool) -> SourcedRule | None:
         exact, wildcard = self._domain_index()
@@ -176,6 +204,7 @@ def compile_rules(
         read: list[tuple[SourcedRule, CompiledPattern]] = []
         edit: list[tuple[SourcedRule, CompiledPattern]] = []
         domains: list[tuple[str, SourcedRule]] = []
+        contents: dict[str, list[tuple[str, SourcedRule]]] = {}
         for source_name, by_behavior in rules.items():
             source = known.get(source_name, RuleSource(source_name, cwd))
             for text in by_behavior.get(behavior, ()):
@@ -192,8 +221,11 @@ def compile_rules(
                     target.tools.setdefault(rule.tool, sourced)
                     if rule.kind != "tool":
                         target.classes.setdefault(rule.kind, sourced)
+                elif rule.kind == "tool":
+                    contents.setdefault(rule.tool, []).append((rule.specifier, sourced))
                 elif rule.kind == "shell":
                     shell.append((sourced, compile_shell_pattern(rule.specifier)))
+                    target.lines.setdefault(rule.specifier.strip(), sourced)
                 elif rule.kind == "web":
                     domains.append((_domain(rule.specifier), sourced))
                 else:
@@ -205,7 +237,10 @@ def compile_rules(
         target.read = PathRuleSet(read, folded=folded)
         target.edit = PathRuleSet(edit, folded=folded)
         target.domains = tuple(domains)
-        target.empty = not (target.tools or target.servers or shell or read or edit or domains)
+        target.contents = {tool: tuple(found) for tool, found in contents.items()}
+        target.empty = not (
+            target.tools or target.servers or shell or read or edit or domains or contents
+        )
         built[behavior] = target
     return CompiledRules(built["deny"], built["ask"], built["allow"], tuple(problems), count)
 
@@ -239,6 +274,11 @@ def compiled_rules(
         _recent.insert(0, (rules, cwd, home, sources, compiled))
         del _recent[_RECENT:]
     return compiled
+
+
+def _starts_word(text: str, prefix: str) -> bool:
+    """Whether `text` is `prefix`, or starts with it followed by a space or a ``:``."""
+    return text == prefix or (text.startswith(prefix) and text[len(prefix)] in " :")
 
 
 def _domain(spec: str) -> str:

@@ -72,10 +72,16 @@ def _has_wildcard(spec: str) -> bool:
 
 
 def _canonical(spec: str) -> str:
+    """The one simple command `spec` is, as the analysis writes it (wrappers and assignments
+    in front dropped); `spec` itself when it is more (a loop or a list around one command
+    is not that command: ``for i in 1 2; do echo "$i"; done`` is not ``echo "$i"``)."""
     analysis = analyze(spec)
     if analysis.error or len(analysis.commands) != 1:
         return spec
-    return analysis.commands[0].source_text
+    command = analysis.commands[0]
+    if command.nested or not spec.rstrip().endswith(command.source_text):
+        return spec
+    return command.source_text
 
 
 def _wild(text: str) -> str:

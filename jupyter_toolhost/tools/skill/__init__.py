@@ -169,6 +169,7 @@ def make_tool(*, cwd: str | os.PathLike[str] | None = None, home: Path | None = 
         concurrency_safe=True,
         map_result=lambda output: output["text"],
         render_tool_use=lambda input: input.skill,
+        rule_content=lambda input: input.skill,
         search_hint="load skill instructions",
     )
 
