@@ -284,6 +284,11 @@ class StartupHit:
     package: str | None = None
 
 
+_IMPORTABLE = (".py", ".pyc", ".pyw", ".so", ".pyd")
+"""The endings of a file an import statement loads as a module (an extension module's name
+carries its ABI tag before ``.so``: ``zmq.cpython-311-x86_64-linux-gnu.so``)."""
+
+
 def startup_file(path: str, places: StartupPlaces) -> StartupHit | None:
     """What the next start would do with the absolute `path`, or None when nothing."""
     return _startup_file(path, places)
@@ -306,6 +311,11 @@ def _startup_file(path: str, places: StartupPlaces) -> StartupHit | None:
             return StartupHit(f"a .pth file ({first}), which Python's site module runs at start")
         if first == "__pycache__" and len(rest) > 1:
             first = rest[1]
+        elif len(rest) > 1 and "." in first:
+            continue  # a folder whose name has a dot is no package
+        a_file = len(rest) == 1 or rest[0] == "__pycache__"
+        if a_file and not first.endswith(_IMPORTABLE):
+            continue  # json.tool, notes.txt: no import finds them
         stem = first.split(".", 1)[0]
         if stem not in places.names:
             continue
