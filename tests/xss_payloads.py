@@ -57,3 +57,20 @@ def sample(count: int) -> list[Payload]:
         chosen += [q[depth] for q in queues if depth < len(q)][: count - len(chosen)]
         depth += 1
     return chosen
+
+
+NORMAL_ANSWER = """## Results
+
+| class | mean |
+| --- | ---: |
+| A | 84.7 |
+
+```python
+df.groupby("class").mean()
+```
+
+- one, see [the docs](https://pandas.pydata.org/docs/)
+- two, **bold** and `code`
+"""
+"""A Markdown answer a person expects formatted (a heading, a table, code, a link, a list,
+bold): whatever the sanitiser removes, this must still render."""

