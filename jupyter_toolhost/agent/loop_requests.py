@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from ..core.context import ToolUseContext
 from ..core.conversation import Block, Message, add_assistant, add_user
@@ -29,6 +29,7 @@ from ..disclosure.deferral import (
 )
 from ..model.base import Model, ModelRequest
 from ..model.prompt_cache import PAUSE_S, CachePolicy
+from .clearing import clear_old_results
 from .compaction import CompactBoundary
 from .events import EventSink, LoopEvent, Notice, emit
 from .loop_state import LoopSettings, RunState
@@ -36,6 +37,9 @@ from .prompt import announce, cache_last, enabled_tools, system_prompt
 from .sent import Deferral, deferral_of
 from .thinking import request_max_tokens, thinking_on, thought_missing, without_thinking_edits
 from .transcript import Transcript
+
+if TYPE_CHECKING:
+    from ..orchestration.pipeline import Pipeline
 
 HiddenTools: TypeAlias = Callable[[Sequence[Tool[Any]], ToolUseContext], set[str]]
 """Names of the tools in a pool that the model must not be offered at all (a deny rule
@@ -47,6 +51,7 @@ class LoopRequests:
 
     model: Model
     model_id: str
+    pipeline: Pipeline
     tools: list[Tool[Any]]
     context: ToolUseContext
     settings: LoopSettings
@@ -115,6 +120,8 @@ class LoopRequests:
         stays in the history."""
         pool = self.tool_pool()
         next_request = messages is None
+        if next_request and self.settings.clear_old_results:
+            self._clear_old_results()
         state = self.disclosure if next_request else self.disclosure.copy()
         style, server_search = resolve_disclosure(self.settings.disclosure, self.model)
         if next_request and style == "defer_loading" and server_search is None:
@@ -161,6 +168,17 @@ class LoopRequests:
             cache_policy=self.cache_policy(),
             cell_boundaries=tuple(self._cell_boundaries) if next_request else (),
         )
+
+    def _clear_old_results(self) -> None:
+        cleared = clear_old_results(self.messages, self.pipeline.results, self.working_directory())
+        if cleared is not None:
+            count = len(cleared.tool_use_ids)
+            text = (
+                f"Cleared {count} old tool result{'s' if count != 1 else ''} "
+                f"({cleared.chars:,} characters) from the context; the model was told where "
+                "each full text is saved."
+            )
+            self.emit(Notice("cleared", text))
 
     def _note_pause(self) -> None:
         now = self.settings.clock()

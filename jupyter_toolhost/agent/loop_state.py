@@ -56,6 +56,9 @@ class LoopSettings:
     default none until the session has paused for more than 5 minutes, then the tools, the
     system prompt and the conversation before the running cell, so they survive the next
     pause; ``"cell"`` does that from the start, ``"5m"`` or ``"1h"`` for every mark."""
+    clear_old_results: bool = True
+    """Replace old tool results by a note naming their saved copy when that pays for
+    itself in cache reads (`clearing`)."""
     clock: Callable[[], float] = time.monotonic
     """Seconds, for the time between requests (a pause); a test moves its own."""
 

@@ -413,6 +413,7 @@ async def test_many_parallel_calls_mark_the_previous_end_too(tmp_path: Path) -> 
     script = [*pages(1, first=20), twelve, *pages(1, first=30), Turn([text("Done.")])]
     with MessagesServer(script) as server:
         session = session_for(server, tmp_path)
+        session.settings.clear_old_results = False  # (placement alone: see test_clearing)
         assert await session.run("Read everything.") == "Done."
     assert server.errors == []
     sent, used = bodies(server), usages(session)
@@ -576,6 +577,7 @@ async def test_a_long_cell_before_a_pause_is_still_read_after_it(tmp_path: Path)
     with MessagesServer(script, clock=clock) as server:
         session = session_for(server, tmp_path)
         session.settings.cache_policy = "cell"
+        session.settings.clear_old_results = False  # (placement alone: see test_clearing)
         session.settings.clock = clock
         assert await session.run("Cell 1: read two pages.") == "Cell 1."
         assert await session.run("Cell 2: read two pages.") == "Cell 2."
