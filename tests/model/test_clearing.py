@@ -6,8 +6,9 @@ removes pay back the rewrite it causes (`agent.clearing`). Asserted: the server'
 cleared session (the request after a clearing reads only up to the first cleared block,
 and the session costs less than without clearing), the note the model reads, and a
 scripted task in which the model needs an early result after it was cleared and Reads the
-saved copy. It holds with thinking on and for the notes' stable text (the cache keeps
-hitting after the clearing).
+saved copy. It holds with thinking on, with a deferred tool found by ToolSearch, for a
+sub-agent and after compaction, and the notes' text is stable (the cache keeps hitting
+after the clearing).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from session_support import Router
 from test_prompt_cache_session import (
     THINK,
     bodies,
@@ -30,7 +32,7 @@ from jupyter_toolhost.jupyter.request_view import request_view
 from jupyter_toolhost.model.base import Usage
 from jupyter_toolhost.model.pricing import billed_equivalent
 from jupyter_toolhost.testing import MessagesServer, Turn, text, thinking, tool_use
-from jupyter_toolhost.tools import read
+from jupyter_toolhost.tools import agent, read
 
 SAVED = re.compile(r"saved in (\S+); Read it")
 
@@ -155,3 +157,42 @@ async def test_a_tool_search_result_is_never_cleared_so_found_tools_stay_loaded(
     found = results(last)
     assert "tool_reference" in found[0]  # the ToolSearch result, as it was
     assert found[1].startswith(CLEARED_PREFIX)  # the first forecast (10,000 characters)
+
+
+async def test_a_subagent_clears_its_own_old_results(tmp_path: Path) -> None:
+    job = "SUB-PAGES: read twenty pages."
+    router = Router(
+        {
+            "MAIN-PAGES": [
+                Turn([tool_use("Agent", {"description": "read pages", "prompt": job})]),
+                Turn([text("The subagent read them.")]),
+            ],
+            "SUB-PAGES": [*pages(20), Turn([text("Read twenty pages.")])],
+        }
+    )
+    with MessagesServer(router) as server:
+        session = session_for(server, tmp_path, agent.make_tool())
+        assert await session.run("MAIN-PAGES: get the pages read") == "The subagent read them."
+    assert server.errors == []
+    last = results(router.seen["SUB-PAGES"][-1])
+    notes = [r for r in last if r.startswith(CLEARED_PREFIX)]
+    assert notes and len(notes) <= len(last) - KEEP
+    saved = Path(session.context.cwd, SAVED.search(notes[0]).group(1))  # type: ignore[union-attr]
+    assert saved.read_text().startswith("page 001 row")
+
+
+async def test_after_compaction_the_new_conversation_is_cleared_too(tmp_path: Path) -> None:
+    script = [*pages(4), Turn([text("Four.")]), Turn([text("Summary: four pages.")])]
+    script += [*pages(18, first=5), Turn([text("Done.")])]
+    with MessagesServer(script) as server:
+        session = session_for(server, tmp_path)
+        assert await session.run("Read four pages.") == "Four."
+        assert await session.compact() is not None
+        assert await session.run("Eighteen more.") == "Done."
+    assert server.errors == []
+    last = bodies(server)[-1]
+    assert "Summary: four pages." in str(last["messages"][0])
+    notes = [r for r in results(last) if r.startswith(CLEARED_PREFIX)]
+    assert notes and len(notes) <= len(results(last)) - KEEP
+    saved = Path(session.context.cwd, SAVED.search(notes[0]).group(1))  # type: ignore[union-attr]
+    assert saved.read_text().startswith("page 005 row")
