@@ -214,12 +214,16 @@ def others(run: Run) -> list[Verdict]:
             _at_most(
                 run,
                 "session_cost",
-                f"turns_{turns}.ratio",
-                f"a {turns}-turn session's billed-equivalent input ≤ Claude Code's",
-                1.0,
+                f"{key}.ratio",
+                f"{what}: billed-equivalent input ≤ {limit} × Claude Code's",
+                limit,
                 " × Claude Code's",
             )
-            for turns in (30, 100)
+            for key, what, limit in (
+                ("turns_30", "a 30-turn session", 1.0),
+                ("turns_100", "a 100-turn session", 0.6),
+                ("cells_10", "10 cells 10 minutes apart", 0.5),
+            )
         ),
         _at_most(
             run,

@@ -109,8 +109,12 @@ NoticeKind: TypeAlias = Literal[
     "storage",
     "thinking",
     "mcp",
+    "cache",
+    "cleared",
 ]
-"""``thinking``: thinking is on but this request goes without it (see `AgentLoop.request`).
+"""``cache``: the prompt cache expired during a pause, and this much was written again.
+``cleared``: old tool results were replaced by notes naming their saved copies.
+``thinking``: thinking is on but this request goes without it (see `AgentLoop.request`).
 ``hook``: a hook failed, blocked a prompt, or stopped or continued the agent.
 ``settings``: a settings file changed on disk after the session started (not applied).
 ``queued``: a prompt arrived while another ran, so it waits for that one to end (told to

@@ -129,6 +129,8 @@ class AgentLoop(LoopRequests):
         self.cost_usd: float | None = 0.0
         self.sinks: list[EventSink[LoopEvent]] = list(sinks)
         self.last_context_tokens = 0
+        self.last_cache_expiry: str | None = None
+        """What the latest pause cost in cache writes (`%agent cost` shows it)."""
         self._running: RunState | None = None
         self.disclosure = DisclosureState()
         self._reloads = 0
@@ -217,6 +219,21 @@ class AgentLoop(LoopRequests):
             self.transcript.usage(model, usage)
         emit(run.sinks, UsageReported(usage, run.usage, self.usage, run.cost_usd, self.cost_usd))
 
+    def _note_expired_cache(self, run: RunState, usage: Usage) -> None:
+        """Tell, once per pause, what the pause cost: the first request after more than 5
+        minutes finds the 5-minute cache entries gone and writes them again."""
+        if self.paused_s is None or not usage.cache_creation_input_tokens:
+            return
+        minutes = self.paused_s / 60
+        text = (
+            f"The prompt cache expired after a {minutes:.0f}-minute pause: "
+            f"{usage.cache_creation_input_tokens:,} tokens written again"
+            f" ({usage.cache_read_input_tokens:,} still read from the cache)."
+        )
+        self.last_cache_expiry = text
+        self.paused_s = None
+        emit(run.sinks, Notice("cache", text))
+
     def _account_unfinished(self, run: RunState, sent: SentRequest, reader: ResponseReader) -> None:
         """A response that ended before its message was complete (an interrupt, a broken
         stream, an error) is still billed for what `MessageStarted` reported: count it, and
@@ -239,7 +256,9 @@ class AgentLoop(LoopRequests):
                 if verdict.blocked is not None:
                     run.text = blocked_text(verdict.blocked)
                     return run.result("hook_blocked")
+                before = len(self.messages)
                 self.add_user([text_block(prompt), *map(text_block, verdict.context)])
+                self.start_cell(before)
             if not self.messages:
                 raise ValueError("nothing to send: the prompt is empty")
             scope = asyncio.timeout(self.settings.time_budget_s)
@@ -332,6 +351,7 @@ class AgentLoop(LoopRequests):
         message: AssistantMessage,
     ) -> tuple[str | None, bool]:
         self._account(run, message.usage, message.model)
+        self._note_expired_cache(run, message.usage)
         try:
             results = await executor.results()
         except asyncio.CancelledError as exc:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from ..core.context import ToolUseContext
 from ..core.conversation import Block, Message, add_assistant, add_user
@@ -28,6 +28,8 @@ from ..disclosure.deferral import (
     tools_for_request,
 )
 from ..model.base import Model, ModelRequest
+from ..model.prompt_cache import PAUSE_S, CachePolicy
+from .clearing import clear_old_results
 from .compaction import CompactBoundary
 from .events import EventSink, LoopEvent, Notice, emit
 from .loop_state import LoopSettings, RunState
@@ -35,6 +37,9 @@ from .prompt import announce, cache_last, enabled_tools, system_prompt
 from .sent import Deferral, deferral_of
 from .thinking import request_max_tokens, thinking_on, thought_missing, without_thinking_edits
 from .transcript import Transcript
+
+if TYPE_CHECKING:
+    from ..orchestration.pipeline import Pipeline
 
 HiddenTools: TypeAlias = Callable[[Sequence[Tool[Any]], ToolUseContext], set[str]]
 """Names of the tools in a pool that the model must not be offered at all (a deny rule
@@ -46,6 +51,7 @@ class LoopRequests:
 
     model: Model
     model_id: str
+    pipeline: Pipeline
     tools: list[Tool[Any]]
     context: ToolUseContext
     settings: LoopSettings
@@ -61,6 +67,14 @@ class LoopRequests:
     _thinking_paused: bool
     _deferral: Deferral
     _messages: MessageList
+    _cell_boundaries: list[int]
+    _last_request_at: float | None = None
+    paused_s: float | None = None
+    """The pause (seconds since the request before) that the next response follows, when
+    longer than a 5-minute cache entry lives; None otherwise."""
+    pauses_seen: int = 0
+    """How many such pauses this conversation had (the ``"auto"`` cache policy marks for
+    an hour from the first one on)."""
 
     @property
     def messages(self) -> MessageList:
@@ -71,6 +85,17 @@ class LoopRequests:
     @messages.setter
     def messages(self, messages: list[Message]) -> None:
         self._messages = conversation(messages)
+        self._cell_boundaries = []  # compaction or resume: a new conversation
+
+    def start_cell(self, before: int) -> None:
+        """A prompt (a cell) began; `before` is how many messages the conversation had
+        then. Its last message that the prompt did not change is the *cell boundary*, where
+        the ``"cell"`` cache policy puts a 1-hour breakpoint (`prompt_cache`): the prompt
+        is a new message, or (after an interrupt) joined the last user message."""
+        joined = len(self.messages) == before
+        boundary = before - 2 if joined else before - 1
+        if boundary >= 0:
+            self._cell_boundaries = [*self._cell_boundaries[-1:], boundary]
 
     def discovered_tool_names(self) -> set[str]:
         """`extract_discovered_tool_names` of the conversation and its compact boundaries,
@@ -95,6 +120,8 @@ class LoopRequests:
         stays in the history."""
         pool = self.tool_pool()
         next_request = messages is None
+        if next_request and self.settings.clear_old_results:
+            self._clear_old_results()
         state = self.disclosure if next_request else self.disclosure.copy()
         style, server_search = resolve_disclosure(self.settings.disclosure, self.model)
         if next_request and style == "defer_loading" and server_search is None:
@@ -125,6 +152,8 @@ class LoopRequests:
             self._note_thinking_paused()
         elif next_request:
             self._thinking_paused = False
+        if next_request:
+            self._note_pause()
         return ModelRequest(
             model=self.model_id,
             messages=tuple(self.messages if next_request else messages or []),
@@ -136,7 +165,35 @@ class LoopRequests:
             thinking=thinking,
             context_management=context_management,
             cache_messages=True,
+            cache_policy=self.cache_policy(),
+            cell_boundaries=tuple(self._cell_boundaries) if next_request else (),
         )
+
+    def _clear_old_results(self) -> None:
+        cleared = clear_old_results(self.messages, self.pipeline.results, self.working_directory())
+        if cleared is not None:
+            count = len(cleared.tool_use_ids)
+            text = (
+                f"Cleared {count} old tool result{'s' if count != 1 else ''} "
+                f"({cleared.chars:,} characters) from the context; the model was told where "
+                "each full text is saved."
+            )
+            self.emit(Notice("cleared", text))
+
+    def _note_pause(self) -> None:
+        now = self.settings.clock()
+        before, self._last_request_at = self._last_request_at, now
+        gap = None if before is None else now - before
+        self.paused_s = gap if gap is not None and gap > PAUSE_S else None
+        self.pauses_seen += self.paused_s is not None
+
+    def cache_policy(self) -> CachePolicy:
+        """The policy this request's breakpoints follow: the settings', with ``"auto"``
+        resolved (``"5m"`` until a pause was seen, then ``"cell"``)."""
+        policy = self.settings.cache_policy
+        if policy == "auto":
+            return "cell" if self.pauses_seen else "5m"
+        return policy
 
     def _note_thinking_paused(self) -> None:
         """Tell once per tool-use chain that thinking waits for it to end: the chain began

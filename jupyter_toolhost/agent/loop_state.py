@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.context import AbortSignal
 from ..disclosure.deferral import DisclosureOption
 from ..model.base import Usage
+from ..model.prompt_cache import DEFAULT_CACHE_POLICY, CachePolicy
 from .events import EventSink, LoopEvent
 
 NOT_STARTED = "Not run: the response stopped before this call could start"
@@ -48,6 +51,16 @@ class LoopSettings:
     request's `max_tokens` is `max_tokens` plus the budget (`thinking.request_max_tokens`)."""
     context_management: dict[str, Any] | None = None
     """The API's `context_management` object (a beta), sent with the same requests."""
+    cache_policy: CachePolicy = DEFAULT_CACHE_POLICY
+    """Which prompt-cache breakpoints live an hour (`prompt_cache.CachePolicy`): by
+    default none until the session has paused for more than 5 minutes, then the tools, the
+    system prompt and the conversation before the running cell, so they survive the next
+    pause; ``"cell"`` does that from the start, ``"5m"`` or ``"1h"`` for every mark."""
+    clear_old_results: bool = True
+    """Replace old tool results by a note naming their saved copy when that pays for
+    itself in cache reads (`clearing`)."""
+    clock: Callable[[], float] = time.monotonic
+    """Seconds, for the time between requests (a pause); a test moves its own."""
 
 
 class RunResult(str):

@@ -479,6 +479,12 @@ class Session:
         """Estimated cost of the session in USD (None for a model not in the price table)."""
         return self._loop.cost_usd
 
+    @property
+    def last_cache_expiry(self) -> str | None:
+        """What the latest pause longer than the prompt cache's 5 minutes cost: how many
+        tokens its first request wrote again (None when there was none)."""
+        return self._loop.last_cache_expiry
+
     def request(self, n: int | None = None) -> dict[str, Any]:
         """The exact body sent to the model at turn `n`, as a new dict (see `sent_request`)."""
         return self.sent_request(n).body

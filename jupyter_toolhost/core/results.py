@@ -138,6 +138,12 @@ class ResultStore:
         known = self._replacements.get(tool_use_id)
         return known.text if known else None
 
+    def saved_for(self, tool_use_id: str, shown: str) -> Path | None:
+        """Where the result of `tool_use_id` was saved when `shown` is the replacement the
+        model got for it (so the file holds the whole result, not `shown`); else None."""
+        known = self._replacements.get(tool_use_id)
+        return known.path if known is not None and known.text == shown else None
+
     def persist(self, tool_use_id: str, text: str) -> tuple[Path, str]:
         """Write `text` for `tool_use_id` (once) and return (path, replacement text).
 

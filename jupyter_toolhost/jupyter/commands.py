@@ -287,8 +287,14 @@ def _cost(host: AgentHost, command: Command) -> Rendered:
         rows.append(("thinking_tokens (in output_tokens)", thinking))
     weighed = billed_equivalent(session.usage)
     rows.append(
-        ("input weighed by price (uncached + 1.25 × written + 0.1 × read)", f"{weighed:,.1f}")
+        (
+            "input weighed by price (uncached + 1.25 × written for 5 min + 2 × written for "
+            "1 h + 0.1 × read)",
+            f"{weighed:,.1f}",
+        )
     )
+    if session.last_cache_expiry:
+        rows.append(("latest pause", session.last_cache_expiry))
     rows.append(("estimated cost (USD)", "unknown" if cost is None else f"{cost:.4f}"))
     return table_display("cost", ("measure", "value"), rows, title=f"session {session.session_id}")
 

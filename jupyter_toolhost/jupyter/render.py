@@ -180,7 +180,9 @@ def footer_parts(summary: TurnSummary) -> list[str]:
             tokens += f" (incl. {thinking:,} thinking)"
         written = usage.get("cache_creation_input_tokens", 0)
         cached = [f"{read:,} read from cache"] if read else []
-        cached += [f"{written:,} written to cache"] if written else []
+        long = usage.get("cache_creation_1h_input_tokens", 0)
+        kept = f" ({long:,} for 1 h)" if long else ""
+        cached += [f"{written:,} written to cache{kept}"] if written else []
         parts.append(tokens + (f" ({', '.join(cached)})" if cached else ""))
     elif summary.replayed:  # a replay that reported no usage (an old cassette)
         parts.append("replayed — no tokens spent")

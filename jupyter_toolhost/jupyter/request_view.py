@@ -100,6 +100,9 @@ def request_display(sent: SentRequest, *, body: Mapping[str, Any], tokens: Token
         _deferral_line(sent, body),
         breakpoints_line(body),
     ]
+    cleared = cleared_line(body)
+    if cleared:
+        head.append(cleared)
     if tokens.note:
         head.append(tokens.note)
     copy = (
@@ -171,8 +174,37 @@ def _usage_line(sent: SentRequest) -> str:
     total = usage.input_tokens + read + wrote
     return (
         f"Usage (from the API): {total:,} input tokens in all = {usage.input_tokens:,} new "
-        f"+ {read:,} read from the cache + {wrote:,} written to the cache · output "
+        f"+ {read:,} read from the cache + {wrote:,} written to the cache"
+        + (
+            f" ({usage.cache_creation_1h_input_tokens:,} for 1 h)"
+            if usage.cache_creation_1h_input_tokens
+            else ""
+        )
+        + " · output "
         f"{usage.output_tokens:,} tokens."
+    )
+
+
+def cleared_line(body: Mapping[str, Any]) -> str | None:
+    """How many old tool results this request sends as notes naming their saved copies
+    (`agent.clearing`); None when it sends none."""
+    from ..agent.clearing import CLEARED_PREFIX
+
+    count = 0
+    for message in body.get("messages") or []:
+        content = message.get("content") if isinstance(message, Mapping) else None
+        for block in content if isinstance(content, list) else []:
+            if (
+                isinstance(block, Mapping)
+                and block.get("type") == "tool_result"
+                and str(block.get("content", "")).startswith(CLEARED_PREFIX)
+            ):
+                count += 1
+    if not count:
+        return None
+    return (
+        f"Cleared: {count} old tool result{'s' if count != 1 else ''} sent as a note naming "
+        "the saved copy (the model can Read it again)."
     )
 
 

@@ -14,7 +14,15 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeAlias
 
-from .prompt_cache import MAX_BREAKPOINTS, count_breakpoints, message_breakpoints, with_breakpoints
+from .prompt_cache import (
+    MAX_BREAKPOINTS,
+    CachePolicy,
+    count_breakpoints,
+    message_breakpoints,
+    with_breakpoints,
+    with_lifetime,
+    without_marks,
+)
 
 ContentBlock: TypeAlias = dict[str, Any]
 Message: TypeAlias = dict[str, Any]
@@ -43,6 +51,11 @@ class Usage:
     `usage.output_tokens_details.thinking_tokens`). Already counted in `output_tokens`,
     and billed as output: never add it to the output count again."""
 
+    cache_creation_1h_input_tokens: int = 0
+    """The part of `cache_creation_input_tokens` written with a 1-hour lifetime (the API's
+    `usage.cache_creation.ephemeral_1h_input_tokens`), billed at 2 × the input price
+    instead of 1.25 ×. Already counted in `cache_creation_input_tokens`."""
+
     def __add__(self, other: Usage) -> Usage:
         return Usage(
             self.input_tokens + other.input_tokens,
@@ -50,6 +63,7 @@ class Usage:
             self.cache_creation_input_tokens + other.cache_creation_input_tokens,
             self.cache_read_input_tokens + other.cache_read_input_tokens,
             self.thinking_tokens + other.thinking_tokens,
+            self.cache_creation_1h_input_tokens + other.cache_creation_1h_input_tokens,
         )
 
     @property
@@ -67,6 +81,8 @@ class Usage:
         }
         if self.thinking_tokens:
             data["thinking_tokens"] = self.thinking_tokens
+        if self.cache_creation_1h_input_tokens:
+            data["cache_creation_1h_input_tokens"] = self.cache_creation_1h_input_tokens
         return data
 
     @classmethod
@@ -74,18 +90,25 @@ class Usage:
         """Read the API's (or a cassette's) usage object; missing or null counts are 0.
 
         Thinking tokens come from `thinking_tokens` (a cassette) or the API's
-        `output_tokens_details.thinking_tokens`."""
+        `output_tokens_details.thinking_tokens`; 1-hour writes from
+        `cache_creation_1h_input_tokens` (a cassette) or the API's
+        `cache_creation.ephemeral_1h_input_tokens`."""
         data = data or {}
         details = data.get("output_tokens_details")
         thinking = data.get("thinking_tokens")
         if not thinking and isinstance(details, Mapping):
             thinking = details.get("thinking_tokens")
+        creation = data.get("cache_creation")
+        long = data.get("cache_creation_1h_input_tokens")
+        if not long and isinstance(creation, Mapping):
+            long = creation.get("ephemeral_1h_input_tokens")
         return cls(
             int(data.get("input_tokens") or 0),
             int(data.get("output_tokens") or 0),
             int(data.get("cache_creation_input_tokens") or 0),
             int(data.get("cache_read_input_tokens") or 0),
             int(thinking or 0),
+            int(long or 0),
         )
 
 
@@ -109,25 +132,44 @@ class ModelRequest:
     """Put prompt-cache breakpoints in the conversation as it is sent (see
     `prompt_cache.message_breakpoints`); `messages` themselves stay unmarked."""
 
+    cache_policy: CachePolicy = "5m"
+    """Which breakpoints live an hour (`prompt_cache.CachePolicy`); the tools' and system's
+    marks get theirs here too."""
+    cell_boundaries: tuple[int, ...] = ()
+    """The last message before each of the latest cells (oldest first): where the
+    ``"cell"`` policy puts its 1-hour marks (other policies do not mark them)."""
+
     def message_breakpoints(self) -> tuple[int, ...]:
         """The indexes of the messages sent with a breakpoint on their last cacheable block,
-        within what the tools' and system's breakpoints leave of the API's limit of 4."""
+        within what the system's breakpoints leave of the API's limit of 4 (the tools'
+        mark gives its slot up: the system's mark caches the tools too)."""
         if not self.cache_messages:
             return ()
-        used = count_breakpoints(self.system) + count_breakpoints(self.tools)
-        return message_breakpoints(self.messages, budget=MAX_BREAKPOINTS - used)
+        used = count_breakpoints(self.system) or count_breakpoints(self.tools)
+        boundaries = self.cell_boundaries if self.cache_policy == "cell" else ()
+        return message_breakpoints(
+            self.messages, budget=MAX_BREAKPOINTS - used, boundaries=boundaries
+        )
 
     def to_api(self) -> dict[str, Any]:
         """The request body's fields (without `stream`), breakpoints marked."""
+        marks = self.message_breakpoints()
+        boundary = self.cell_boundaries[-1] if self.cell_boundaries else None
+        long = self.cache_policy != "5m"
+        tools = with_lifetime(self.tools, long)
+        if count_breakpoints(self.system) + count_breakpoints(tools) + len(marks) > MAX_BREAKPOINTS:
+            tools = without_marks(tools)
         body: dict[str, Any] = {
             "model": self.model,
             "max_tokens": self.max_tokens,
-            "messages": with_breakpoints(self.messages, self.message_breakpoints()),
+            "messages": with_breakpoints(
+                self.messages, marks, policy=self.cache_policy, boundary=boundary
+            ),
         }
         if self.system:
-            body["system"] = list(self.system)
+            body["system"] = with_lifetime(self.system, long)
         if self.tools:
-            body["tools"] = list(self.tools)
+            body["tools"] = tools
         if self.tool_choice is not None:
             body["tool_choice"] = dict(self.tool_choice)
         if self.thinking is not None:

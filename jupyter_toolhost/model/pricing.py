@@ -1,9 +1,10 @@
 """Estimated cost of token usage, from a small table of list prices (USD per million tokens).
 
 Prices are the public list prices for standard (non-batch) use; cache writes cost 1.25x the
-input price (5-minute cache) and cache reads 0.1x. An unknown model has no estimate (None),
-never a guess. Extended thinking is billed as output: its tokens are already part of
-`output_tokens` (`Usage.thinking_tokens` only says how many), so they are never added twice.
+input price (5-minute cache) or 2x (1-hour cache), and cache reads 0.1x. An unknown model
+has no estimate (None), never a guess. Extended thinking is billed as output: its tokens are
+already part of `output_tokens` (`Usage.thinking_tokens` only says how many), so they are
+never added twice.
 """
 
 from __future__ import annotations
@@ -33,7 +34,15 @@ PRICES: dict[str, Price] = {
     "claude-3-haiku": Price(0.25, 1.25),
 }
 CACHE_WRITE_FACTOR = 1.25
+CACHE_WRITE_1H_FACTOR = 2.0
 CACHE_READ_FACTOR = 0.1
+
+
+def _weighed_writes(usage: Usage) -> float:
+    """Cache writes in input tokens: 5-minute ones × 1.25, 1-hour ones × 2."""
+    long = usage.cache_creation_1h_input_tokens
+    short = usage.cache_creation_input_tokens - long
+    return short * CACHE_WRITE_FACTOR + long * CACHE_WRITE_1H_FACTOR
 
 
 def price_of(model: str) -> Price | None:
@@ -55,7 +64,7 @@ def estimate_cost(model: str, usage: Usage) -> float | None:
     per_token_in = price.input / 1_000_000
     return (
         usage.input_tokens * per_token_in
-        + usage.cache_creation_input_tokens * per_token_in * CACHE_WRITE_FACTOR
+        + _weighed_writes(usage) * per_token_in
         + usage.cache_read_input_tokens * per_token_in * CACHE_READ_FACTOR
         + usage.output_tokens * price.output / 1_000_000
     )
@@ -63,11 +72,11 @@ def estimate_cost(model: str, usage: Usage) -> float | None:
 
 def billed_equivalent(usage: Usage) -> float:
     """The input tokens of `usage` weighed by their price, in plain input tokens:
-    uncached × 1, cache writes × 1.25, cache reads × 0.1 (what a session's input costs,
-    whatever the model's price)."""
+    uncached × 1, 5-minute cache writes × 1.25, 1-hour cache writes × 2, cache reads × 0.1
+    (what a session's input costs, whatever the model's price)."""
     return (
         usage.input_tokens
-        + usage.cache_creation_input_tokens * CACHE_WRITE_FACTOR
+        + _weighed_writes(usage)
         + usage.cache_read_input_tokens * CACHE_READ_FACTOR
     )
 

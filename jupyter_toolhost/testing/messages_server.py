@@ -323,15 +323,21 @@ class MessagesServer:
             visible = [b for b, s in zip(content, turn.content, strict=True) if s not in thoughts]
             output_tokens = max(1, len(json.dumps(visible)) // 4 + thought)
         read, written = turn.cache_read_input_tokens, turn.cache_creation_input_tokens
+        long = 0
         if read is None and written is None:
             bill = self.prompt_cache.bill(body, input_tokens)
             input_tokens = bill.input_tokens
             read, written = bill.cache_read_input_tokens, bill.cache_creation_input_tokens
+            long = bill.cache_creation_1h_input_tokens
         usage: dict[str, Any] = {
             "input_tokens": input_tokens,
             "output_tokens": max(output_tokens, thought),
             "cache_creation_input_tokens": written or 0,
             "cache_read_input_tokens": read or 0,
+            "cache_creation": {
+                "ephemeral_5m_input_tokens": (written or 0) - long,
+                "ephemeral_1h_input_tokens": long,
+            },
         }
         if thoughts or turn.thinking_tokens is not None:
             usage["output_tokens_details"] = {"thinking_tokens": thought}

@@ -11,13 +11,21 @@ For each request, `PromptCache.bill`:
   (`cache_read_input_tokens`) and its lifetime starts again;
 - **writes** the prefix at each breakpoint past the read one that reaches the model's
   minimum (`min_cacheable_tokens`); `cache_creation_input_tokens` is the last written
-  prefix less what was read;
+  prefix less what was read. As the API bills mixed lifetimes: with A the tokens read, B
+  the prefix at the last 1-hour breakpoint written (A when none) and C the last written
+  prefix, B − A are 1-hour writes (2 × the input price) and C − B 5-minute writes
+  (1.25 ×), reported apart in ``cache_creation`` (`ephemeral_1h_input_tokens`,
+  `ephemeral_5m_input_tokens`);
 - bills the rest as `input_tokens`, so the three add up to the request's whole input.
 
 An entry lives 5 minutes from its last write or read (``"ttl": "1h"``: an hour), on the
-server's `clock`, which a test may replace. The prefix also depends on the model (caches
-are per model). `breakpoint_problem` refuses what the API refuses: more than 4 breakpoints,
-or one on a thinking block (an empty text block is refused whether marked or not).
+server's `clock`, which a test may replace (`MessagesServer(clock=...)`) to script a pause
+without waiting. A read refreshes the entry for its own lifetime: a 1-hour entry read
+through a 5-minute breakpoint (or found looking back) keeps its hour. The prefix also
+depends on the model (caches are per model). `breakpoint_problem` refuses what the API
+refuses: more than 4 breakpoints, a lifetime other than ``5m`` or ``1h``, a 1-hour
+breakpoint after a 5-minute one, or one on a thinking block (an empty text block is
+refused whether marked or not).
 """
 
 from __future__ import annotations
@@ -49,6 +57,8 @@ class CacheBill:
     input_tokens: int
     cache_creation_input_tokens: int
     cache_read_input_tokens: int
+    cache_creation_1h_input_tokens: int = 0
+    """The part of `cache_creation_input_tokens` written with a 1-hour lifetime."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,7 +149,21 @@ def breakpoint_problem(body: Mapping[str, Any]) -> str | None:
         kind = segment.block.get("type")
         if kind in UNCACHEABLE_BLOCKS:
             return f"{segment.where}.{kind}.cache_control: Extra inputs are not permitted"
-    marks = sum(segment.marked for segment in segments)
+    marked = [segment for segment in segments if segment.marked]
+    short = None
+    for segment in marked:
+        control = segment.block.get("cache_control")
+        ttl = control.get("ttl", "5m") if isinstance(control, Mapping) else "5m"
+        if ttl not in TTL_S:
+            return f"{segment.where}.cache_control.ttl: Input should be '5m' or '1h'"
+        if ttl == "5m" and short is None:
+            short = segment.where
+        if ttl == "1h" and short is not None:
+            return (
+                "a ttl='1h' cache_control block must not come after a ttl='5m' cache_control "
+                f"block (found {segment.where} after {short})"
+            )
+    marks = len(marked)
     if marks > MAX_BREAKPOINTS:
         return (
             f"A maximum of {MAX_BREAKPOINTS} blocks with cache_control may be provided. "
@@ -154,12 +178,17 @@ def _ttl(block: Mapping[str, Any]) -> float:
     return TTL_S.get(str(ttl), TTL_S["5m"])
 
 
+def _long(segment: _Segment) -> bool:
+    return segment.marked and _ttl(segment.block) == TTL_S["1h"]
+
+
 class PromptCache:
     """The cached prefixes of one server, by hash, with the time each one expires."""
 
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self.clock = clock
-        self._expires: dict[bytes, float] = {}
+        self._expires: dict[bytes, tuple[float, float]] = {}
+        """Prefix hash -> (when it expires, its lifetime in seconds)."""
         self._lock = threading.Lock()
 
     def clear(self) -> None:
@@ -184,7 +213,7 @@ class PromptCache:
         minimum = min_cacheable_tokens(str(body.get("model")))
         with self._lock:
             now = self.clock()
-            for key in [k for k, until in self._expires.items() if until <= now]:
+            for key in [k for k, (until, _) in self._expires.items() if until <= now]:
                 del self._expires[key]
             read_at = -1
             for mark in marks:
@@ -193,13 +222,20 @@ class PromptCache:
                         read_at = max(read_at, spot)
                         break
             if read_at >= 0:
-                self._expires[hashes[read_at]] = now + _ttl(segments[read_at].block)
-            written_at = read_at
+                lifetime = self._expires[hashes[read_at]][1]
+                if segments[read_at].marked:
+                    lifetime = max(lifetime, _ttl(segments[read_at].block))
+                self._expires[hashes[read_at]] = (now + lifetime, lifetime)
+            written_at = long_at = read_at
             for mark in marks:
                 if mark > read_at and tokens[mark] >= minimum:
-                    self._expires[hashes[mark]] = now + _ttl(segments[mark].block)
+                    lifetime = _ttl(segments[mark].block)
+                    self._expires[hashes[mark]] = (now + lifetime, lifetime)
                     written_at = mark
+                    if _long(segments[mark]):
+                        long_at = mark
         read = tokens[read_at] if read_at >= 0 else 0
         written = tokens[written_at] - read if written_at > read_at else 0
+        long = tokens[long_at] - read if long_at > read_at else 0
         read, written = min(read, total_tokens), min(written, max(0, total_tokens - read))
-        return CacheBill(total_tokens - read - written, written, read)
+        return CacheBill(total_tokens - read - written, written, read, min(long, written))

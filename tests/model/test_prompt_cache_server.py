@@ -12,10 +12,13 @@ import urllib.error
 import urllib.request
 from typing import Any
 
+import anthropic
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from jupyter_toolhost.model.base import ModelRequest
+from jupyter_toolhost.model.base import ModelRequest, Usage
+from jupyter_toolhost.model.pricing import billed_equivalent
 from jupyter_toolhost.model.prompt_cache import (
     LOOKBACK_BLOCKS,
     MAX_BREAKPOINTS,
@@ -259,3 +262,85 @@ def test_marks_obey_the_rules_and_leave_the_conversation_as_it_was(
         assert all(not cacheable(b) for b in blocks[spots[-1][1] + 1 :])
     else:
         assert spots == []
+
+
+HOUR = {"type": "ephemeral", "ttl": "1h"}
+
+
+def client_for(server: MessagesServer) -> anthropic.Anthropic:
+    return anthropic.Anthropic(base_url=server.base_url, api_key="test-key", max_retries=0)
+
+
+def test_an_hour_long_write_is_billed_apart_and_a_read_keeps_its_hour() -> None:
+    """Through the real client: a 1-hour write is reported in `cache_creation` (the API's
+    `ephemeral_1h_input_tokens`) and `Usage` weighs it at 2 ×; read through a 5-minute mark
+    after 50 minutes, the entry keeps living an hour from that read."""
+    clock = Clock()
+    stable = user(said(LONG, cache_control=HOUR))
+    with MessagesServer([Turn([text("ok")]) for _ in range(4)], clock=clock) as server:
+        client = client_for(server)
+        first = client.messages.create(**body([stable]))
+        wrote = Usage.from_dict(first.usage.model_dump())
+        assert first.usage.cache_creation is not None
+        assert (
+            first.usage.cache_creation.ephemeral_1h_input_tokens
+            == wrote.cache_creation_1h_input_tokens
+        )
+        assert wrote.cache_creation_1h_input_tokens == wrote.cache_creation_input_tokens > 5_000
+        assert (
+            billed_equivalent(wrote) == wrote.input_tokens + 2 * wrote.cache_creation_input_tokens
+        )
+
+        clock.now += 3_000  # 50 minutes: a 5-minute entry would be long gone
+        later = body([user(said(LONG)), {"role": "assistant", "content": [said("Noted.")]}])
+        later["messages"].append(user(said("And the total?", cache_control=MARK)))
+        read = Usage.from_dict(client.messages.create(**later).usage.model_dump())
+        assert read.cache_read_input_tokens == wrote.cache_creation_input_tokens  # looked back
+        assert read.cache_creation_1h_input_tokens == 0  # the new tail is a 5-minute write
+        assert 0 < read.cache_creation_input_tokens < 50
+
+        clock.now += 3_000  # 50 more minutes: alive, since the read gave it another hour
+        again = Usage.from_dict(client.messages.create(**body([stable])).usage.model_dump())
+        assert again.cache_read_input_tokens == wrote.cache_creation_input_tokens
+        clock.now += 3_601  # idle past the hour: gone
+        cold = Usage.from_dict(client.messages.create(**body([stable])).usage.model_dump())
+        assert cold.cache_read_input_tokens == 0
+
+
+def test_mixed_lifetimes_are_billed_as_the_api_bills_them() -> None:
+    """A = read, B = the last 1-hour mark written, C = the last mark written: B − A are
+    1-hour writes, C − B 5-minute ones."""
+    clock = Clock()
+    part = "A paragraph of the report. " * 400  # about 2,700 tokens
+    first = user(said(part, cache_control=HOUR))
+    second = user(
+        said(part), said(part + "2", cache_control=HOUR), said(part + "3", cache_control=MARK)
+    )
+    with MessagesServer([Turn([text("ok")]) for _ in range(2)], clock=clock) as server:
+        client = client_for(server)
+        a = Usage.from_dict(client.messages.create(**body([first])).usage.model_dump())
+        mixed = Usage.from_dict(client.messages.create(**body([second])).usage.model_dump())
+    assert mixed.cache_read_input_tokens == a.cache_creation_input_tokens
+    long, short = mixed.cache_creation_1h_input_tokens, mixed.cache_creation_input_tokens
+    assert 2_600 < long < 2_800 and 2_600 < short - long < 2_800
+    assert billed_equivalent(mixed) == pytest.approx(
+        mixed.input_tokens + 2 * long + 1.25 * (short - long) + 0.1 * mixed.cache_read_input_tokens
+    )
+
+
+def test_an_hour_long_mark_after_a_five_minute_one_is_refused_as_the_api_does() -> None:
+    five_then_hour = body([user(said("One.", cache_control=MARK), said(LONG, cache_control=HOUR))])
+    tools_after = body([user(said(LONG, cache_control=HOUR))])
+    tools_after["system"] = [said("You answer questions.", cache_control=MARK)]
+    # The order is the request's: tools, system, messages.
+    hour_tool = {"name": "look", "description": "Look.", "input_schema": {"type": "object"}}
+    tools_after["tools"] = [{**hour_tool, "cache_control": HOUR}]
+    bad_ttl = body([user(said(LONG, cache_control={"type": "ephemeral", "ttl": "2h"}))])
+    with MessagesServer([Turn([text("ok")]) for _ in range(3)]) as server:
+        client = client_for(server)
+        for request in (five_then_hour, tools_after):
+            with pytest.raises(anthropic.BadRequestError, match=r"ttl='1h'.*must not come after"):
+                client.messages.create(**request)
+        assert "ttl" in refused(server, bad_ttl)
+        fine = body([user(said("One.", cache_control=HOUR), said(LONG, cache_control=MARK))])
+        assert client.messages.create(**fine).usage.cache_creation_input_tokens > 5_000

@@ -11,10 +11,12 @@ sub-agent.
 from __future__ import annotations
 
 import asyncio
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
+from IPython.core.interactiveshell import InteractiveShell
 from pydantic import BaseModel
 from session_support import Router
 
@@ -22,6 +24,9 @@ from jupyter_toolhost import Session, build_tool
 from jupyter_toolhost.agent.events import LoopEvent, ToolCallStarted
 from jupyter_toolhost.core.context import ToolUseContext
 from jupyter_toolhost.core.tool import Tool
+from jupyter_toolhost.jupyter.commands import run_line
+from jupyter_toolhost.jupyter.config import ToolHost
+from jupyter_toolhost.jupyter.host import AgentHost
 from jupyter_toolhost.jupyter.render import TurnSummary, footer_parts
 from jupyter_toolhost.model.anthropic_model import AnthropicModel
 from jupyter_toolhost.model.base import Usage
@@ -116,6 +121,13 @@ def marks(body: dict[str, Any]) -> list[str]:
             if "cache_control" in block:
                 found.append(f"messages.{n}.content.{m}")
     return found
+
+
+def ttls(body: dict[str, Any]) -> list[str]:
+    """Each breakpoint's lifetime, in the request's order (tools, system, messages)."""
+    blocks = [*body.get("tools", []), *body.get("system", [])]
+    blocks += [b for m in body["messages"] if isinstance(m["content"], list) for b in m["content"]]
+    return [b["cache_control"].get("ttl", "5m") for b in blocks if "cache_control" in b]
 
 
 def message_marks(body: dict[str, Any]) -> list[str]:
@@ -246,13 +258,18 @@ async def test_thinking_blocks_are_never_marked_and_the_cache_still_grows(
     ]
     with MessagesServer(script) as server:
         session = session_for(server, tmp_path, thinking=THINK)
+        session.settings.cache_policy = "cell"  # (the default's, after a pause)
         assert await session.run("Read two pages.") == "Two pages."
         assert await session.run("And one more.") == "Three."
     assert server.errors == []
     sent, used = bodies(server), usages(session)
-    for body in sent:
+    for number, body in enumerate(sent):
         assert body["thinking"] == THINK
-        assert message_marks(body) == [last_block(body)]
+        # The second cell also marks, for an hour, the first cell's answer (its text
+        # block: the thinking block before it may not be marked).
+        boundary = ["messages.5.content.1"] if number >= 3 else []
+        assert message_marks(body) == [*boundary, last_block(body)]
+        assert ttls(body) == ["1h"] * (2 + len(boundary)) + ["5m"]
         assert body["messages"][-1]["role"] == "user"
         thoughts = [
             block
@@ -315,6 +332,7 @@ async def test_after_an_interrupt_the_joined_prompt_is_marked_and_reads(tmp_path
     script = [*pages(2), Turn([tool_use("Wait", {"seconds": 30})])]
     with MessagesServer(script) as server:
         session = session_for(server, tmp_path, on_event=on_event)
+        session.settings.cache_policy = "cell"  # (the default's, after a pause)
         task = asyncio.create_task(session.run("Read two pages, then wait."))
         await asyncio.wait_for(started.wait(), 30)
         assert session.interrupt()
@@ -326,7 +344,8 @@ async def test_after_an_interrupt_the_joined_prompt_is_marked_and_reads(tmp_path
     sent, used = bodies(server), usages(session)
     joined = sent[-1]["messages"][-1]
     assert [b["type"] for b in joined["content"]] == ["tool_result", "text"]
-    assert message_marks(sent[-1]) == [last_block(sent[-1])]
+    # The prompt joined the last user message: the cell boundary is the message before it.
+    assert message_marks(sent[-1]) == ["messages.5.content.0", last_block(sent[-1])]
     assert joined["content"][-1]["text"] == "Never mind the wait."
     assert_incremental(used)
 
@@ -394,6 +413,7 @@ async def test_many_parallel_calls_mark_the_previous_end_too(tmp_path: Path) -> 
     script = [*pages(1, first=20), twelve, *pages(1, first=30), Turn([text("Done.")])]
     with MessagesServer(script) as server:
         session = session_for(server, tmp_path)
+        session.settings.clear_old_results = False  # (placement alone: see test_clearing)
         assert await session.run("Read everything.") == "Done."
     assert server.errors == []
     sent, used = bodies(server), usages(session)
@@ -422,3 +442,158 @@ async def test_a_subagent_marks_its_own_conversation(tmp_path: Path) -> None:
     for body in router.seen["SUB-PAGES"] + router.seen["MAIN-PAGES"]:
         assert message_marks(body) == [last_block(body)]
         assert len(marks(body)) <= MAX_BREAKPOINTS
+
+
+class Clock:
+    """The server's and the session's clock, moved by the test: a pause is not waited for."""
+
+    def __init__(self) -> None:
+        self.now = 1_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def cells(count: int, per_cell: int = 2) -> list[Turn]:
+    script: list[Turn] = []
+    for cell in range(count):
+        script += [*pages(per_cell, first=1 + cell * per_cell), Turn([text(f"Cell {cell + 1}.")])]
+    return script
+
+
+async def run_cells(
+    server: MessagesServer,
+    session: Session,
+    clock: Clock,
+    count: int,
+    *,
+    pause_s: float,
+) -> list[int]:
+    """Run `count` cells `pause_s` apart; the turn number of each cell's first request."""
+    session.settings.clock = clock
+    firsts = []
+    for cell in range(1, count + 1):
+        if cell > 1:
+            clock.now += pause_s
+        firsts.append(session.sent_request().turn + 1 if cell > 1 else 1)
+        assert await session.run(f"Cell {cell}: read two pages.") == f"Cell {cell}."
+    assert server.errors == []
+    return firsts
+
+
+async def test_a_paused_notebook_session_reads_its_hour_long_prefix(tmp_path: Path) -> None:
+    """Three cells 10 minutes apart (on a moved clock). The first pause finds every entry
+    gone (they were 5-minute ones: a session that never paused paid no premium) and says
+    so; from then on the tools, the system prompt and the conversation before the running
+    cell are marked for an hour, so after the second pause the cell reads all of that and
+    writes again only the previous cell."""
+    clock = Clock()
+    notices: list[str] = []
+    with MessagesServer(cells(3), clock=clock) as server:
+        session = session_for(
+            server,
+            tmp_path,
+            on_event=lambda e: (
+                notices.append(e.text) if getattr(e, "kind", "") == "cache" else None
+            ),
+        )
+        first_of = await run_cells(server, session, clock, 3, pause_s=600)
+    sent, used = bodies(server), usages(session)
+    for body in sent:
+        assert len(marks(body)) <= MAX_BREAKPOINTS
+        lifetimes = ttls(body)
+        assert lifetimes == sorted(lifetimes)  # "1h" sorts before "5m": 1-hour marks first
+    cell2, cell3 = first_of[1] - 1, first_of[2] - 1  # indexes into `used`
+    # Before the first pause every mark lived 5 minutes.
+    assert all(ttls(body) == ["5m"] * len(ttls(body)) for body in sent[:cell2])
+    assert used[cell2].cache_read_input_tokens == 0  # all expired
+    assert used[cell2].cache_creation_1h_input_tokens > 2 * 2_000  # tools, system, cell 1
+    assert notices[0] == (
+        f"The prompt cache expired after a 10-minute pause: "
+        f"{used[cell2].cache_creation_input_tokens:,} tokens written again (0 still read "
+        "from the cache)."
+    )
+    # After the first pause: tools, system and the cell boundary for an hour, the tail not.
+    assert ttls(sent[cell2]) == ["1h", "1h", "1h", "5m"]
+    # The second pause: the 5-minute entries (cell 2's turns) expired, the hour-long read.
+    before_pause = used[cell3 - 1]
+    assert used[cell3].cache_read_input_tokens == used[cell2].cache_creation_1h_input_tokens
+    assert used[cell3].cache_read_input_tokens < before_pause.cache_read_input_tokens
+    # ... and what is written again is cell 2 (two pages and their calls), for an hour.
+    assert 4_000 < used[cell3].cache_creation_1h_input_tokens < 4_600
+    assert len(notices) == 2 and "10-minute pause" in notices[1]
+    assert session.last_cache_expiry == notices[1]
+    # The footer says how much was written for an hour; `%agent cost` the latest pause.
+    total = session.usage
+    footer = " · ".join(footer_parts(TurnSummary(model_requests=9, usage=total.to_dict())))
+    long = total.cache_creation_1h_input_tokens
+    assert f"{total.cache_creation_input_tokens:,} written to cache ({long:,} for 1 h)" in footer
+    host = AgentHost(InteractiveShell.instance(), ToolHost())
+    host.session = session
+    shown = run_line(host, "cost")
+    assert shown is not None
+    table = shown.data["text/plain"]
+    assert notices[1] in table
+    assert re.search(rf"cache_creation_1h_input_tokens\s+{long}\b", table), table
+    assert f"{billed_equivalent(total):,.1f}" in table
+
+
+async def test_without_pauses_the_policy_costs_what_five_minutes_cost(tmp_path: Path) -> None:
+    """The same three cells without pauses, under today's default (every mark 5 minutes,
+    as before this policy) and under the new default: the same bill, to the token. Marking
+    the cell boundary for an hour from the start ("cell") pays only the 1-hour premium on
+    the tools, the system prompt and each cell's last answer."""
+    billed: dict[str, Usage] = {}
+    for policy in ("5m", "auto", "cell"):
+        clock = Clock()
+        with MessagesServer(cells(3), clock=clock) as server:
+            session = session_for(server, tmp_path)
+            session.settings.cache_policy = policy  # type: ignore[assignment]
+            await run_cells(server, session, clock, 3, pause_s=30)
+            billed[policy] = session.usage
+    assert billed["auto"] == billed["5m"]
+    cell, five = billed["cell"], billed["5m"]
+    assert cell.cache_read_input_tokens == five.cache_read_input_tokens
+    assert cell.cache_creation_input_tokens == five.cache_creation_input_tokens
+    # The premium: 0.75 × the 1-hour writes, which are the tools, the system prompt and
+    # the two earlier cells' last answers (a few hundred tokens here).
+    # (The server counts the body's bytes, so the marks' own text is plain input: the
+    # `"ttl": "1h"` of three marks and the boundary's mark, about 60 bytes a request.)
+    premium = billed_equivalent(cell) - billed_equivalent(five)
+    spelled = cell.input_tokens - five.input_tokens
+    assert 0 <= spelled <= 9 * 60 // 4
+    assert premium == pytest.approx(0.75 * cell.cache_creation_1h_input_tokens + spelled)
+    assert 0 < cell.cache_creation_1h_input_tokens < 1_000
+
+
+async def test_a_long_cell_before_a_pause_is_still_read_after_it(tmp_path: Path) -> None:
+    """Cell 2 adds 24 blocks (12 calls at once), more than the API looks back: after the
+    pause, cell 3's first request also marks the boundary before cell 2, so the hour-long
+    entry written there is found. Never more than 4 marks, 1-hour ones first."""
+    twelve = Turn([tool_use("Fetch", {"page": p}) for p in range(1, 13)])
+    script = [*pages(1), Turn([text("Cell 1.")]), twelve, Turn([text("Cell 2.")])]
+    script += [*pages(1, first=20), Turn([text("Cell 3.")])]
+    clock = Clock()
+    with MessagesServer(script, clock=clock) as server:
+        session = session_for(server, tmp_path)
+        session.settings.cache_policy = "cell"
+        session.settings.clear_old_results = False  # (placement alone: see test_clearing)
+        session.settings.clock = clock
+        assert await session.run("Cell 1: read two pages.") == "Cell 1."
+        assert await session.run("Cell 2: read two pages.") == "Cell 2."
+        clock.now += 600
+        assert await session.run("Cell 3: read two pages.") == "Cell 3."
+    assert server.errors == []
+    sent, used = bodies(server), usages(session)
+    first3 = sent[4]
+    assert message_marks(first3) == [
+        "messages.3.content.0",
+        "messages.7.content.0",
+        last_block(first3),
+    ]
+    assert ttls(first3) == ["1h", "1h", "1h", "5m"]  # the tools' mark gave its slot up
+    assert all(len(marks(b)) <= MAX_BREAKPOINTS for b in sent)
+    # Cell 2's first request wrote the boundary after cell 1 for an hour; cell 3 reads it.
+    assert used[4].cache_read_input_tokens == (
+        used[2].cache_read_input_tokens + used[2].cache_creation_1h_input_tokens
+    )
