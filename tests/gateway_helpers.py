@@ -243,6 +243,8 @@ class GatewayKernel(Kernel):
         self.client = _WsClient(f"{url}/api/kernels/{kernel_id}/channels?{query}")  # type: ignore[assignment]
         self.runs = {}
         self.widgets = {}
+        self.published = []
+        self._log = None  # the gateway's kernel process writes its log where we can't read
         deadline = time.monotonic() + 60
         while True:  # the kernel answers once the gateway has started it
             probe = self.submit("1")

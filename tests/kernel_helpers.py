@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from queue import Empty
-from typing import Any
+from typing import IO, Any
 
 from jupyter_client.manager import KernelManager
 
@@ -98,7 +98,7 @@ class Kernel:
         full_env = {**os.environ, **(env or {})}
         # The kernel process's own stderr (its log: tornado's "Uncaught exception", a
         # failed comm handler), which a front end shows in the cell; see `log()`.
-        self._log = tempfile.TemporaryFile(mode="w+")  # noqa: SIM115 (closed by close())
+        self._log: IO[str] | None = tempfile.TemporaryFile(mode="w+")  # noqa: SIM115 (close())
         self.manager.start_kernel(cwd=str(cwd), env=full_env, stderr=self._log)
         self.client = self.manager.blocking_client()
         self.client.start_channels()
@@ -112,10 +112,13 @@ class Kernel:
     def close(self) -> None:
         self.client.stop_channels()
         self.manager.shutdown_kernel(now=True)
-        self._log.close()
+        if self._log is not None:
+            self._log.close()
 
     def log(self) -> str:
-        """What the kernel process wrote to its stderr so far."""
+        """What the kernel process wrote to its stderr so far ("" where it runs elsewhere)."""
+        if self._log is None:
+            return ""
         self._log.flush()
         self._log.seek(0)
         return self._log.read()
