@@ -2,8 +2,9 @@
 
 The sources: DESIGN.md's "Targets" table ("DESIGN"); issue #21's additions ("#21": per-call
 overhead at 400 turns at most 1.2 × that at 50, every conversation length no slower than the
-anthropic tool runner, 300 turns at most 1.2 × the raw-client loop, every streamed scenario
-within 2% of its physical limit); `bench_claude_code`'s ratio to Claude Code; and the
+anthropic tool runner, every streamed scenario within 2% of its physical limit); DESIGN's
+300 turns at most 1.1 × the raw-client loop (a long notebook session must not pay for the
+cache and billing work on every turn); `bench_claude_code`'s ratio to Claude Code; and the
 permission corpus's zero bypasses. Readings that DESIGN leaves open are fixed here: "≈ 1.0 s"
 for the long-first scenario is read as the ten-sleeps row's "within 5% of the physical
 limit"; "the thinnest peer" is the fastest of the anthropic tool runner (both modes) and
@@ -126,13 +127,14 @@ def turns(run: Run) -> list[Verdict]:
     else:
         figure = f"{at_400:.1f} ms vs {at_50:.1f} ms (×{at_400 / at_50:.2f})"
         found.append(Verdict(target, figure, at_400 <= 1.2 * at_50, "#21"))
-    target = "300 turns ≤ 1.2 × the raw-client loop over the same turns"
+    # A long notebook session must not pay for the cache and billing work on every turn.
+    target = "300 turns ≤ 1.1 × the raw-client loop over the same turns"
     ours, bare = _wall(run, "turns_300", "ours"), _wall(run, "turns_300", "bare")
     if ours is None or bare is None:
-        found.append(_unmeasured(target, "#21"))
+        found.append(_unmeasured(target, "DESIGN"))
     else:
         figure = f"{ours:.3f} s vs {bare:.3f} s (×{ours / bare:.2f})"
-        found.append(Verdict(target, figure, ours <= 1.2 * bare, "#21"))
+        found.append(Verdict(target, figure, ours <= 1.1 * bare, "DESIGN"))
     return found
 
 
