@@ -141,7 +141,14 @@ def _build_form(
     asked: list[_Asked] = []
     for question in questions:
         options = [
-            widgets.ToggleButton(value=False, description=option.label, tooltip=option.description)
+            # As wide as its label: the tool asks the model to write "(Recommended)" in
+            # labels, and a button of ipywidgets' fixed width cut it to "Line chart (Reco…".
+            widgets.ToggleButton(
+                value=False,
+                description=option.label,
+                tooltip=option.description,
+                layout=widgets.Layout(width="auto", min_width="fit-content"),
+            )
             for option in question.options
         ]
         if not question.multiSelect:

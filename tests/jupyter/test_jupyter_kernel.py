@@ -248,6 +248,7 @@ def test_ask_user_question_is_answered_in_the_cell(kernel: Kernel, server: Messa
             "options": [
                 {"label": "pandas", "description": "DataFrames, the usual choice"},
                 {"label": "polars", "description": "faster on big files"},
+                {"label": "polars with lazy frames (Recommended)", "description": "streams"},
             ],
         },
         {
@@ -270,6 +271,10 @@ def test_ask_user_question_is_answered_in_the_cell(kernel: Kernel, server: Messa
     assert run.finished_at is None, "the cell must stay busy while the questions wait"
     [pandas] = kernel.toggles("pandas", run)
     [polars] = kernel.toggles("polars", run)
+    # A long label is not cut: the button is as wide as its label.
+    [long] = kernel.toggles("polars with lazy frames (Recommended)", run)
+    layout = kernel.widgets[kernel.widgets[long]["layout"].removeprefix("IPY_MODEL_")]
+    assert layout["width"] == "auto" and layout["min_width"] == "fit-content", layout
     kernel.set_value(pandas, True)
     kernel.set_value(polars, True)  # one choice only: polars replaces pandas
     kernel.set_value(kernel.toggles("Tests", run)[0], True)
