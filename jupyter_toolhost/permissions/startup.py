@@ -72,9 +72,9 @@ FALLBACK_MODULES = (
 at the first completion), and all a start imports where the derivation cannot run."""
 
 _DERIVE = r"""
-import os, sys
+import importlib, os, sys
 before = {n.split(".")[0] for n in sys.modules}
-from ipykernel import kernelapp
+kernelapp = importlib.import_module(sys.argv[1])
 app = kernelapp.IPKernelApp.instance()
 app.initialize(["--IPKernelApp.connection_file=" + os.path.join(os.getcwd(), "k.json"),
                 "--ip=127.0.0.1"])
@@ -83,8 +83,12 @@ with open(os.path.join(os.getcwd(), "names.txt"), "w") as out:
     out.write("\n".join(names))
 os._exit(0)
 """
-"""Run with ``python -I`` in an empty folder: the modules a kernel start imports after the
-interpreter's own start (which nothing on the path can shadow any more)."""
+"""Run with ``python -I`` in an empty folder, given `KERNEL_APP`: the modules a kernel start
+imports after the interpreter's own start (which nothing on the path can shadow any more).
+This package never imports ipykernel itself (the permission layer runs without Jupyter):
+only that child interpreter does, and without ipykernel it fails and `FALLBACK_MODULES`
+stand alone."""
+KERNEL_APP = "ipykernel.kernelapp"
 
 _derived: list[frozenset[str]] = []
 _derive_lock = threading.Lock()
@@ -120,7 +124,7 @@ def _derive() -> frozenset[str] | None:
         )
         try:
             done = subprocess.run(
-                [sys.executable, "-I", "-c", _DERIVE],
+                [sys.executable, "-I", "-c", _DERIVE, KERNEL_APP],
                 cwd=folder,
                 env=env,
                 stdin=subprocess.DEVNULL,
