@@ -31,6 +31,7 @@ from urllib.parse import urlsplit
 
 from ..shell.commands import Command, ShellAnalysis, analyze
 from ..shell.safety import (
+    READ_ONLY_PROGRAMS,
     copies_trees,
     fed_by_xargs,
     git_prints_contents,
@@ -61,6 +62,8 @@ class Traits:
     """What a command is, apart from where it runs: computed once per command line."""
 
     path_words: tuple[Word, ...]
+    url_words: tuple[Word, ...]
+    """Written-out remote URLs that are addresses here, not paths (`_path_words`)."""
     redirects: tuple[Redirect, ...]
     roots: tuple[str, ...] | None
     read_only: bool
@@ -80,8 +83,10 @@ def traits_of(text: str) -> tuple[Traits, ...]:
 
 def _traits(command: Command) -> Traits:
     named = bool(command.parts)
+    paths = _path_words(command)
     return Traits(
-        path_words=tuple(_path_words(command)),
+        path_words=tuple(paths),
+        url_words=tuple(w for w in command.path_args() if _remote_url(w) and w not in paths),
         redirects=tuple(command.file_redirects()),
         roots=recursive_roots(command) if named else None,
         read_only=named and is_read_only(command),
@@ -336,6 +341,11 @@ def _command_facts(
     linked: bool = False,
 ) -> CommandFacts:
     refs: list[PathRef] = _link_targets(command, dirs or ("/",), resolver)
+    refs += [
+        _ref(word.value, dirs, resolver, write=False)
+        for word in traits.url_words
+        if dirs is not None and _scheme_is_a_link(word.value, dirs, resolver)
+    ]
     globs: list[str] = []
     dynamic = traits.fed_by_xargs
     for word in traits.path_words:
@@ -442,21 +452,28 @@ def _link_targets(command: Command, dirs: Sequence[str], resolver: PathResolver)
 
 
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
-_FETCHERS = frozenset(
-    {"curl", "wget", "git", "http", "https", "xh", "aria2c", "gh", "lynx", "w3m", "links",
-     "pip", "pip3", "uv", "npm", "npx", "pnpm", "yarn", "open", "xdg-open", "yt-dlp", "svn"}
-)  # fmt: skip
-"""Programs that read an operand such as ``https://host/a/.git/x`` as an address to fetch,
-not a file: its path part names nothing on this machine. (``cp``, ``touch`` and the rest
-read the same word as the relative path ``https:/host/a/.git/x``; for them it stays one.)"""
+_FETCHERS = frozenset({"git", "svn", "hg", "curl", "wget", "pip", "pip3", "uv", "npm", "npx"})
+"""Programs of the lists below that read a URL as an address to fetch."""
+_LOCAL_FILE_PROGRAMS = (READ_ONLY_PROGRAMS | _LINK_MAKERS | frozenset(
+    {"rm", "rmdir", "mkdir", "touch", "tee", "truncate", "shred", "chmod", "chown", "chgrp",
+     "dd", "sed", "patch", "zip", "gzip", "gunzip", "bzip2", "xz", "zstd", "source", ".",
+     "bash", "sh", "zsh", "dash", "python", "python3", "node", "perl", "ruby", "Rscript"}
+)) - _FETCHERS  # fmt: skip
+"""Programs that read every operand as a local file: for them ``https://host/a/.git/x`` is
+the relative path ``https:/host/a/.git/x``. Any other program (``curl``, ``pip``, a tool of
+the project's own) is taken to read a written-out URL as an address to fetch, whose path part
+names nothing on this machine, unless the folder its scheme would name (``https:``) is a link
+(`_scheme_is_a_link`). A ``file:`` URL is always a path."""
 
 
 def _path_words(command: Command) -> list[Word]:
     """Operands that may be paths, plus the value of ``key=FILE`` operands (``dd of=``) and
-    the path half of git's ``REV:path``. A URL given to a program that fetches URLs is not a
-    path, unless it is a ``file:`` URL."""
+    the path half of git's ``REV:path``. A written-out URL is a path only for a program that
+    reads its operands as local files (`_LOCAL_FILE_PROGRAMS`), or for wget's options that
+    make the URL's path a local one; a ``file:`` URL always is."""
     words = command.path_args()
-    if command.name.rsplit("/", 1)[-1] in _FETCHERS and not _local_paths_from_urls(command):
+    name = command.name.rsplit("/", 1)[-1]
+    if name not in _LOCAL_FILE_PROGRAMS and not _local_paths_from_urls(command):
         words = [w for w in words if not _remote_url(w)]
     for word in list(words):
         key, eq, value = word.value.partition("=")
@@ -489,6 +506,17 @@ def _remote_url(word: Word) -> bool:
     value = word.value
     return (
         not word.dynamic and _URL.match(value) is not None and not value.lower().startswith("file:")
+    )
+
+
+def _scheme_is_a_link(url: str, dirs: Sequence[str], resolver: PathResolver) -> bool:
+    """Whether the folder a URL's scheme would name as a relative path (``https:``) is a
+    link in one of `dirs`: then the URL's path may reach a real folder here after all."""
+    scheme = url.split("://", 1)[0] + ":"
+    return any(
+        resolver.realpath(f"{d.rstrip('/')}/{scheme}")
+        != f"{resolver.realpath(d).rstrip('/')}/{scheme}"
+        for d in dirs
     )
 
 

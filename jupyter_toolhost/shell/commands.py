@@ -45,7 +45,6 @@ _HAZARDOUS_ENV = re.compile(
 )
 _CD = frozenset({"cd", "pushd", "popd"})
 _QUOTE_NEEDED = re.compile(r"[\s'\"\\;&|()<>`$]|^$")
-_SUSPICIOUS_IN_ARG = re.compile(r"[;&|`\n]|\$\(")
 _INVISIBLE = frozenset({"Cf", "Cc", "Co", "Cs"})
 _HARMLESS_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
 _MAX_DEPTH = 8
@@ -56,7 +55,6 @@ UNKNOWN_PROGRAM = "The program is only known when the command runs"
 ANSI_C_NAME = "ANSI-C quoting in the command name"
 HIDDEN = "The command holds invisible or control characters"
 EVAL = "eval runs code that can't be checked"
-QUOTED_SYNTAX = "Quoted text that looks like shell syntax"
 INLINE = "runs inline code"
 
 
@@ -255,9 +253,6 @@ def _command(
         inner.extend(code_inner)
     bad_env = [h.split("=", 1)[0].rstrip("+") for h in hazards if _HAZARDOUS_ENV.match(h)]
     reasons.extend(f"Assignment to {var} changes what runs" for var in bad_env)
-    if any(_suspicious(w) for w in parts[1:]):
-        suspicious = True
-        reasons.append(QUOTED_SYNTAX)
     command = Command(
         parts=tuple(parts),
         source=source,
@@ -279,11 +274,6 @@ def _command(
 
 def _is_assignment(word: Word) -> bool:
     return bool(_ASSIGNMENT.match(word.raw))
-
-
-def _suspicious(word: Word) -> bool:
-    value = word.value
-    return word.quoted and ('"' in value or "'" in value) and bool(_SUSPICIOUS_IN_ARG.search(value))
 
 
 def _runs_code(parts: list[Word], *, depth: int) -> tuple[str, list[Command]]:

@@ -12,6 +12,7 @@ and a deny rule beats it.
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,13 @@ from jupyter_toolhost.core.types import (
     PermissionResult,
     RuleBehavior,
 )
-from jupyter_toolhost.permissions import PureResolver, compile_rules, decide, parse_rule
+from jupyter_toolhost.permissions import (
+    OsResolver,
+    PureResolver,
+    compile_rules,
+    decide,
+    parse_rule,
+)
 from jupyter_toolhost.permissions.rules.escapes import escape, unescape
 from jupyter_toolhost.permissions.rules.inactive import inactive_reason
 from jupyter_toolhost.permissions.settings.settings import load_settings
@@ -268,6 +275,81 @@ def test_a_url_shaped_word_is_still_a_path_where_it_names_a_local_file(line: str
     result = check(line, allow=allow, mode="bypassPermissions")
     assert isinstance(result, PermissionAsk), (line, result)
     assert result.reason is not None and result.reason.detail == "write to a protected folder"
+
+
+@pytest.mark.parametrize("mode", ALLOWING_MODES)
+def test_a_url_given_to_a_program_of_the_projects_own_is_an_address(mode: PermissionMode) -> None:
+    """Found by the differential test's bash grammar: Claude Code allows this under
+    `Bash(./fetch-skill:*)`; a program we know nothing of reads a URL as an address too."""
+    for line in (f'./fetch-skill -sL "{RAW}"', f"httpie GET {RAW}", f"dvc import-url {RAW} data/"):
+        program = line.split()[0]
+        result = check(line, allow=(f"Bash({program}:*)",), mode=mode)
+        assert isinstance(result, PermissionAllow) or "may have changed" in str(result.reason), (
+            line,
+            result,
+        )
+
+
+def test_a_url_is_a_path_again_where_its_scheme_names_a_link(tmp_path: Path) -> None:
+    """A folder (planted or cloned) named ``https:`` that links back into the project makes
+    ``https://h/.git/hooks/pre-commit`` the project's own hook for any program."""
+    project = tmp_path / "project"
+    (project / ".git" / "hooks").mkdir(parents=True)
+    (project / "https:").symlink_to(project)
+    (project / "h").symlink_to(project)
+    tool = TOOLS["Bash"]
+    resolver = OsResolver(home=str(tmp_path))
+    rules = compile_rules(
+        {"projectSettings": {"allow": ("Bash(sometool:*)",)}}, cwd=str(project), home=str(tmp_path)
+    )
+    for line, expected in (
+        ("sometool https://h/.git/hooks/pre-commit", PermissionAsk),
+        ("sometool https://example.org/.git/hooks/pre-commit", PermissionAsk),
+    ):
+        result = decide(
+            tool=tool,
+            input=tool.input_model.model_validate({"command": line}),
+            rules=rules,
+            mode="bypassPermissions",
+            cwd=str(project),
+            resolver=resolver,
+        )
+        assert isinstance(result, expected), (line, result)
+    (project / "https:").unlink()
+    (project / "https:").mkdir()  # a plain folder: the URL names nothing of the project
+    result = decide(
+        tool=tool,
+        input=tool.input_model.model_validate({"command": "sometool https://h/.git/hooks/x"}),
+        rules=rules,
+        mode="dontAsk",
+        cwd=str(project),
+        resolver=resolver,
+    )
+    assert isinstance(result, PermissionAllow), result
+
+
+@pytest.mark.parametrize("mode", ALLOWING_MODES)
+def test_quoted_text_with_shell_syntax_is_an_argument(mode: PermissionMode) -> None:
+    """Found by the differential test's bash grammar (Claude Code allows ``zq 'm"5;'`` under
+    ``Bash(zq:*)``): a quoted word is one argument, whatever it holds; bash reads its quotes
+    as the grammar does (the shell corpus and the generator check that against bash)."""
+    line = """git commit -m "don't break; use a | b" """
+    assert isinstance(check(line, allow=("Bash(git commit:*)",), mode=mode), PermissionAllow)
+    denied = check(
+        'git commit -m "x"; rm -rf y', allow=("Bash(git commit:*)",), deny=("Bash(rm:*)",)
+    )
+    assert isinstance(denied, PermissionDeny), denied
+
+
+def test_escaped_quotes_around_separators_stay_one_argument_in_bash(tmp_path: Path) -> None:
+    """A line once kept in the adversarial corpus as "escaped quotes hiding separators":
+    bash runs it as one `echo`, so `Bash(echo:*)` allows it, and nothing is removed."""
+    line = 'echo "\\"; rm -rf x; echo \\""'
+    (tmp_path / "x").mkdir()
+    ran = subprocess.run(["bash", "-c", line], cwd=tmp_path, capture_output=True, text=True)
+    assert ran.stdout == '"; rm -rf x; echo "\n' and (tmp_path / "x").is_dir()
+    result = check(line, allow=("Bash(echo:*)",), deny=("Bash(rm:*)",))
+    assert isinstance(result, PermissionAllow), result
 
 
 def test_an_empty_backquote_substitution_parses() -> None:

@@ -311,7 +311,6 @@ def test_hidden_rm_resolves_to_rm_and_is_risky(command: str, reason: str) -> Non
         ("LD_PRELOAD=/x.so ls", "env_hazard", "Assignment to LD_PRELOAD changes what runs"),
         ("env PATH=/tmp ls", "env_hazard", "Assignment to PATH changes what runs"),
         ("export PATH=/tmp", "env_hazard", "Assignment to PATH changes what runs"),
-        ('echo "\\"; x; \\""', "suspicious", "Quoted text that looks like shell syntax"),
         ("ls \u200b-la", "suspicious", HIDDEN),
         ("ls \u202e-la", "suspicious", HIDDEN),
         ("ls\x1b -la", "suspicious", HIDDEN),
