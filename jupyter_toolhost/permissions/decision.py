@@ -17,6 +17,7 @@ and cached.
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -104,13 +105,14 @@ def decide(
         )
     # A Bash rule that names this whole line: the person read it and allowed exactly it.
     line = rules.allow.exact_line(facts.shell_text) if facts.shell_text is not None else None
-    if line is not None and not sandboxed and _writes_unseen(facts):
+    unseen = line if line is not None and not sandboxed and _writes_unseen(facts) else None
+    if unseen is not None:
         line = None  # (it may write into a protected folder, which no rule waives)
     caught = guard(
         rules, facts, resolver=resolver, sandboxed=sandboxed, written=written, exact=bool(line)
     )
     if caught is not None:
-        return _guarded(name, mode, caught)
+        return _guarded(name, mode, caught, facts.shell_text)
     host = facts.host
     if host is not None and internal(host) and not rules.allow.domain(host, subdomains=False):
         return _guarded(name, mode, _internal_host(host))
@@ -144,12 +146,28 @@ def decide(
         return PermissionAllow(reason=reason)
     if hook and decision == "allow":
         return PermissionAllow(reason=hook.reason or DecisionReason("hook", "allowed by a hook"))
-    if facts.is_shell and facts.commands:
+    if unseen is not None:
+        detail = (
+            f"the rule {unseen.rule.text} in {unseen.label} names this line, but the line names "
+            "a protected folder and may write where the check can't see, which no rule waives "
+            "outside the sandbox; run it with the sandbox on, or write the paths out"
+        )
+        suggestions = ()
+    elif facts.is_shell and facts.commands:
         detail = _shell_detail(rules.allow, facts, mode, suggestions)
     else:
         detail = _ask_detail(facts)
     reason = DecisionReason("default", detail, None if mode == "default" else mode)
     return _ask(name, mode, f"{name} needs approval: {detail}", reason, suggestions)
+
+
+def _names_protected(text: str) -> bool:
+    """Whether `text` names a protected folder as a whole path component (``web/.git``,
+    ``".claude"``), not inside a longer name (``.gitignore``)."""
+    folded = text.casefold()
+    return any(
+        re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w.-])", folded) for name in PROTECTED_DIRS
+    )
 
 
 def _writes_unseen(facts: CallFacts) -> bool:
@@ -159,8 +177,7 @@ def _writes_unseen(facts: CallFacts) -> bool:
     may redirect (``ln -s .git g && echo x > g/hooks/pre-commit``). The sandbox keeps those
     folders read-only, so this matters only outside it. (A line that names none of them is
     judged as bypassPermissions judges it: by the writes that can be seen.)"""
-    text = (facts.shell_text or "").casefold()
-    if not any(name in text for name in PROTECTED_DIRS):
+    if not _names_protected(facts.shell_text or ""):
         return False
     if facts.unverifiable:
         return True
@@ -200,18 +217,30 @@ def _ask(
     return PermissionAsk(message, reason, tuple(dict.fromkeys(suggestions)))
 
 
-def _guarded(name: str, mode: PermissionMode, caught: Guard) -> PermissionResult:
+def _guarded(
+    name: str, mode: PermissionMode, caught: Guard, line: str | None = None
+) -> PermissionResult:
+    """A guard's ask (or deny, in the modes that can't ask). Where a rule naming the exact
+    line would allow it, the message names that rule and "Always allow" offers it."""
+    suggestions: tuple[str, ...] = ()
+    message = caught.message
+    if caught.exact_rule_allows and line is not None and line.strip():
+        suggestions = (f"Bash({escape(line.strip())})",)
+        message += (
+            f"; or allow this exact line with {suggestions[0]} in permissions.allow of "
+            f"{SETTINGS_HINT}"
+        )
     if (
         mode == "dontAsk"
         or (mode == "bypassPermissions" and not caught.askable_in_bypass)
         or (mode == "plan" and (caught.unchecked or caught.protected_write))
     ):
         return PermissionDeny(
-            f"{name} was not run: {caught.message}. (The permission mode is {mode}, so it "
+            f"{name} was not run: {message}. (The permission mode is {mode}, so it "
             "was denied instead of asked.)",
             caught.reason,
         )
-    return PermissionAsk(f"{name} needs approval: {caught.message}", caught.reason, ())
+    return PermissionAsk(f"{name} needs approval: {message}", caught.reason, suggestions)
 
 
 def _internal_host(host: str) -> Guard:

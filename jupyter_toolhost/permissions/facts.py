@@ -480,11 +480,28 @@ def _path_words(command: Command) -> list[Word]:
         if eq and value and key.isalpha() and not word.dynamic:  # `dd of=FILE`, `if=FILE`
             words.append(Word(value, value, word.quoted, False, word.glob))
     if command.name == "git":
+        words = [w for w in words if not _git_message(command, w)]
         for word in list(words):
             rev, colon, path = word.value.partition(":")
             if colon and path and "/" not in rev and not word.dynamic:
                 words.append(Word(path, path, word.quoted, False, word.glob))
     return words
+
+
+def _git_message(command: Command, word: Word) -> bool:
+    """Whether `word` is the text of git's ``-m``/``--message`` (a commit, tag or stash
+    message, often ``"$(cat <<'EOF' ... EOF)"``): words, not a path."""
+    parts = command.parts
+    for i, part in enumerate(parts[1:], start=1):
+        if part is word:
+            before = parts[i - 1].value
+            return before in ("-m", "--message") or (
+                before.startswith("-") and not before.startswith("--") and before.endswith("m")
+                and set(before[1:]) <= set("aqsvm")
+            )  # fmt: skip
+    return word.value != "" and any(
+        p.value == f"--message={word.value}" or p.value == f"-m{word.value}" for p in parts
+    )
 
 
 _WGET_TREES = re.compile(

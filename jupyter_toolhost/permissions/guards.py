@@ -64,6 +64,8 @@ class Guard:
     """The call can't be checked before it runs: plan mode denies it as dontAsk does."""
     protected_write: bool = False
     """A write to a protected path: plan mode, which writes nothing, denies it."""
+    exact_rule_allows: bool = False
+    """A rule that names the exact command line would allow it (the ask offers that rule)."""
 
 
 def guard(
@@ -170,13 +172,15 @@ def guard(
                     DecisionReason("safety", "a glob that may reach a protected path", glob),
                 )
     if deny.shell or deny.read or deny.edit or "shell" in deny.classes:
-        why = _unknowable(rules, facts, sandboxed=sandboxed, written=written, exact=exact)
-        if why is not None:
+        found = _unknowable(rules, facts, sandboxed=sandboxed, written=written, exact=exact)
+        if found is not None:
+            why, waivable = found
             return Guard(
                 f"{why}, and deny rules are in force, so it can't be allowed by a mode or a "
                 "prefix rule; rewrite it with the program and paths written out",
                 DecisionReason("safety", why),
                 unchecked=True,
+                exact_rule_allows=waivable,
             )
     return None
 
@@ -198,7 +202,8 @@ def _protected_write(
             if _in_protected(ref):
                 return ref
         if item.writes and item.command.name not in ("git", "cd", "pushd"):
-            for ref in (*item.paths, *_placed_inside(item, resolver, facts.shell_dirs)):
+            changed = _changed_paths(item, facts.shell_dirs)
+            for ref in (*changed, *_placed_inside(item, resolver, facts.shell_dirs)):
                 if _in_protected(ref):
                     return ref
             for glob in item.globs:
@@ -217,7 +222,7 @@ def _startup_write(facts: CallFacts, resolver: PathResolver) -> tuple[PathRef, S
     for item in facts.commands:
         refs += item.write_targets
         if item.writes and item.command.name not in ("git", "cd", "pushd"):
-            refs += item.paths
+            refs += _changed_paths(item, facts.shell_dirs)
             refs += _placed_inside(item, resolver, facts.shell_dirs)
             refs += (PathRef(g, (g,), True) for g in item.globs)
     if not refs:
@@ -320,6 +325,31 @@ def _placed_inside(
 _TARGET_OPTIONS = ("-t", "--target-directory")
 
 
+_PATTERN_OPTIONS = ("--exclude=", "--include=", "--filter=")
+"""Options whose value is a pattern of names to skip or keep, not a path (rsync's)."""
+_COPIES = frozenset({"cp", "install", "rsync"})
+_LEAVES_SOURCES_CHANGED = ("-l", "--link", "-s", "--symbolic-link", "--remove-source-files")
+"""Options with which a copy links its sources (a later write through the copy changes
+them) or removes them."""
+
+
+def _changed_paths(item: CommandFacts, dirs: Sequence[str] = ()) -> list[PathRef]:
+    """The paths a writing command may change: a plain copy (``cp``, ``install``, ``rsync``)
+    changes only its target, not what it reads (``cp .claude/x /tmp/y``) or an option's
+    pattern (``rsync --exclude=.claude``); any other command, every path it names."""
+    parts = [w.value for w in item.command.parts[1:]]
+    linked = any(
+        p in _LEAVES_SOURCES_CHANGED
+        or (p.startswith("-") and not p.startswith("--") and ("l" in p or "s" in p))
+        for p in parts
+    )
+    if item.command.name in _COPIES and not linked:
+        split = _sources_and_target(item, dirs)
+        if split is not None:
+            return [split[1]]
+    return list(item.paths)
+
+
 def _sources_and_target(
     item: CommandFacts, dirs: Sequence[str] = ()
 ) -> tuple[list[PathRef], PathRef] | None:
@@ -328,6 +358,8 @@ def _sources_and_target(
     if item.command.name not in _PLACING or not item.paths:
         return None
     words = [w.value for w in item.command.parts[1:]]
+    patterns = {w.partition("=")[2] for w in words if w.startswith(_PATTERN_OPTIONS)}
+    paths = [p for p in item.paths if p.written not in patterns]
     named: str | None = None
     for i, word in enumerate(words):
         if word in _TARGET_OPTIONS and i + 1 < len(words):
@@ -337,14 +369,13 @@ def _sources_and_target(
         elif word.startswith("-t") and len(word) > 2 and not word.startswith("--"):
             named = word[2:]
     if named is not None:
-        target = next((p for p in item.paths if p.written == named), None)
+        target = next((p for p in paths if p.written == named), None)
         if target is None:  # (``-t.`` in one word: resolved where the shell starts)
             places = (posixpath.normpath(posixpath.join(d, named)) for d in dirs)
             target = PathRef(named, tuple(dict.fromkeys(places)), True)
-        return [p for p in item.paths if p is not target], target
-    if len(item.paths) < 2 and not item.globs:
+        return [p for p in paths if p is not target], target
+    if len(paths) < 2 and not item.globs:
         return None
-    paths = list(item.paths)
     return paths[:-1], paths[-1]
 
 
@@ -607,9 +638,12 @@ def _unknowable(
     sandboxed: bool,
     written: Collection[str],
     exact: bool = False,
-) -> str | None:
+) -> tuple[str, bool] | None:
+    """Why a line can't be checked while deny rules are in force, and whether a rule naming
+    the exact line would allow it (not for code this session wrote, a denied program an
+    operand spells, or a line the analysis can't split)."""
     if facts.is_shell and facts.unverifiable:
-        return f"The command can't be checked before it runs ({facts.unverifiable})"
+        return f"The command can't be checked before it runs ({facts.unverifiable})", False
     line_writes = written_by(facts)  # (a line may write a script, then run it)
     for item in facts.commands:
         command = item.command
@@ -617,7 +651,7 @@ def _unknowable(
         if why is None and (written or line_writes) and (not sandboxed or rules.deny.shell):
             why = runs_written(item, facts.shell_dirs, (*written, *line_writes)) or None
         if why is not None:
-            return why  # (no rule waives a denied program, or code this session wrote)
+            return why, False  # (no rule waives a denied program, or code this session wrote)
         if exact:
             continue  # (a rule names the whole line: the rest is the person's decision)
         if command.risky and not (command.inline_only and sandboxed and not rules.deny.shell):
@@ -626,13 +660,15 @@ def _unknowable(
             why = item.traits.inline_code
         elif item.unresolved or (item.after_links and not sandboxed):
             why = item.unresolved or item.after_links
-        elif item.dynamic_target or (item.dynamic and command.name not in NOT_FILES):
+        elif (item.dynamic_target or (item.dynamic and command.name not in NOT_FILES)) and not (
+            sandboxed and _runs_no_operand(rules, command.name)
+        ):  # (in the sandbox, the file can't be a denied or protected one)
             why = (
                 f"`{command.source_text}` names a file that is only known when it runs"
                 " (a variable, a substitution, input from xargs, or a cd to an unknown place)"
             )
         if why is not None and not rules.allow.shell.match((command.source_text,), exact_only=True):
-            return why  # (a rule that names this exact command allows it)
+            return why, True  # (a rule that names this exact command allows it)
     return None
 
 
@@ -642,6 +678,12 @@ _NEVER_RUN_OPERANDS = frozenset(
      "man", "info", "apropos", "whatis"}
 )  # fmt: skip
 """Programs that never run an operand as a program (besides the read-only list's)."""
+
+
+def _runs_no_operand(rules: CompiledRules, name: str) -> bool:
+    """Whether an operand of `name` can't be a denied program that it runs: no Bash deny
+    rule is in force, or the program never runs its operands."""
+    return not rules.deny.shell or name in _NEVER_RUN_OPERANDS or name in READ_ONLY_PROGRAMS
 
 
 def _hidden_program(rules: CompiledRules, item: CommandFacts) -> str | None:

