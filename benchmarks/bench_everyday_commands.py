@@ -16,6 +16,10 @@ benchmarks.bench_everyday_commands [--claude PATH]``). The commands and the proj
   answered and is refused), as allowed when it ran. Installed on demand with npm into a temp
   folder; if that fails, the benchmark says why and reports this project's decisions alone.
 
+This project is also asked once the session has written ``analysis.py``, a ``Makefile`` and
+``notes.md`` (``WRITTEN``): Claude Code does not track what a session wrote, so its column
+stands for both.
+
 Prints the side-by-side table and writes ``everyday_commands.json`` with every row.
 """
 
@@ -40,7 +44,7 @@ from .common import Measure, write_results
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-from everyday_commands import ALLOW, COMMANDS, CONTROLS, DENY, build_project
+from everyday_commands import ALLOW, COMMANDS, CONTROLS, DENY, WRITTEN, build_project
 
 NAME = "everyday_commands"
 PROMPT = "Run the scripted everyday commands, one per turn, then say done."
@@ -50,8 +54,12 @@ RUN_TIMEOUT_S = 600.0
 # --- this project -----------------------------------------------------------------------
 
 
-def ours(sandbox: bool) -> dict[str, str] | str:
-    """Default mode's decision per command (and per control), or why it was not measured."""
+def ours(sandbox: bool, *, after_writing: bool = False) -> dict[str, str] | str:
+    """Default mode's decision per command (and per control), or why it was not measured.
+    `after_writing`: once the session has written `WRITTEN` (a script, a Makefile, notes),
+    which Claude Code does not track."""
+    from dataclasses import replace
+
     from jupyter_toolhost import Session
     from jupyter_toolhost.core.context import SandboxOptions
     from jupyter_toolhost.model.anthropic_model import AnthropicModel
@@ -70,9 +78,13 @@ def ours(sandbox: bool) -> dict[str, str] | str:
                 model=AnthropicModel(base_url="http://127.0.0.1:9", api_key="unused"),
                 model_id="claude-sonnet-4-5",
                 cwd=project,
+                trust_folder=True,  # (the project's settings are the benchmark's own)
                 write_transcript=False,
                 sandbox=SandboxOptions(enabled=sandbox),
             )
+            if after_writing:
+                paths = tuple(str(project / name) for name in WRITTEN)
+                session.context.set_app_state(lambda state: replace(state, written_paths=paths))
             decided = {}
             for command in (*COMMANDS, *CONTROLS):
                 report = session.check("Bash", {"command": command})
@@ -210,6 +222,8 @@ def main(claude_path: str | None) -> None:
     columns: dict[str, dict[str, str] | str] = {
         "ours, sandbox off": ours(sandbox=False),
         "ours, sandbox on": ours(sandbox=True),
+        "ours, sandbox off, after writing": ours(sandbox=False, after_writing=True),
+        "ours, sandbox on, after writing": ours(sandbox=True, after_writing=True),
     }
     with tempfile.TemporaryDirectory(prefix="claude-code-") as folder:
         if claude_path:
@@ -224,7 +238,13 @@ def main(claude_path: str | None) -> None:
             print(f"Claude Code {claude.version}", flush=True)
             columns["Claude Code"] = claude_code(claude)
     print_table(columns)
-    keys = {"ours, sandbox off": "ours_off", "ours, sandbox on": "ours_on", "Claude Code": "cc"}
+    keys = {
+        "ours, sandbox off": "ours_off",
+        "ours, sandbox on": "ours_on",
+        "ours, sandbox off, after writing": "ours_off_written",
+        "ours, sandbox on, after writing": "ours_on_written",
+        "Claude Code": "cc",
+    }
     measures = []
     for head, value in columns.items():
         count = asked(value)

@@ -114,6 +114,10 @@ _FILES = {
 }
 
 
+WRITTEN = ("analysis.py", "Makefile", "notes.md")
+"""What a session typically writes before it runs things: a script, a Makefile, notes."""
+
+
 def build_project(folder: Path, *, settings_dir: str) -> Path:
     """The project in `folder` (created), its rules in ``<settings_dir>/settings.json``
     (``.toolhost`` for this project, ``.claude`` for Claude Code). Returns `folder`."""

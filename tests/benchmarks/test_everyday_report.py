@@ -62,3 +62,16 @@ def test_a_column_not_measured_is_named_with_its_reason(tmp_path: Path) -> None:
     text = render(load_run(_run(tmp_path / "run", "not measured: npm is not on PATH")))
     assert "Not measured: Claude Code: not measured: npm is not on PATH." in text
     assert "| not allowed, of 4 | 2 |" in text
+
+
+def test_the_benchmark_asks_this_project_with_the_projects_own_rules() -> None:
+    """The benchmark's own column, really decided (no Claude Code needed): the project's
+    allow rules act (its folder is trusted for the run), and once the session has written
+    `analysis.py`, running it asks with the reason."""
+    from benchmarks.bench_everyday_commands import ours
+
+    before = ours(sandbox=False)
+    after = ours(sandbox=False, after_writing=True)
+    assert isinstance(before, dict) and isinstance(after, dict)
+    assert before["python3 analysis.py"] == "allow" and after["python3 analysis.py"] == "ask"
+    assert before["rm data.csv"] == after["rm data.csv"] == "deny"

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from everyday_commands import COMMANDS, CONTROLS, build_project
+from everyday_commands import COMMANDS, CONTROLS, WRITTEN, build_project
 
 from jupyter_toolhost import Session
 from jupyter_toolhost.core.context import SandboxOptions
@@ -124,10 +124,6 @@ def test_the_project_is_what_the_list_expects(session: Session) -> None:
     cwd = Path(session.context.cwd)
     assert (cwd / "secrets" / "key.txt").is_file() and (cwd / ".git").is_dir()
     assert (cwd / "protected" / "config.yaml").is_file() and (cwd / "data.csv").is_file()
-
-
-WRITTEN = ("analysis.py", "Makefile", "notes.md")
-"""What a session typically writes before it runs things: a script, a Makefile, notes."""
 
 
 def test_after_the_session_wrote_a_script_a_makefile_and_notes(session: Session) -> None:
