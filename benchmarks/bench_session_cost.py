@@ -24,8 +24,8 @@ part) and `input_tokens`. Token counts are the server's synthetic ones (bytes / 
 for both. The figure is each side's **billed-equivalent input**: uncached × 1 + 5-minute
 writes × 1.25 + 1-hour writes × 2 + reads × 0.1, in tokens, summed over every request the
 client sent (side requests such as titles included, and shown apart). The ratio is ours over
-Claude Code's; the targets (DESIGN.md) are ≤ 1.0 at 30 turns, ≤ 0.6 at 100, ≤ 0.5 for the
-notebook session.
+Claude Code's; the targets are ≤ 1.0 at 30 turns, ≤ 0.6 at 100, ≤ 0.5 for the notebook
+session (`targets.py` says why).
 
 A run counts only if every call's result came back without an error. Claude Code is
 installed on demand with npm into a temp folder (see `bench_claude_code`); if it cannot be,

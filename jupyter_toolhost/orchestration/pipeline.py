@@ -1,6 +1,8 @@
 """The per-call pipeline: one tool_use in, exactly one tool_result out.
 
-The steps follow seed section 3.3 in order: find the tool → validate the input →
+The steps, in order (the order Claude Code's hooks documentation gives: PreToolUse runs
+before the permission check, PostToolUse after the call succeeds,
+https://docs.anthropic.com/en/docs/claude-code/hooks): find the tool → validate the input →
 `backfill_observable_input` → PreToolUse hooks → permission (`can_use_tool`) → `call()` →
 PostToolUse hooks → secrets redacted (`core.redaction`, with the context's redactor) →
 images made valid for the API (`images.fit_content`) → the result budget (for every result:
