@@ -27,6 +27,7 @@ from pydantic import BaseModel, ValidationError
 
 from ..core.context import AbortSignal, Progress, ToolUseContext, as_progress
 from ..core.error_results import error_content
+from ..core.errors import ToolhostError
 from ..core.images import fit_content
 from ..core.redaction import Redactor
 from ..core.results import DEFAULT_RESULT_CAP, ResultStore, describe_error, effective_threshold
@@ -347,7 +348,7 @@ _NO_HOOKS = HookOutput()
 _log = logging.getLogger(__name__)
 
 
-class _Cancelled(Exception):
+class _Cancelled(ToolhostError):
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
