@@ -45,10 +45,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from anthropic import AsyncAnthropic
-
-from jupyter_toolhost.agent.session import Session
-from jupyter_toolhost.model.anthropic_model import AnthropicModel
 from jupyter_toolhost.model.base import Usage
 from jupyter_toolhost.model.pricing import billed_equivalent
 from jupyter_toolhost.model.prompt_cache import (
@@ -64,6 +60,7 @@ from .bench_claude_code import (
     RunFailed,
     claude_env,
     install_claude_code,
+    ours_session,
     probe,
     versions,
 )
@@ -253,17 +250,8 @@ async def run_ours(turns: int | Scenario, policy: CachePolicy = DEFAULT_CACHE_PO
     starts: list[int] = []
     with MessagesServer(reader, clock=clock) as server, tempfile.TemporaryDirectory() as tmp:
         write_pages(Path(tmp), scenario.pages, scenario.page_chars)
-        settings = Path(tmp) / ".toolhost" / "settings.json"
-        settings.parent.mkdir()
-        settings.write_text(json.dumps({"permissions": {"allow": [ALLOW_RULE]}}), "utf-8")
-        client = AsyncAnthropic(base_url=server.base_url, api_key="sk-test", max_retries=0)
-        session = Session(
-            model=AnthropicModel(client=client),
-            model_id=MODEL_ID,
-            permission_mode="default",
-            cwd=tmp,
-            max_turns=scenario.calls + 3,
-            compact_threshold_tokens=None,
+        session, client = ours_session(
+            server, tmp, allow_rule=ALLOW_RULE, model_id=MODEL_ID, max_turns=scenario.calls + 3
         )
         session.settings.cache_policy = policy
         session.settings.clock = clock  # the pauses it sees are the server's
