@@ -217,21 +217,34 @@ class RunFailed(Exception):
 # --- the contenders ---------------------------------------------------------------------
 
 
+def ours_session(
+    server: MessagesServer, folder: str, *, allow_rule: str, model_id: str, max_turns: int
+) -> tuple[Session, AsyncAnthropic]:
+    """This project's `Session` as the comparisons with Claude Code run it (here and in
+    `bench_session_cost`): the real anthropic client on the loopback `server`, the default
+    permission mode with `allow_rule` in the project's settings in `folder`, no compaction.
+    The caller closes both."""
+    settings = Path(folder) / ".toolhost" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps({"permissions": {"allow": [allow_rule]}}), "utf-8")
+    client = AsyncAnthropic(base_url=server.base_url, api_key="sk-test", max_retries=0)
+    session = Session(
+        model=AnthropicModel(client=client),
+        model_id=model_id,
+        permission_mode="default",
+        cwd=folder,
+        max_turns=max_turns,
+        compact_threshold_tokens=None,
+    )
+    return session, client
+
+
 async def run_ours(scenario: Scenario, tag: str) -> Conductor:
     """This project's `Session`, built-in tools, the allow rule in the project's settings."""
     conductor = Conductor(scenario, tag)
     with MessagesServer(conductor) as server, tempfile.TemporaryDirectory() as tmp:
-        settings = Path(tmp) / ".toolhost" / "settings.json"
-        settings.parent.mkdir()
-        settings.write_text(json.dumps({"permissions": {"allow": [ALLOW_RULE]}}), "utf-8")
-        client = AsyncAnthropic(base_url=server.base_url, api_key="sk-test", max_retries=0)
-        session = Session(
-            model=AnthropicModel(client=client),
-            model_id=MODEL_ID,
-            permission_mode="default",
-            cwd=tmp,
-            max_turns=scenario.turns + 3,
-            compact_threshold_tokens=None,
+        session, client = ours_session(
+            server, tmp, allow_rule=ALLOW_RULE, model_id=MODEL_ID, max_turns=scenario.turns + 3
         )
         try:
             if session.settings_problems:

@@ -1,10 +1,10 @@
 """How long `%load_ext jupyter_toolhost` takes, in a fresh interpreter and in a real kernel.
 
 Run with ``python -m benchmarks load_ext`` (or ``python -m benchmarks.bench_load_ext
-[--repeats N] [--kernel-repeats N]``). The DESIGN target is at most 150 ms. Every sample is
-a new process, so nothing one sample imported helps the next (the operating system's file
-cache and Python's byte-code caches are warm for all of them, as they are for a user whose
-machine has run Python before; ``PYTHONDONTWRITEBYTECODE`` is dropped for the samples).
+[--repeats N] [--kernel-repeats N]``). The target is at most 150 ms (`targets.py` says why).
+Every sample is a new process, so nothing one sample imported helps the next (the operating
+system's file cache and Python's byte-code caches are warm for all of them, as they are for a
+user whose machine has run Python before; ``PYTHONDONTWRITEBYTECODE`` is dropped for the samples).
 
 In a fresh interpreter (a new Python process that builds IPython's `InteractiveShell`, outside
 the timing; then `shell.run_line_magic("load_ext", ...)` is timed):

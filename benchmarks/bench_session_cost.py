@@ -24,8 +24,8 @@ part) and `input_tokens`. Token counts are the server's synthetic ones (bytes / 
 for both. The figure is each side's **billed-equivalent input**: uncached × 1 + 5-minute
 writes × 1.25 + 1-hour writes × 2 + reads × 0.1, in tokens, summed over every request the
 client sent (side requests such as titles included, and shown apart). The ratio is ours over
-Claude Code's; the targets (DESIGN.md) are ≤ 1.0 at 30 turns, ≤ 0.6 at 100, ≤ 0.5 for the
-notebook session.
+Claude Code's; the targets are ≤ 1.0 at 30 turns, ≤ 0.6 at 100, ≤ 0.5 for the notebook
+session (`targets.py` says why).
 
 A run counts only if every call's result came back without an error. Claude Code is
 installed on demand with npm into a temp folder (see `bench_claude_code`); if it cannot be,
@@ -45,10 +45,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from anthropic import AsyncAnthropic
-
-from jupyter_toolhost.agent.session import Session
-from jupyter_toolhost.model.anthropic_model import AnthropicModel
 from jupyter_toolhost.model.base import Usage
 from jupyter_toolhost.model.pricing import billed_equivalent
 from jupyter_toolhost.model.prompt_cache import (
@@ -64,6 +60,7 @@ from .bench_claude_code import (
     RunFailed,
     claude_env,
     install_claude_code,
+    ours_session,
     probe,
     versions,
 )
@@ -253,17 +250,8 @@ async def run_ours(turns: int | Scenario, policy: CachePolicy = DEFAULT_CACHE_PO
     starts: list[int] = []
     with MessagesServer(reader, clock=clock) as server, tempfile.TemporaryDirectory() as tmp:
         write_pages(Path(tmp), scenario.pages, scenario.page_chars)
-        settings = Path(tmp) / ".toolhost" / "settings.json"
-        settings.parent.mkdir()
-        settings.write_text(json.dumps({"permissions": {"allow": [ALLOW_RULE]}}), "utf-8")
-        client = AsyncAnthropic(base_url=server.base_url, api_key="sk-test", max_retries=0)
-        session = Session(
-            model=AnthropicModel(client=client),
-            model_id=MODEL_ID,
-            permission_mode="default",
-            cwd=tmp,
-            max_turns=scenario.calls + 3,
-            compact_threshold_tokens=None,
+        session, client = ours_session(
+            server, tmp, allow_rule=ALLOW_RULE, model_id=MODEL_ID, max_turns=scenario.calls + 3
         )
         session.settings.cache_policy = policy
         session.settings.clock = clock  # the pauses it sees are the server's

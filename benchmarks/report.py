@@ -11,8 +11,8 @@ refuses a folder that mixes runs: every JSON must carry the run id of the folder
 ``--write-readme`` puts that Markdown between the markers of that page; ``--check-readme``
 exits 1 when the page's block differs from it (`tests/benchmarks/test_benchmark_report.py`
 checks the same). The flags keep their names from when the results lived in the README; ``--page``
-(alias ``--readme``) names another file. The targets are DESIGN.md's (section "Targets") and
-issue #21's, in `targets.py`.
+(alias ``--readme``) names another file. Every target, with the reason for it, is in
+`targets.py`.
 """
 
 from __future__ import annotations
@@ -21,13 +21,16 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .common import RUN_DIR
 from .report_cost import cost_section
 from .report_everyday import everyday_section
 from .report_parts import Run, table
 from .report_rows import other_rows
+
+if TYPE_CHECKING:
+    from .targets import Verdict
 
 PAGE = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
 RUN_FILE = "run.json"
@@ -229,11 +232,23 @@ def render(run: Run) -> str:
     met = len(verdicts) - len(missed) - len(unmeasured)
     lines.append(f"**Missed targets** ({len(missed)} of {len(verdicts)}; {met} met):")
     lines.append("")
-    lines += [f"- {v.target}: {v.figure} ({v.source})" for v in missed] or ["- none"]
+    lines += _by_reason(missed) or ["- none"]
     if unmeasured:
         lines += ["", "**Targets this run did not measure:**", ""]
-        lines += [f"- {v.target}: {v.figure} ({v.source})" for v in unmeasured]
+        lines += _by_reason(unmeasured)
     return "\n".join(lines) + "\n"
+
+
+def _by_reason(verdicts: list[Verdict]) -> list[str]:
+    """Each target with its figure, under the reason for it (each reason said once)."""
+    groups: dict[str, list[Verdict]] = {}
+    for verdict in verdicts:
+        groups.setdefault(verdict.why, []).append(verdict)
+    lines: list[str] = []
+    for why, group in groups.items():
+        lines.append(f"- Why: {why}.")
+        lines += [f"  - {v.target}: {v.figure}" for v in group]
+    return lines
 
 
 def readme_block(readme: str) -> str:

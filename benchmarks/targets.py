@@ -1,16 +1,15 @@
-"""Every target the benchmarks are held to, checked against one run (for `report.py`).
+"""Every target the benchmarks are held to, with the reason for it, checked against one run.
 
-The sources: DESIGN.md's "Targets" table ("DESIGN"); issue #21's additions ("#21": per-call
-overhead at 400 turns at most 1.2 × that at 50, every conversation length no slower than the
-anthropic tool runner, every streamed scenario within 2% of its physical limit); DESIGN's
-300 turns at most 1.1 × the raw-client loop (a long notebook session must not pay for the
-cache and billing work on every turn); `bench_claude_code`'s ratio to Claude Code; and the
-permission corpus's zero bypasses. Readings that DESIGN leaves open are fixed here: "≈ 1.0 s"
-for the long-first scenario is read as the ten-sleeps row's "within 5% of the physical
-limit"; "the thinnest peer" is the fastest of the anthropic tool runner (both modes) and
-pydantic-ai (both models), never the raw-client floor; "the anthropic tool runner" is both
-its modes; "streamed scenarios" are every scenario with a physical limit (the peers' two,
-the safe head-start one and Claude Code's two Bash ones, this project's figure in each).
+`report.py` lists the targets a run missed or did not measure, each with its figure and its
+reason (`WHY`). How the targets are read where a phrase could mean two things:
+
+- "the physical limit" of a streamed scenario is the time its calls need when each starts
+  the moment its block arrives; "within 5%" and "within 2%" are two targets on the same row;
+- "the thinnest peer" is the fastest of the anthropic tool runner (both modes) and pydantic-ai
+  (both models), never the raw-client loop (it is the floor, no agent framework);
+- "the anthropic tool runner" is both its modes (sequential and eager);
+- "streamed scenarios" are every scenario with a physical limit (the peers' two, the safe
+  head-start one and Claude Code's two Bash ones, this project's figure in each).
 """
 
 from __future__ import annotations
@@ -33,6 +32,67 @@ NAMES = {
 }
 
 
+WHY = {
+    "streamed": (
+        "safe calls start while the message still streams, so a batch should take the time "
+        "of its calls; 5% leaves room for the loopback request and the final round trip"
+    ),
+    "streamed_tight": (
+        "a call starts at its own block's end once its input parses as whole JSON, so "
+        "nothing but the final round trip is left above the physical limit"
+    ),
+    "thinnest_peer": (
+        "permissions, hooks, budgets and caching are work a user should not feel: a "
+        "session must be as fast as the lightest agent loop on the same client"
+    ),
+    "runner": (
+        "the anthropic SDK's own tool runner is what a user would write instead: this must "
+        "not be slower at any conversation length"
+    ),
+    "flat_turns": (
+        "a notebook keeps one conversation across many cells: a turn must not cost more as "
+        "the history grows"
+    ),
+    "raw_loop": (
+        "a long notebook session must not pay for the cache and billing work on every turn: "
+        "at most 10% over a hand-written loop on the raw client"
+    ),
+    "claude_code": (
+        "the same Bash scenario through Claude Code: the tool system rebuilt here must keep "
+        "its pace"
+    ),
+    "disclosure": (
+        "deferred tools keep their schemas out of every request; Anthropic reports about "
+        "85% fewer tokens with its tool search "
+        "(https://www.anthropic.com/engineering/advanced-tool-use), and this should do better"
+    ),
+    "tool_search": (
+        "a deferred tool the search does not find cannot be used: the model should find it "
+        "with one search nearly always (plain BM25, the benchmark's last row, is far below)"
+    ),
+    "semantic_light": (
+        "the ranker that reads meaning is the default only if it is light: no PyTorch "
+        "(about 1.4 GB), and a first search that does not make the user wait"
+    ),
+    "grep": "Grep runs the rg binary when it can; the tool around it should add little",
+    "cost": (
+        "the same script through Claude Code: a notebook conversation must cost no more, and "
+        "less when it runs long or pauses between cells, where the 1-hour cache pays"
+    ),
+    "rss": (
+        "the kernel holds the user's data; a tool's output goes to disk and the model gets a "
+        "preview, so a tool that prints 200 MB must not grow the kernel"
+    ),
+    "load_ext": "`%load_ext` is the first cell of every session: it should feel instant",
+    "permissions": (
+        "every tool call is checked against every rule: a large settings file must not "
+        "slow a call down"
+    ),
+    "corpus": "each bypass is a way for the model to run what the user did not allow",
+}
+"""The reason for each target, by the name the checks below give it."""
+
+
 @dataclass(frozen=True, slots=True)
 class Verdict:
     """One target against one run: met (True), missed (False) or not measured (None)."""
@@ -40,11 +100,16 @@ class Verdict:
     target: str
     figure: str
     met: bool | None
-    source: str
+    why: str
+    """The reason for the target (a value of `WHY`)."""
 
 
-def _unmeasured(target: str, source: str, why: str = "not measured in this run") -> Verdict:
-    return Verdict(target, why, None, source)
+def _unmeasured(target: str, reason: str, figure: str = "not measured in this run") -> Verdict:
+    return Verdict(target, figure, None, WHY[reason])
+
+
+def _verdict(target: str, figure: str, met: bool, reason: str) -> Verdict:
+    return Verdict(target, figure, met, WHY[reason])
 
 
 def _scenario(run: Run, key: str) -> dict[str, float] | None:
@@ -59,25 +124,25 @@ def streamed(run: Run) -> list[Verdict]:
     found = []
     for key, label in (("ten_sleeps", "10 × sleep(0.1)"), ("long_first", "sleep(1.0) + 9 × 0.1")):
         info, wall = _scenario(run, key), _wall(run, key, "ours")
-        for factor, source in ((1.05, "DESIGN"), (1.02, "#21")):
+        for factor, reason in ((1.05, "streamed"), (1.02, "streamed_tight")):
             target = f"{label} streamed: ≤ {factor} × the physical limit"
             if info is None or wall is None:
-                found.append(_unmeasured(target, source))
+                found.append(_unmeasured(target, reason))
                 continue
             limit = info["physical_limit_s"]
             figure = f"{wall:.3f} s = {wall / limit:.3f} × {limit:.2f} s"
-            found.append(Verdict(target, figure, wall <= factor * limit, source))
+            found.append(_verdict(target, figure, wall <= factor * limit, reason))
     target = "head start, safe calls: time to all results ≤ 1.02 × the physical limit"
     info, results = (
         _scenario(run, "head_start_safe"),
         run.value(PEERS, "head_start_safe.streaming_s"),
     )
     if info is None or results is None:
-        found.append(_unmeasured(target, "#21"))
+        found.append(_unmeasured(target, "streamed_tight"))
     else:
         limit = info["physical_limit_s"]
         figure = f"{results:.3f} s = {results / limit:.3f} × {limit:.2f} s"
-        found.append(Verdict(target, figure, results <= 1.02 * limit, "#21"))
+        found.append(_verdict(target, figure, results <= 1.02 * limit, "streamed_tight"))
     cc = run.payload("claude_code")
     for key, info in cc.get("scenarios", {}).items():
         ours = run.value("claude_code", f"{key}.ours.median_s")
@@ -86,10 +151,10 @@ def streamed(run: Run) -> list[Verdict]:
             continue
         target = f"Bash {info.get('label', key)}: ≤ 1.02 × the physical limit"
         if ours is None:
-            found.append(_unmeasured(target, "#21"))
+            found.append(_unmeasured(target, "streamed_tight"))
             continue
         figure = f"{ours:.3f} s = {ours / limit:.3f} × {limit:.2f} s"
-        found.append(Verdict(target, figure, ours <= 1.02 * limit, "#21"))
+        found.append(_verdict(target, figure, ours <= 1.02 * limit, "streamed_tight"))
     return found
 
 
@@ -99,11 +164,11 @@ def turns(run: Run) -> list[Verdict]:
     ours = _wall(run, "turns_50", "ours")
     walls = {k: w for k in THIN_PEERS if (w := _wall(run, "turns_50", k)) is not None}
     if ours is None or not walls:
-        found.append(_unmeasured(target, "DESIGN"))
+        found.append(_unmeasured(target, "thinnest_peer"))
     else:
         thinnest = min(walls, key=walls.__getitem__)
         figure = f"{ours:.3f} s vs {NAMES[thinnest]} {walls[thinnest]:.3f} s"
-        found.append(Verdict(target, figure, ours <= walls[thinnest], "DESIGN"))
+        found.append(_verdict(target, figure, ours <= walls[thinnest], "thinnest_peer"))
     lengths = [
         int(k.removeprefix("turns_"))
         for k in run.payload(PEERS).get("scenarios", {})
@@ -114,27 +179,26 @@ def turns(run: Run) -> list[Verdict]:
         ours = _wall(run, f"turns_{n}", "ours")
         runner = {k: _wall(run, f"turns_{n}", k) for k in ("sdk_runner", "sdk_eager")}
         if ours is None or None in runner.values():
-            found.append(_unmeasured(target, "#21"))
+            found.append(_unmeasured(target, "runner"))
             continue
         shown = ", ".join(f"{NAMES[k]} {w:.3f} s" for k, w in runner.items())
         met = all(ours <= w for w in runner.values() if w is not None)
-        found.append(Verdict(target, f"{ours:.3f} s vs {shown}", met, "#21"))
+        found.append(_verdict(target, f"{ours:.3f} s vs {shown}", met, "runner"))
     target = "overhead per call at 400 turns ≤ 1.2 × that at 50"
     at_400 = run.value(PEERS, "turns_400.ours.overhead_ms")
     at_50 = run.value(PEERS, "turns_50.ours.overhead_ms")
     if at_400 is None or at_50 is None:
-        found.append(_unmeasured(target, "#21"))
+        found.append(_unmeasured(target, "flat_turns"))
     else:
         figure = f"{at_400:.1f} ms vs {at_50:.1f} ms (×{at_400 / at_50:.2f})"
-        found.append(Verdict(target, figure, at_400 <= 1.2 * at_50, "#21"))
-    # A long notebook session must not pay for the cache and billing work on every turn.
+        found.append(_verdict(target, figure, at_400 <= 1.2 * at_50, "flat_turns"))
     target = "300 turns ≤ 1.1 × the raw-client loop over the same turns"
     ours, bare = _wall(run, "turns_300", "ours"), _wall(run, "turns_300", "bare")
     if ours is None or bare is None:
-        found.append(_unmeasured(target, "DESIGN"))
+        found.append(_unmeasured(target, "raw_loop"))
     else:
         figure = f"{ours:.3f} s vs {bare:.3f} s (×{ours / bare:.2f})"
-        found.append(Verdict(target, figure, ours <= 1.1 * bare, "DESIGN"))
+        found.append(_verdict(target, figure, ours <= 1.1 * bare, "raw_loop"))
     return found
 
 
@@ -144,26 +208,30 @@ def claude_code(run: Run) -> list[Verdict]:
         target = f"Bash {info.get('label', key)}: ≤ 1.05 × Claude Code"
         ratio = run.value("claude_code", f"{key}.ratio_median")
         if ratio is None:
-            found.append(_unmeasured(target, "bench_claude_code", "no Claude Code figure"))
+            found.append(_unmeasured(target, "claude_code", "no Claude Code figure"))
             continue
-        found.append(Verdict(target, f"×{ratio:.2f} (medians)", ratio <= 1.05, "bench_claude_code"))
+        found.append(_verdict(target, f"×{ratio:.2f} (medians)", ratio <= 1.05, "claude_code"))
     if not found:
-        found.append(_unmeasured("Bash scenarios: ≤ 1.05 × Claude Code", "bench_claude_code"))
+        found.append(_unmeasured("Bash scenarios: ≤ 1.05 × Claude Code", "claude_code"))
     return found
 
 
-def _at_least(run: Run, benchmark: str, key: str, target: str, floor: float, unit: str) -> Verdict:
+def _at_least(
+    run: Run, benchmark: str, key: str, target: str, floor: float, unit: str, reason: str
+) -> Verdict:
     value = run.value(benchmark, key)
     if value is None:
-        return _unmeasured(target, "DESIGN")
-    return Verdict(target, f"{_number(value)}{unit}", value >= floor, "DESIGN")
+        return _unmeasured(target, reason)
+    return _verdict(target, f"{_number(value)}{unit}", value >= floor, reason)
 
 
-def _at_most(run: Run, benchmark: str, key: str, target: str, ceiling: float, unit: str) -> Verdict:
+def _at_most(
+    run: Run, benchmark: str, key: str, target: str, ceiling: float, unit: str, reason: str
+) -> Verdict:
     value = run.value(benchmark, key)
     if value is None:
-        return _unmeasured(target, "DESIGN")
-    return Verdict(target, f"{_number(value)}{unit}", value <= ceiling, "DESIGN")
+        return _unmeasured(target, reason)
+    return _verdict(target, f"{_number(value)}{unit}", value <= ceiling, reason)
 
 
 def _number(value: float) -> str:
@@ -179,6 +247,7 @@ def others(run: Run) -> list[Verdict]:
             "`tools` bytes, deferred vs all loaded: ≥ 90% fewer",
             90.0,
             "% fewer",
+            "disclosure",
         ),
     ]
     rankers = [("ours", "ToolSearch")]
@@ -189,12 +258,11 @@ def others(run: Run) -> list[Verdict]:
         first = run.value("bench_tool_search", f"heldout_{key}_first")
         top5 = run.value("bench_tool_search", f"heldout_{key}_top5")
         if first is None or top5 is None:
-            found.append(_unmeasured(target, "DESIGN"))
+            found.append(_unmeasured(target, "tool_search"))
             continue
         figure = f"{first:.1f}% first, {top5:.1f}% top 5"
-        found.append(Verdict(target, figure, first >= 80 and top5 >= 95, "DESIGN"))
+        found.append(_verdict(target, figure, first >= 80 and top5 >= 95, "tool_search"))
     found += [
-        # Issue #32: the default semantic ranker must be light enough to be the default.
         _at_most(
             run,
             "bench_tool_search",
@@ -202,6 +270,7 @@ def others(run: Run) -> list[Verdict]:
             "ToolSearch's default semantic ranker: first search over 200 tools ≤ 1 s",
             1.0,
             " s",
+            "semantic_light",
         ),
         _at_most(
             run,
@@ -210,8 +279,9 @@ def others(run: Run) -> list[Verdict]:
             "ToolSearch's default semantic ranker: its extra installs ≤ 150 MB",
             150.0,
             " MB",
+            "semantic_light",
         ),
-        _at_most(run, "bench_tools", "grep_ratio_worst", "Grep: ≤ 1.2 × rg", 1.2, " × rg"),
+        _at_most(run, "bench_tools", "grep_ratio_worst", "Grep: ≤ 1.2 × rg", 1.2, " × rg", "grep"),
         *(
             _at_most(
                 run,
@@ -220,6 +290,7 @@ def others(run: Run) -> list[Verdict]:
                 f"{what}: billed-equivalent input ≤ {limit} × Claude Code's",
                 limit,
                 " × Claude Code's",
+                "cost",
             )
             for key, what, limit in (
                 ("turns_30", "a 30-turn session", 1.0),
@@ -234,6 +305,7 @@ def others(run: Run) -> list[Verdict]:
             "Bash printing 200 MB: peak RSS growth ≤ 30 MB",
             30.0,
             " MB",
+            "rss",
         ),
     ]
     for key, what in (
@@ -243,7 +315,7 @@ def others(run: Run) -> list[Verdict]:
         ("kernel.warm_ms", "fresh kernel, warm"),
     ):
         target = f"`%load_ext jupyter_toolhost`, {what}: ≤ 150 ms"
-        found.append(_at_most(run, "bench_load_ext", key, target, 150.0, " ms"))
+        found.append(_at_most(run, "bench_load_ext", key, target, 150.0, " ms", "load_ext"))
     found.append(
         _at_least(
             run,
@@ -252,16 +324,17 @@ def others(run: Run) -> list[Verdict]:
             "permission decisions, 1,000 rules: ≥ 50,000/s",
             50_000.0,
             "/s",
+            "permissions",
         ),
     )
     corpus = run.payload("permission_corpus")
     target = "permission attack corpus: 0 bypasses"
     if not corpus:
-        found.append(_unmeasured(target, "bench_permission_corpus"))
+        found.append(_unmeasured(target, "corpus"))
     else:
         bypasses = int(corpus.get("bypasses", -1))
         figure = f"{bypasses} bypasses in {corpus.get('attack_runs')} runs"
-        found.append(Verdict(target, figure, bypasses == 0, "bench_permission_corpus"))
+        found.append(_verdict(target, figure, bypasses == 0, "corpus"))
     return found
 
 

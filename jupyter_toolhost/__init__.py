@@ -45,24 +45,52 @@ _LAZY = {
     "ToolCall": "core.types",
     "ToolError": "core.types",
     "ToolResult": "core.types",
+    "ToolhostError": "core.errors",
+    "ConfigurationError": "core.errors",
+    "UsageError": "core.errors",
+    "ParseError": "core.errors",
+    "McpError": "core.errors",
+    "ToolInputError": "core.types",
+    "ModelError": "model.base",
+    "ModelAPIError": "model.base",
+    "ModelUnreachable": "model.base",
+    "StreamBroken": "model.base",
+    "MissingCredentials": "model.anthropic_model",
+    "SettingsError": "permissions.settings.settings_file",
+    "RuleError": "permissions.rules.rules",
+    "McpConfigError": "mcp.config",
     "Session": "agent.session",
     "RunResult": "agent.loop",
 }
 
 __all__ = [
     "AbortSignal",
+    "ConfigurationError",
+    "McpConfigError",
+    "McpError",
+    "MissingCredentials",
+    "ModelAPIError",
+    "ModelError",
+    "ModelUnreachable",
+    "ParseError",
     "PermissionAllow",
     "PermissionAsk",
     "PermissionDeny",
     "PermissionResult",
+    "RuleError",
     "RunResult",
     "Session",
+    "SettingsError",
+    "StreamBroken",
     "Tool",
     "ToolCall",
     "ToolError",
+    "ToolInputError",
     "ToolOutput",
     "ToolResult",
     "ToolUseContext",
+    "ToolhostError",
+    "UsageError",
     "__version__",
     "build_tool",
     "registered_tools",
@@ -74,6 +102,11 @@ if TYPE_CHECKING:
     from .agent.session import Session as Session
     from .core.context import AbortSignal as AbortSignal
     from .core.context import ToolUseContext as ToolUseContext
+    from .core.errors import ConfigurationError as ConfigurationError
+    from .core.errors import McpError as McpError
+    from .core.errors import ParseError as ParseError
+    from .core.errors import ToolhostError as ToolhostError
+    from .core.errors import UsageError as UsageError
     from .core.tool import Tool as Tool
     from .core.tool import ToolOutput as ToolOutput
     from .core.tool import build_tool as build_tool
@@ -85,7 +118,16 @@ if TYPE_CHECKING:
     from .core.types import PermissionResult as PermissionResult
     from .core.types import ToolCall as ToolCall
     from .core.types import ToolError as ToolError
+    from .core.types import ToolInputError as ToolInputError
     from .core.types import ToolResult as ToolResult
+    from .mcp.config import McpConfigError as McpConfigError
+    from .model.anthropic_model import MissingCredentials as MissingCredentials
+    from .model.base import ModelAPIError as ModelAPIError
+    from .model.base import ModelError as ModelError
+    from .model.base import ModelUnreachable as ModelUnreachable
+    from .model.base import StreamBroken as StreamBroken
+    from .permissions.rules.rules import RuleError as RuleError
+    from .permissions.settings.settings_file import SettingsError as SettingsError
 
 
 def __getattr__(name: str) -> Any:

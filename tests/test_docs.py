@@ -140,3 +140,42 @@ def test_every_page_is_in_the_table_of_contents() -> None:
     assert toctree is not None
     listed = {line.strip() for line in toctree.group(1).splitlines()}
     assert {page.stem for page in PAGES} - {"index"} <= listed
+
+
+OUTSIDE_REFERENCES = re.compile("seed" + r" section|DESI" + "GN|issue" + " #")
+"""Words that point at documents outside the repository: the design notes and the issue
+tracker the project started from. Code and docs name public sources (Claude Code's and the
+Messages API's documentation) or give the reasoning itself. Spelled in pieces here so this
+file does not match itself."""
+SELF_CONTAINED = ("jupyter_toolhost", "benchmarks", "docs", "tests", "notebooks")
+SKIPPED_DIRS = {"__pycache__", "_build", "node_modules", "scratch"}
+
+
+def _repository_texts() -> list[Path]:
+    files = [REPO / "pyproject.toml", README, REPO / "dev"]
+    for top in SELF_CONTAINED:
+        for path in sorted((REPO / top).rglob("*")):
+            if path.is_file() and not SKIPPED_DIRS & set(path.relative_to(REPO).parts):
+                files.append(path)
+    return files
+
+
+def test_no_reference_to_a_document_outside_the_repository() -> None:
+    found = []
+    for path in _repository_texts():
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (UnicodeDecodeError, OSError):
+            continue  # binary files (images, the lab extension's build) hold no prose
+        for number, line in enumerate(text.splitlines(), 1):
+            if OUTSIDE_REFERENCES.search(line):
+                found.append(f"{path.relative_to(REPO)}:{number}: {line.strip()[:120]}")
+    assert len(_repository_texts()) > 200  # the walk found the package, tests and docs
+    assert not found, "\n".join(found)
+
+
+def test_the_outside_reference_check_finds_each_spelling() -> None:
+    for line in ("as the seed" + " section 3.3 says", "the DESI" + "GN target", "issue" + " #21"):
+        assert OUTSIDE_REFERENCES.search(line)
+    for line in ("designed for notebooks", "issue 21 of a GitHub repo", "a seed of 42"):
+        assert not OUTSIDE_REFERENCES.search(line)

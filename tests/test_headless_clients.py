@@ -11,15 +11,13 @@ CI=true a client that is not installed fails the test.
 
 from __future__ import annotations
 
-import importlib
 import os
 import shutil
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
+from headless_helpers import NBCONVERT_EXECUTE, PAPERMILL, require, run_headless
 
 from jupyter_toolhost.pytest_plugin import TOOLHOST_MIME
 
@@ -27,14 +25,6 @@ pytestmark = pytest.mark.timeout(600)
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 NAMES = sorted(p.name for p in NOTEBOOKS.glob("[0-9][0-9]-*.ipynb"))
-
-
-def _require(module: str) -> None:
-    """Skip when a client is missing, except under CI=true, where that is a failure."""
-    if os.environ.get("CI") == "true":
-        importlib.import_module(module)
-    else:
-        pytest.importorskip(module)
 
 
 def _copy(tmp_path: Path) -> Path:
@@ -59,10 +49,7 @@ def _env(tmp_path: Path) -> dict[str, str]:
 
 
 def _run(command: list[str], cwd: Path, env: dict[str, str], label: str) -> None:
-    started = time.monotonic()
-    done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=540)
-    print(f"{label}: {time.monotonic() - started:.1f} s")
-    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
+    run_headless(command, cwd=cwd, env=env, label=label, timeout=540)
 
 
 def _check(executed: Path) -> None:
@@ -89,13 +76,13 @@ def test_the_notebooks_are_found():
 
 
 def test_papermill_runs_the_notebooks(tmp_path: Path):
-    _require("papermill")
+    require("papermill")
     folder = _copy(tmp_path)
     env = _env(tmp_path)
     for name in NAMES:
         out = folder / f"out-{name}"
         _run(
-            [sys.executable, "-m", "papermill", name, out.name, "--cwd", str(folder)],
+            [*PAPERMILL, name, out.name, "--cwd", str(folder)],
             folder,
             env,
             f"papermill {name}",
@@ -104,17 +91,11 @@ def test_papermill_runs_the_notebooks(tmp_path: Path):
 
 
 def test_nbconvert_execute_runs_the_notebooks(tmp_path: Path):
-    _require("nbconvert")
+    require("nbconvert")
     folder = _copy(tmp_path)
     out = tmp_path / "executed"
     command = [
-        sys.executable,
-        "-m",
-        "jupyter",
-        "nbconvert",
-        "--to",
-        "notebook",
-        "--execute",
+        *NBCONVERT_EXECUTE,
         "--output-dir",
         str(out),
         *NAMES,
@@ -125,7 +106,7 @@ def test_nbconvert_execute_runs_the_notebooks(tmp_path: Path):
 
 
 def test_nbmake_runs_the_notebooks(tmp_path: Path):
-    _require("nbmake")
+    require("nbmake")
     folder = _copy(tmp_path)
     command = [
         sys.executable,

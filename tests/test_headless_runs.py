@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from headless_helpers import NBCONVERT_EXECUTE, PAPERMILL, require, run_headless
 from kernel_helpers import is_answer
 
 from jupyter_toolhost.testing import MessagesServer, Turn, text, tool_use
@@ -91,55 +92,26 @@ def _script(server: MessagesServer) -> None:
     )
 
 
-def test_papermill_finishes_with_the_deny_message(server: MessagesServer, tmp_path: Path):
-    if os.environ.get("CI") != "true":
-        pytest.importorskip("papermill")
-    (tmp_path / "scratch.txt").write_text("keep me\n")
-    _notebook(tmp_path / "in.ipynb")
+def _run_asking_notebook(
+    command: list[str], label: str, server: MessagesServer, root: Path
+) -> None:
+    (root / "scratch.txt").write_text("keep me\n")
+    _notebook(root / "in.ipynb")
     _script(server)
-    started = time.monotonic()
-    done = subprocess.run(
-        [sys.executable, "-m", "papermill", "in.ipynb", "out.ipynb", "--cwd", str(tmp_path)],
-        cwd=tmp_path,
-        env=_env(server, tmp_path),
-        capture_output=True,
-        text=True,
-        timeout=150,
-    )
-    took = time.monotonic() - started
-    print(f"papermill ran the asking notebook in {took:.1f} s")
-    assert done.returncode == 0, done.stderr[-3000:]
-    _check(tmp_path / "out.ipynb", server, tmp_path, took)
+    env = _env(server, root)
+    took = run_headless(command, cwd=root, env=env, label=label, timeout=150)
+    _check(root / "out.ipynb", server, root, took)
+
+
+def test_papermill_finishes_with_the_deny_message(server: MessagesServer, tmp_path: Path):
+    require("papermill")
+    command = [*PAPERMILL, "in.ipynb", "out.ipynb", "--cwd", str(tmp_path)]
+    _run_asking_notebook(command, "papermill, the asking notebook", server, tmp_path)
 
 
 def test_nbconvert_execute_finishes_with_the_deny_message(server: MessagesServer, tmp_path: Path):
-    (tmp_path / "scratch.txt").write_text("keep me\n")
-    _notebook(tmp_path / "in.ipynb")
-    _script(server)
-    started = time.monotonic()
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "jupyter",
-            "nbconvert",
-            "--to",
-            "notebook",
-            "--execute",
-            "in.ipynb",
-            "--output",
-            "out.ipynb",
-        ],
-        cwd=tmp_path,
-        env=_env(server, tmp_path),
-        capture_output=True,
-        text=True,
-        timeout=150,
-    )
-    took = time.monotonic() - started
-    print(f"nbconvert --execute ran the asking notebook in {took:.1f} s")
-    assert done.returncode == 0, done.stderr[-3000:]
-    _check(tmp_path / "out.ipynb", server, tmp_path, took)
+    command = [*NBCONVERT_EXECUTE, "in.ipynb", "--output", "out.ipynb"]
+    _run_asking_notebook(command, "nbconvert --execute, the asking notebook", server, tmp_path)
 
 
 def test_plain_ipython_denies_without_showing_a_prompt(server: MessagesServer, tmp_path: Path):

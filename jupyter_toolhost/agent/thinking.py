@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, TypeAdapter, Valid
 from pydantic_core import ErrorDetails
 
 from ..core.conversation import Block, Message, add_assistant, add_user, blocks_of
+from ..core.errors import ConfigurationError
 
 MIN_BUDGET = 1024
 """The smallest `budget_tokens` the API takes."""
@@ -33,7 +34,7 @@ THINKING_BLOCKS = frozenset({"thinking", "redacted_thinking"})
 CLEAR_THINKING = "clear_thinking_20251015"
 
 
-class ThinkingConfigError(ValueError):
+class ThinkingConfigError(ConfigurationError, ValueError):
     """A `thinking` or `context_management` option the API would refuse."""
 
 

@@ -1,6 +1,6 @@
 """What every tool call receives: `ToolUseContext` and the pieces it is made of.
 
-The shape follows seed section 3.8: options (tools, model, MCP clients), the app state read
+It holds: options (tools, model, MCP clients), the app state read
 with `get_app_state()` and changed atomically with `set_app_state(f)` (the permission context
 lives there), the LRU cache of files read, an abort signal with child signals, the sub-agent's
 id and query chain tracking.

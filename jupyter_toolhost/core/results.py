@@ -1,4 +1,8 @@
-"""The three-layer result budget of seed section 3.6, and persistence of big results.
+"""The three-layer result budget, and persistence of big results.
+
+A tool result goes into every later request of the conversation, so one huge result would
+fill the context window and be paid for on every turn; the model gets a preview and a path
+it can Read instead.
 
 1. Each tool declares `max_result_size_chars`; the threshold used is
    ``min(declared, 50_000)`` and ``float("inf")`` opts out (Read has its own cap).

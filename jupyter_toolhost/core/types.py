@@ -10,6 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
+from .errors import ToolhostError
+
 PermissionMode: TypeAlias = Literal[
     "default", "acceptEdits", "bypassPermissions", "dontAsk", "plan", "auto"
 ]
@@ -158,7 +160,7 @@ class ToolResult:
         return block
 
 
-class ToolError(Exception):
+class ToolError(ToolhostError):
     """Raise from a tool to report a failure the model can act on (no traceback is shown)."""
 
 

@@ -20,6 +20,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..core.errors import ToolhostError
 from .call_views import CallViews
 from .options import CellOptions, UsageError, parse_cell_line
 
@@ -512,7 +513,7 @@ REPLAY_MISS_HINT = (
 """How to go on after a request the cassette has no answer for (after a stop, say)."""
 
 
-class AgentFailed(RuntimeError):
+class AgentFailed(ToolhostError, RuntimeError):
     """The cell's error when the agent stopped on a failure: one line, the only place that
     says what failed (so Run All and nbval stop at the cell); `%agent debug on` raises the
     failure itself, with its traceback."""

@@ -13,6 +13,7 @@ import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from ..core.errors import UsageError as UsageError
 from ..core.types import (
     CASSETTE_MODES,
     DISCLOSURE_OPTIONS,
@@ -26,10 +27,6 @@ THINK_MIN = 1024
 """The smallest thinking budget the Messages API takes (`budget_tokens` ≥ 1024)."""
 THINK_OFF = 0
 """`--think off`: the budget that means "no extended thinking"."""
-
-
-class UsageError(ValueError):
-    """Options that make no sense; the message says what is wrong and what is expected."""
 
 
 def split_words(line: str) -> list[str]:

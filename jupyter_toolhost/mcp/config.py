@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from ..core.errors import ConfigurationError
+
 DEFAULT_CONNECT_TIMEOUT = 30.0
 DEFAULT_TOOL_TIMEOUT = 300.0
 
@@ -26,7 +28,7 @@ MAX_CONFIGURED_NAME = 200
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
-class McpConfigError(ValueError):
+class McpConfigError(ConfigurationError, ValueError):
     """An `mcpServers` entry that cannot be used, with the reason."""
 
 

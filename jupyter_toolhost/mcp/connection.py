@@ -24,6 +24,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.dispatcher import ProgressFnT
 
+from ..core.errors import McpError
 from ..core.results import describe_error
 from .config import McpServerConfig
 
@@ -35,11 +36,11 @@ STDERR_TAIL_LINES = 3
 CLOSE_TIMEOUT = 5.0
 
 
-class McpUnavailable(Exception):
+class McpUnavailable(McpError):
     """The server is not connected (failed to start, exited, or was stopped)."""
 
 
-class McpCallError(Exception):
+class McpCallError(McpError):
     """A request to a connected server failed or timed out."""
 
 

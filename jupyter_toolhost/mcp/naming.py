@@ -39,6 +39,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
 
+from ..core.errors import McpError
+
 __all__ = [
     "MAX_SERVER",
     "KeyMap",
@@ -152,7 +154,7 @@ def tool_names(server: str, tools: Iterable[str]) -> dict[str, str]:
 # --- schemas ------------------------------------------------------------------------------
 
 
-class UnmappableSchema(ValueError):
+class UnmappableSchema(McpError, ValueError):
     """A schema with a property key the API refuses, in a place a call cannot map back."""
 
 

@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeAlias
 
+from ..core.errors import ToolhostError
 from .prompt_cache import (
     MAX_BREAKPOINTS,
     CachePolicy,
@@ -253,7 +254,7 @@ ModelEvent: TypeAlias = (
 )
 
 
-class ModelError(Exception):
+class ModelError(ToolhostError):
     """A model request failed; the message says what to do about it."""
 
 

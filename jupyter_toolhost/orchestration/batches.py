@@ -1,9 +1,11 @@
-"""Batching the tool calls of one message, and running them all (seed section 3.3).
+"""Batching the tool calls of one message, and running them all, as Claude Code does.
 
 Consecutive concurrency-safe calls form one batch that runs concurrently (at most
 `max_tool_use_concurrency()` at once); every unsafe call is a batch of its own and runs
 alone, after the previous batch has finished. `[Read, Bash(ls), Edit, Read]` gives
-`[Read, Bash] → [Edit] → [Read]`.
+`[Read, Bash] → [Edit] → [Read]`. Why: a call that only reads cannot change what another
+sees, so reads run side by side; a call that changes something runs alone, so no other call
+sees it half done, and changes land in the order the model wrote them.
 """
 
 from __future__ import annotations

@@ -1,6 +1,8 @@
 """The per-call pipeline: one tool_use in, exactly one tool_result out.
 
-The steps follow seed section 3.3 in order: find the tool → validate the input →
+The steps, in order (the order Claude Code's hooks documentation gives: PreToolUse runs
+before the permission check, PostToolUse after the call succeeds,
+https://docs.anthropic.com/en/docs/claude-code/hooks): find the tool → validate the input →
 `backfill_observable_input` → PreToolUse hooks → permission (`can_use_tool`) → `call()` →
 PostToolUse hooks → secrets redacted (`core.redaction`, with the context's redactor) →
 images made valid for the API (`images.fit_content`) → the result budget (for every result:
@@ -25,6 +27,7 @@ from pydantic import BaseModel, ValidationError
 
 from ..core.context import AbortSignal, Progress, ToolUseContext, as_progress
 from ..core.error_results import error_content
+from ..core.errors import ToolhostError
 from ..core.images import fit_content
 from ..core.redaction import Redactor
 from ..core.results import DEFAULT_RESULT_CAP, ResultStore, describe_error, effective_threshold
@@ -345,7 +348,7 @@ _NO_HOOKS = HookOutput()
 _log = logging.getLogger(__name__)
 
 
-class _Cancelled(Exception):
+class _Cancelled(ToolhostError):
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason

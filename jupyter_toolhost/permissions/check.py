@@ -25,6 +25,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from ..core.context import AppStateStore, ToolUseContext
+from ..core.errors import ToolhostError
 from ..core.types import (
     PERMISSION_MODES,
     DecisionReason,
@@ -62,7 +63,7 @@ AUTO_NOTE = (
 )
 
 
-class CheckError(ValueError):
+class CheckError(ToolhostError, ValueError):
     """The call cannot be checked as given (unknown tool, a string for several fields...)."""
 
 

@@ -14,8 +14,10 @@ import re
 from dataclasses import dataclass
 from itertools import pairwise
 
+from ..core.errors import ParseError
 
-class ShellSyntaxError(ValueError):
+
+class ShellSyntaxError(ParseError):
     """The command line could not be followed exactly; it must not be auto-allowed."""
 
 
@@ -63,7 +65,7 @@ _SEQUENCE = re.compile(
 )
 
 
-class TooManyWords(ValueError):
+class TooManyWords(ParseError):
     """Brace expansion would produce more than `MAX_EXPANSION` words."""
 
 

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..core.errors import ToolhostError
+
 
 @dataclass(eq=False)
-class InvalidRequest(Exception):
+class InvalidRequest(ToolhostError):
     """A request the real API would answer with 400 `invalid_request_error`."""
 
     message: str

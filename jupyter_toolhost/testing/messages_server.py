@@ -27,6 +27,7 @@ from types import TracebackType
 from typing import Any, Literal, Self, cast
 
 from jupyter_toolhost.agent.thinking import thinking_on
+from jupyter_toolhost.core.errors import ToolhostError
 from jupyter_toolhost.testing.api_view import (
     billed_bytes,
     referenced_tool_names,
@@ -105,7 +106,7 @@ class RecordedError:
     message: str
 
 
-class _Failure(Exception):
+class _Failure(ToolhostError):
     """Abort the request with an error answer that is recorded in `server.errors`."""
 
     def __init__(self, status: int, message: str, error_code: str | None = None) -> None:

@@ -1,5 +1,5 @@
 """A streamed tool call starts at its own `content_block_stop` when its input is provably
-whole (issue #21), and a `max_tokens` cut still never runs.
+whole, and a `max_tokens` cut still never runs.
 
 The real `anthropic` client talks to the loopback server. A `Hold` after a block makes the
 server wait, before it sends the next event, until a tool has started (or the hold times

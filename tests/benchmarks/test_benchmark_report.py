@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from benchmarks import common, report
+from benchmarks import common, report, targets
 from benchmarks.report import BEGIN, END, ReportError, load_run, render
 
 REPO = Path(__file__).resolve().parents[2]
@@ -125,15 +125,14 @@ def synthetic_run(folder: Path, *, failed: tuple[str, ...] = ()) -> Path:
 
 def missed_lines(text: str) -> list[str]:
     section = text.split("**Missed targets**", 1)[1].split("**Targets this run did not", 1)[0]
-    return [line for line in section.splitlines() if line.startswith("- ")]
+    return [line.strip() for line in section.splitlines() if line.startswith("  - ")]
 
 
 def test_a_missed_target_is_listed_with_its_figure(tmp_path: Path) -> None:
     text = render(load_run(synthetic_run(tmp_path / "run")))
     missed = missed_lines(text)
     assert (
-        "- 50 turns: no slower than the thinnest peer: 0.500 s vs pydantic-ai FunctionModel "
-        "0.350 s (DESIGN)"
+        "- 50 turns: no slower than the thinnest peer: 0.500 s vs pydantic-ai FunctionModel 0.350 s"
     ) in missed
     assert any(
         line.startswith("- `%load_ext jupyter_toolhost`, fresh interpreter, cold")
@@ -150,6 +149,16 @@ def test_a_missed_target_is_listed_with_its_figure(tmp_path: Path) -> None:
     assert any(line.startswith("- 10 × sleep(0.1) streamed: ≤ 1.02") for line in missed)
 
 
+def test_every_target_carries_its_reason_and_every_reason_is_used() -> None:
+    """The committed run's verdicts: each target's reason is one of `targets.WHY`, and each
+    reason there belongs to a target (none left over from a target that went)."""
+    verdicts = targets.evaluate(load_run(common.RUN_DIR))
+    assert len({v.target for v in verdicts}) == len(verdicts)
+    reasons = set(targets.WHY.values())
+    assert all(v.why in reasons for v in verdicts), [v for v in verdicts if v.why not in reasons]
+    assert {v.why for v in verdicts} == reasons
+
+
 def test_every_row_and_every_peer_column_is_in_the_table(tmp_path: Path) -> None:
     text = render(load_run(synthetic_run(tmp_path / "run")))
     head = next(line for line in text.splitlines() if line.startswith("| scenario |"))
@@ -160,7 +169,9 @@ def test_every_row_and_every_peer_column_is_in_the_table(tmp_path: Path) -> None
     assert "machine: SYNTHETIC test data, 1 CPU" in text
     assert "started 2026-12-03T00:00:00Z" in text
     # What the run did not measure is said, never dropped.
-    assert "- Grep: ≤ 1.2 × rg: not measured in this run (DESIGN)" in text
+    unmeasured = text.split("**Targets this run did not measure:**", 1)[1]
+    grep = f"- Why: {targets.WHY['grep']}.\n  - Grep: ≤ 1.2 × rg: not measured in this run"
+    assert grep in unmeasured
     assert "Never started (the run stopped): bench_tools." in text
 
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from pydantic import BaseModel
+from session_support import ScriptedApprover
 
 from jupyter_toolhost import ToolOutput, build_tool
 from jupyter_toolhost.core.context import AbortSignal, ToolUseContext, ToolUseOptions
@@ -28,7 +29,6 @@ from jupyter_toolhost.hooks.hooks import HookInput, HookOutput, Hooks
 from jupyter_toolhost.orchestration.pipeline import Pipeline
 from jupyter_toolhost.permissions.api import (
     ApprovalDecision,
-    ApprovalRequest,
     BasicCanUseTool,
     PermissionRequest,
 )
@@ -41,18 +41,6 @@ class EchoInput(BaseModel):
 
 def echo(input: EchoInput, context: ToolUseContext) -> str:
     return input.text * input.times
-
-
-class ScriptedApprover:
-    """An approver that answers from a list and records what it was asked."""
-
-    def __init__(self, *choices: ApprovalDecision) -> None:
-        self.choices = list(choices)
-        self.asked: list[ApprovalRequest] = []
-
-    async def ask(self, request: ApprovalRequest) -> ApprovalDecision:
-        self.asked.append(request)
-        return self.choices.pop(0)
 
 
 def make_context(tmp_path: Path, *tools: Tool[Any]) -> ToolUseContext:

@@ -7,6 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from session_support import ScriptedApprover
 from test_permissions_tools import CUSTOM, EDIT, MCP, READ, SHELL, TERMINAL, WEB, AnyIn, ShellIn
 
 from jupyter_toolhost.core.context import AppState, AppStateStore, ToolUseContext, ToolUseOptions
@@ -23,7 +24,6 @@ from jupyter_toolhost.core.types import (
 from jupyter_toolhost.orchestration.pipeline import Pipeline
 from jupyter_toolhost.permissions import (
     ApprovalDecision,
-    ApprovalRequest,
     HookInput,
     HookOutput,
     Hooks,
@@ -33,18 +33,6 @@ from jupyter_toolhost.permissions import (
     read_denied,
     tools_denied_whole,
 )
-
-
-class ScriptedApprover:
-    """A real `Approver`: answers each ask from a script and records what it was shown."""
-
-    def __init__(self, *answers: ApprovalDecision) -> None:
-        self.answers = list(answers)
-        self.asked: list[ApprovalRequest] = []
-
-    async def ask(self, request: ApprovalRequest) -> ApprovalDecision:
-        self.asked.append(request)
-        return self.answers.pop(0)
 
 
 def _context(

@@ -26,11 +26,9 @@ in one mode) under `MAX_CHECK_S` of CPU time.
 
 from __future__ import annotations
 
-import gc
 import os
 import subprocess
 from collections import Counter
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -46,7 +44,7 @@ from shell_corpus import (
     mutants,
     sample,
 )
-from shell_oracle import Harm, bwrap_available, real_run
+from shell_oracle import Harm, real_run
 
 pytestmark = pytest.mark.timeout(900)  # a few thousand checks and real runs; slow under load
 CI = os.environ.get("CI") == "true"
@@ -82,34 +80,6 @@ def corpus() -> tuple[Unit, ...]:
         if CI:
             pytest.fail(f"CI installs the corpus' packages (./dev test): {exc}")
         pytest.skip(str(exc))
-
-
-@pytest.fixture(scope="module")
-def runnable() -> None:
-    problem = bwrap_available()
-    if problem is not None:
-        if CI:
-            pytest.fail(f"CI runs the corpus' real runs under bubblewrap: {problem}")
-        pytest.skip(problem)
-
-
-@pytest.fixture(scope="module")
-def project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Project]:
-    base = tmp_path_factory.mktemp("corpus")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("HOME", str(base / "root" / "home"))
-        patch.setenv("JUPYTER_TOOLHOST_BASH_SANDBOX", "0")
-        for name in ("JUPYTER_TOOLHOST_PERMISSION_MODE", "JUPYTER_TOOLHOST_HOME"):
-            patch.delenv(name, raising=False)
-        made = Project(base / "root")
-        made.decide("true")  # the grammar and the rules load once, outside the figures
-        gc.collect()
-        gc.freeze()  # the corpus' objects: a full collection pass is no check's own cost
-        try:
-            yield made
-        finally:
-            made.close()
-            gc.unfreeze()
 
 
 def selection(corpus: tuple[Unit, ...]) -> tuple[list[Unit], list[Mutant]]:

@@ -20,7 +20,6 @@ is part of the failure. The project and the engine are `shell_corpus.py`'s, the 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -28,35 +27,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from shell_corpus import PAYLOADS, Project
 from shell_grammar import LAYERS, SPELLINGS, STYLES, Layer, nest
-from shell_oracle import bwrap_available, real_run
+from shell_oracle import real_run
 
 CI = os.environ.get("CI") == "true"
 EXAMPLES = 300
 MAX_CHECK_S = 0.05
 pytestmark = pytest.mark.timeout(600)
-
-
-@pytest.fixture(scope="module")
-def runnable() -> None:
-    problem = bwrap_available()
-    if problem is not None:
-        if CI:
-            pytest.fail(f"CI runs the generator's real runs under bubblewrap: {problem}")
-        pytest.skip(problem)
-
-
-@pytest.fixture(scope="module")
-def project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Project]:
-    base = tmp_path_factory.mktemp("generator")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("HOME", str(base / "root" / "home"))
-        patch.setenv("JUPYTER_TOOLHOST_BASH_SANDBOX", "0")
-        for name in ("JUPYTER_TOOLHOST_PERMISSION_MODE", "JUPYTER_TOOLHOST_HOME"):
-            patch.delenv(name, raising=False)
-        made = Project(base / "root")
-        made.decide("true")  # the grammar and the rules load once, outside the figures
-        yield made
-        made.close()
 
 
 @pytest.fixture(scope="module")

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal, TypeAlias, cast
 
+from ...core.errors import ConfigurationError
 from .escapes import unescape
 
 RuleKind: TypeAlias = Literal["tool", "shell", "read", "edit", "web", "mcp_server"]
@@ -46,7 +47,7 @@ _MCP = re.compile(r"mcp__([A-Za-z0-9_-]+?)(?:__([A-Za-z0-9_*-]+))?")
 _DOMAIN = re.compile(r"(\*\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*")
 
 
-class RuleError(ValueError):
+class RuleError(ConfigurationError, ValueError):
     """A rule string of a shape this system does not understand."""
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
+from ...core.errors import ConfigurationError
 from ...core.types import PERMISSION_MODES, PermissionMode, RuleBehavior, ToolPermissionContext
 from ...hooks.hooks import DEFAULT_HOOK_TIMEOUT, HOOK_EVENTS, HookEvent, Hooks
 from ...hooks.shell_hooks import HookSpec, register_shell_hooks
@@ -30,7 +31,7 @@ NARROWING_MODES = ("default", "plan", "dontAsk")
 """Modes a folder may choose before it is trusted: none of them allows more than `default`."""
 
 
-class SettingsError(Exception):
+class SettingsError(ConfigurationError):
     """A problem in a settings file: where it is and what is wrong."""
 
     def __init__(self, file: str, message: str, line: int | None = None) -> None:

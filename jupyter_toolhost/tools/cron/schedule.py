@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from ...core.errors import ParseError
+
 _ALIASES = {
     "@hourly": "0 * * * *",
     "@daily": "0 0 * * *",
@@ -27,7 +29,7 @@ _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 MAX_SEARCH_DAYS = 366 * 5
 
 
-class ScheduleError(ValueError):
+class ScheduleError(ParseError):
     """An expression that cannot be scheduled; the message says what is wrong."""
 
 

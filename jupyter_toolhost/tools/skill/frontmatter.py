@@ -15,8 +15,10 @@ from typing import Any, cast
 
 import yaml
 
+from ...core.errors import ConfigurationError
 
-class FrontMatterError(ValueError):
+
+class FrontMatterError(ConfigurationError, ValueError):
     """A front matter that cannot be read; the message names the file and says why."""
 
 

@@ -19,6 +19,7 @@ from urllib.parse import urljoin, urlsplit
 from pydantic import BaseModel, ConfigDict, Field
 
 from ...core.context import ToolUseContext
+from ...core.errors import ToolhostError
 from ...core.tool import Tool, build_tool
 from ...core.types import ToolError, ToolInputError
 from .prompt import (
@@ -47,7 +48,7 @@ class WebFetchInput(BaseModel):
     prompt: str | None = Field(default=None, description="What to extract from the page.")
 
 
-class _Redirected(Exception):
+class _Redirected(ToolhostError):
     def __init__(self, location: str) -> None:
         super().__init__(location)
         self.location = location
