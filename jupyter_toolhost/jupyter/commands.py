@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..core.context import toolhost_home
+from ..core.numbers import format_number
 from ..model.pricing import billed_equivalent
 from .host import STOP_GRACE, AgentHost, AgentInterrupted, stop_task, wait_in_slices
 from .options import HELP, Command, UsageError, parse_command, parse_turn
@@ -97,14 +98,25 @@ def _status(host: AgentHost, command: Command) -> Rendered:
         ("permission mode", host.mode or "default"),
         ("cassette", host.cassette or ""),
         ("cassette mode", (host.cassette_mode or "auto") if host.cassette else ""),
-        ("thinking", f"budget {host.think:,} tokens" if host.think else "off"),
+        (
+            "thinking",
+            f"budget {format_number(host.think, 'tokens')} tokens" if host.think else "off",
+        ),
         ("session", session.session_id if session else "(none yet)"),
         ("messages", len(session.messages) if session else 0),
         ("tool calls", len(host.history)),
-        ("approval timeout", host.approver().timeout or "off"),
+        ("approval timeout", _seconds_or_off(host.approver().timeout)),
         *_folder_rows(host),
     ]
     return table_display("status", ("setting", "value"), rows, title="jupyter_toolhost")
+
+
+def _seconds_or_off(seconds: float | None) -> str:
+    return "off" if not seconds else format_number(seconds, "seconds")
+
+
+def _tokens(count: float) -> str:
+    return format_number(count, "tokens")
 
 
 def _trust_summary(host: AgentHost) -> str:
@@ -268,7 +280,13 @@ def _history(host: AgentHost, command: Command) -> Rendered:
 
         return timeline_display(host.history)
     rows = [
-        (card.batch, card.name, card.summary, card.status, f"{card.duration or 0:.3f}s")
+        (
+            card.batch,
+            card.name,
+            card.summary,
+            card.status,
+            format_number(card.duration or 0, "seconds"),
+        )
         for card in host.history
     ]
     columns = ("batch", "tool", "input", "status", "duration")
@@ -282,20 +300,20 @@ def _cost(host: AgentHost, command: Command) -> Rendered:
     usage = session.usage.to_dict()
     thinking = usage.pop("thinking_tokens", 0)
     cost = session.cost_usd
-    rows: list[tuple[str, object]] = list(usage.items())
+    rows: list[tuple[str, object]] = [(name, _tokens(value)) for name, value in usage.items()]
     if thinking:  # billed as output: already counted in output_tokens
-        rows.append(("thinking_tokens (in output_tokens)", thinking))
+        rows.append(("thinking_tokens (in output_tokens)", _tokens(thinking)))
     weighed = billed_equivalent(session.usage)
     rows.append(
         (
             "input weighed by price (uncached + 1.25 × written for 5 min + 2 × written for "
             "1 h + 0.1 × read)",
-            f"{weighed:,.1f}",
+            _tokens(weighed),
         )
     )
     if session.last_cache_expiry:
         rows.append(("latest pause", session.last_cache_expiry))
-    rows.append(("estimated cost (USD)", "unknown" if cost is None else f"{cost:.4f}"))
+    rows.append(("estimated cost", "unknown" if cost is None else format_number(cost, "usd")))
     return table_display("cost", ("measure", "value"), rows, title=f"session {session.session_id}")
 
 
@@ -328,8 +346,10 @@ def _resume(host: AgentHost, command: Command) -> Rendered:
             key=lambda p: p.stat().st_mtime,
             reverse=True,
         )
-        rows = [(p.name, (p / "transcript.jsonl").stat().st_size) for p in found]
-        return table_display("sessions", ("session", "transcript bytes"), rows, title="sessions")
+        rows = [
+            (p.name, format_number((p / "transcript.jsonl").stat().st_size, "bytes")) for p in found
+        ]
+        return table_display("sessions", ("session", "transcript"), rows, title="sessions")
     from .agent import resume_session
 
     resumed = resume_session(host, command.argument, tools=host.tool_pool())
@@ -405,15 +425,14 @@ def _debug(host: AgentHost, command: Command) -> Rendered:
 
 def _output(host: AgentHost, command: Command) -> Rendered:
     """A saved result, whole (up to `OUTPUT_LIMIT`), read as the lab extension reads it."""
-    from .previews import format_size
     from .results_comm import read_result
 
     answer = read_result({"path": command.argument, "limit": OUTPUT_LIMIT})
     if not answer.get("ok"):
         return notice_display(str(answer.get("error")), level="error")
-    size = format_size(int(answer["size"]))
+    size = format_number(int(answer["size"]), "bytes")
     more = answer.get("next_offset")
-    note = f"first {format_size(int(more))} of {size}" if more else size
+    note = f"first {format_number(int(more), 'bytes')} of {size}" if more else size
     return output_display(str(answer["path"]), str(answer["text"]), note)
 
 

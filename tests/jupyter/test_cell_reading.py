@@ -20,6 +20,7 @@ from IPython.core.interactiveshell import InteractiveShell
 from jupyter_toolhost.agent.events import PermissionAnswered, PermissionRequested
 from jupyter_toolhost.core.context import ToolUseContext, ToolUseOptions
 from jupyter_toolhost.core.error_results import error_content
+from jupyter_toolhost.core.numbers import format_number
 from jupyter_toolhost.core.results import ResultStore
 from jupyter_toolhost.core.types import ToolCall, ToolResult
 from jupyter_toolhost.jupyter.answer import EMPTY_ANSWER
@@ -29,7 +30,7 @@ from jupyter_toolhost.jupyter.config import ToolHost
 from jupyter_toolhost.jupyter.host import AgentHost
 from jupyter_toolhost.jupyter.kernel_tools import execute, kernel_tools
 from jupyter_toolhost.jupyter.live import LiveView
-from jupyter_toolhost.jupyter.previews import cut_marker, format_size
+from jupyter_toolhost.jupyter.previews import cut_marker
 from jupyter_toolhost.jupyter.render import MIME_TYPE, Rendered
 from jupyter_toolhost.orchestration.events import CallFinished, CallQueued, CallStarted
 from jupyter_toolhost.orchestration.pipeline import Pipeline
@@ -162,7 +163,7 @@ def test_waiting_for_a_person_is_not_running_and_not_the_tools_time() -> None:
     assert card["duration"] == pytest.approx(0.2, abs=1e-6)  # 17.0 s wall − 16.8 s waiting
     assert card["waited"] == pytest.approx(16.8)
     html = batch.data["text/html"]
-    assert ">200 ms</span>" in html and ">· approval 16.8 s</span>" in html
+    assert ">200 ms</span>" in html and ">· waited 16.8 s for approval</span>" in html
     for shown in (html, batch.data["text/plain"], json.dumps(batch.data[MIME_TYPE])):
         assert "tool_use_error" not in shown
 
@@ -209,13 +210,17 @@ def test_the_cut_marker_counts_what_is_left(tmp_path_factory: Any, lines: list[s
     marker = cut_marker(shown=shown, path=str(path))
     more = len(lines) - shown_count
     assert marker == (
-        f"… {more:,} more line{'s' * (more != 1)}, {format_size(len(text.encode()))} saved"
+        f"… {more:,} more line{'s' * (more != 1)}, "
+        f"{format_number(len(text.encode()), 'bytes')} saved"
     )
 
 
 def test_sizes_are_kb_of_1024_bytes_as_the_model_is_told() -> None:
-    assert format_size(108_851) == "106.3 KB"  # Claude Code's block says 106.3KB for it
-    assert format_size(1023) == "1,023 B" and format_size(5 * 1024 * 1024) == "5.0 MB"
+    assert format_number(108_851, "bytes") == "106.3 KB"  # Claude Code's block says 106.3KB for it
+    assert (
+        format_number(1023, "bytes") == "1,023 B"
+        and format_number(5 * 1024 * 1024, "bytes") == "5.0 MB"
+    )
 
 
 @pytest.fixture
@@ -305,7 +310,9 @@ def test_agent_output_shows_a_saved_result_whole_through_the_kernel(
     relative = ".toolhost/sessions/s1/tool-results/toolu_1.txt"
     shown = run_line(host, f"output {relative}")
     assert shown is not None
-    assert shown.data["text/plain"].startswith(f"{relative} · {format_size(saved.stat().st_size)}")
+    assert shown.data["text/plain"].startswith(
+        f"{relative} · {format_number(saved.stat().st_size, 'bytes')}"
+    )
     assert shown.data["text/plain"].rstrip().endswith("19999")
     # Only saved results are served, as through the lab extension's comm.
     (tmp_path / "secret.txt").write_text("no")
