@@ -535,7 +535,11 @@ class LiveView:
         self.summary.waited = self.waited(now)
         self.summary.duration = max(0.0, now - self._started - self.summary.waited)
         if footer:
-            self._display(footer_display(self.summary))
+            self.footer()
+
+    def footer(self) -> None:
+        """Show the footer (after `finish`, which measures the cell)."""
+        self._display(footer_display(self.summary))
 
     def all_cards(self) -> list[CallCard]:
         return [self.cards[i] for i in self.order]
