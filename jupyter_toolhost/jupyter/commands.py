@@ -25,8 +25,10 @@ from .host import STOP_GRACE, AgentHost, AgentInterrupted, stop_task, wait_in_sl
 from .options import HELP, Command, UsageError, parse_command, parse_turn
 from .render import Rendered, notice_display, output_display, table_display
 
-OUTPUT_LIMIT = 5_000_000
-"""The most of a saved result `%agent output` shows in a cell (bytes)."""
+OUTPUT_LINES = 1_000
+"""The lines of a saved result one `%agent output` shows (a page: `--from` shows the next)."""
+OUTPUT_BYTES = 100_000
+"""The most bytes of a saved result one `%agent output` shows, whatever its lines' length."""
 
 
 def run_line(host: AgentHost, line: str) -> Rendered | None:
@@ -424,16 +426,55 @@ def _debug(host: AgentHost, command: Command) -> Rendered:
 
 
 def _output(host: AgentHost, command: Command) -> Rendered:
-    """A saved result, whole (up to `OUTPUT_LIMIT`), read as the lab extension reads it."""
-    from .results_comm import read_result
+    """A page of a saved result (`OUTPUT_LINES` lines from `--from`, at most `OUTPUT_BYTES`),
+    from the file the lab extension reads too: in a box that scrolls, with what is left and
+    the command for the next page under it, so a 30,000-line result never floods the cell
+    or the saved notebook."""
+    from .render import shown_path
+    from .results_comm import saved_result
 
-    answer = read_result({"path": command.argument, "limit": OUTPUT_LIMIT})
-    if not answer.get("ok"):
-        return notice_display(str(answer.get("error")), level="error")
-    size = format_number(int(answer["size"]), "bytes")
-    more = answer.get("next_offset")
-    note = f"first {format_number(int(more), 'bytes')} of {size}" if more else size
-    return output_display(str(answer["path"]), str(answer["text"]), note)
+    try:
+        real = saved_result(command.argument or "", cwd=str(host.cwd))
+    except ValueError as exc:
+        return notice_display(str(exc), level="error")
+    first = int(command.words[0]) if command.words else 1
+    lines, total = _page(real, first)
+    shown = shown_path(str(real), str(host.cwd))
+    if not lines and total:
+        return notice_display(f"{shown} has {_lines(total)}: --from {first} is past its end.")
+    size = format_number(real.stat().st_size, "bytes")
+    last = first + len(lines) - 1
+    if first == 1 and last >= total:
+        note, cut = f"{size}, {_lines(total)}", ""
+    else:
+        note = f"{size}, lines {_count(first)}–{_count(last)} of {_count(total)}"
+        left = total - last
+        more = f"{format_number(left)} more line" + ("" if left == 1 else "s")
+        cut = f"… {more}: %agent output {shown} --from {last + 1}"
+        if last >= total:
+            cut = f"end of the file; the start: %agent output {shown}"
+    return output_display(shown, "".join(lines).rstrip("\n"), note, cut)
+
+
+def _page(path: Any, first: int) -> tuple[list[str], int]:
+    """The lines of the page that starts at line `first` (from 1) and the file's line count."""
+    lines: list[str] = []
+    taken = 0
+    total = 0
+    with open(path, encoding="utf-8", errors="replace") as file:
+        for total, line in enumerate(file, start=1):
+            if total >= first and len(lines) < OUTPUT_LINES and taken < OUTPUT_BYTES:
+                lines.append(line)
+                taken += len(line.encode())
+    return lines, total
+
+
+def _count(number: int) -> str:
+    return format_number(number)
+
+
+def _lines(number: int) -> str:
+    return f"{format_number(number)} line" + ("" if number == 1 else "s")
 
 
 def _help(host: AgentHost, command: Command) -> Rendered:

@@ -126,6 +126,8 @@ def parse_command(line: str) -> Command:
         raise UsageError(f"Unknown subcommand {head!r}.\nUsage: {LINE_USAGE}")
     if name == "mcp":
         return parse_mcp(rest)
+    if name == "output":
+        return parse_output(rest)
     flags = frozenset(w for w in rest if w.startswith("--"))
     positional = [w for w in rest if not w.startswith("--")]
     allowed_flags = {"allow": {"--save"}, "ask": {"--save"}, "deny": {"--save"}}.get(name, set())
@@ -140,13 +142,6 @@ def parse_command(line: str) -> Command:
         return Command(name, " ".join(positional), flags)  # a rule may contain spaces
     if name == "cwd" and positional:
         return Command(name, " ".join(positional), flags)  # a folder's name may hold spaces
-    if name == "output":
-        if not positional:
-            raise UsageError(
-                "%agent output needs the path a card shows, e.g. %agent output "
-                ".toolhost/sessions/<session>/tool-results/<file>.txt"
-            )
-        return Command(name, " ".join(positional), flags)  # a path may contain spaces
     with_argument = ("mode", "resume", "request", "debug", "cwd")
     if len(positional) > 1 or (positional and name not in with_argument):
         takes = "one argument" if name in with_argument else "no argument"
@@ -159,6 +154,32 @@ def parse_command(line: str) -> Command:
     if name == "debug" and argument not in (None, "on", "off"):
         raise UsageError("%agent debug takes on or off.")
     return Command(name, argument, flags)
+
+
+OUTPUT_USAGE = (
+    "%agent output PATH [--from LINE]: the path a card shows, e.g. %agent output "
+    ".toolhost/sessions/<session>/tool-results/<file>.txt; --from shows the page that starts "
+    "at that line"
+)
+
+
+def parse_output(words: list[str]) -> Command:
+    """`%agent output PATH [--from LINE]`: `argument` is the path (which may hold spaces),
+    `words` the first line to show (from 1)."""
+    first = 1
+    if "--from" in words:
+        at = words.index("--from")
+        value = words[at + 1] if at + 1 < len(words) else ""
+        if not value.isdigit() or int(value) < 1:
+            raise UsageError(f"--from takes a line number (1 is the first).\n{OUTPUT_USAGE}")
+        first = int(value)
+        words = words[:at] + words[at + 2 :]
+    unknown = sorted(w for w in words if w.startswith("--"))
+    if unknown:
+        raise UsageError(f"%agent output does not take {', '.join(unknown)}.\n{OUTPUT_USAGE}")
+    if not words:
+        raise UsageError(f"%agent output needs a path.\n{OUTPUT_USAGE}")
+    return Command("output", " ".join(words), words=(str(first),))
 
 
 CHECK_USAGE = (

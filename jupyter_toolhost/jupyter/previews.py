@@ -20,11 +20,10 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from pathlib import PurePath
 from typing import Any
 
 from ..core.numbers import format_number
-from .render import FG2, PRE, esc, relative_path
+from .render import FG2, PRE, esc, relative_path, shown_path
 
 PREVIEW_CHARS = 2_000
 """How much of a result a card shows (the rest stays in the JSON payload and on disk)."""
@@ -92,11 +91,7 @@ class PersistedOutput:
     def shown_path(self) -> str:
         """The path relative to the working directory (the notebook's folder); for a result
         saved outside it, only `tool-results/<file>` (no machine's absolute path is shown)."""
-        relative = relative_path(self.path)
-        if relative is not None:
-            return relative
-        path = PurePath(self.path)
-        return f"{path.parent.name}/{path.name}" if path.parent.name else path.name
+        return shown_path(self.path)
 
     @property
     def in_notebook_folder(self) -> bool:

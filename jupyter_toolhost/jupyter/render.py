@@ -121,6 +121,22 @@ def relative_path(path: str, cwd: str | None = None) -> str | None:
     return None if relative.startswith("..") else relative.replace(os.sep, "/")
 
 
+def shown_path(path: str, cwd: str | None = None) -> str:
+    """How a path on the kernel's machine is shown to a person: relative to the working
+    directory (the notebook's folder) when it lies inside it, else from ``~``, else only its
+    folder and name. Never the machine's absolute path."""
+    relative = relative_path(path, cwd)
+    if relative is not None:
+        return relative
+    home = os.path.expanduser("~")
+    if home.strip(os.sep):
+        below_home = relative_path(path, home)
+        if below_home is not None:
+            return f"~/{below_home}"
+    parts = os.path.normpath(path).split(os.sep)
+    return "/".join(part for part in parts[-2:] if part)
+
+
 def time_html(text: str) -> str:
     return f'<span class="{TIME_CLASS}" style="color:{FG2}">{esc(text)}</span>'
 
@@ -234,14 +250,17 @@ def notice_display(text: str, *, level: Literal["info", "warning", "error"] = "i
     )
 
 
-def output_display(path: str, text: str, note: str) -> Rendered:
-    """A saved result shown whole: its path and size, then its text (height-capped)."""
+def output_display(path: str, text: str, note: str, cut: str = "") -> Rendered:
+    """A page of a saved result: its path and size, the text in a box of bounded height that
+    scrolls, and `cut` (what is not shown, and how to show it) under the box."""
     head = f"{path} · {note}"
+    marker = f'<div class="toolhost-cut" style="{MUTED}">{esc(cut)}</div>' if cut else ""
     html_text = (
         f'<div style="{MUTED}">{esc(head)}</div>'
-        f'<pre class="toolhost-output" style="{PRE};max-height:40em">{esc(text)}</pre>'
+        f'<pre class="toolhost-output" style="{PRE}">{esc(text)}</pre>{marker}'
     )
-    return Rendered({"text/html": html_text, "text/plain": f"{head}\n{text}"})
+    plain = f"{head}\n{text}" + (f"\n{cut}" if cut else "")
+    return Rendered({"text/html": html_text, "text/plain": plain})
 
 
 def table_display(
