@@ -22,7 +22,7 @@ from ..core.context import toolhost_home
 from ..core.numbers import format_number
 from ..model.pricing import billed_equivalent
 from .host import STOP_GRACE, AgentHost, AgentInterrupted, stop_task, wait_in_slices
-from .options import HELP, Command, UsageError, parse_command, parse_turn
+from .options import Command, UsageError, parse_command, parse_turn
 from .render import Rendered, notice_display, output_display, table_display
 
 OUTPUT_LINES = 1_000
@@ -100,6 +100,7 @@ def _status(host: AgentHost, command: Command) -> Rendered:
         ("permission mode", host.mode or "default"),
         ("cassette", host.cassette or ""),
         ("cassette mode", (host.cassette_mode or "auto") if host.cassette else ""),
+        *_key_rows(host),
         (
             "thinking",
             f"budget {format_number(host.think, 'tokens')} tokens" if host.think else "off",
@@ -111,6 +112,26 @@ def _status(host: AgentHost, command: Command) -> Rendered:
         *_folder_rows(host),
     ]
     return table_display("status", ("setting", "value"), rows, title="jupyter_toolhost")
+
+
+def _key_rows(host: AgentHost) -> list[tuple[str, Any]]:
+    """Whether an API key is set and where it comes from (what the client reads), with at
+    most a fingerprint of it ("…a1b2"); never the key."""
+    from ..model.anthropic_model import AnthropicModel, credential_sources, fingerprint
+
+    model = getattr(host.session, "model", None)
+    given = model.given_api_key if isinstance(model, AnthropicModel) else None
+    found = credential_sources(given)
+    rows: list[tuple[str, Any]] = []
+    for where, secret in found:
+        kind = "auth token" if "AUTH_TOKEN" in where else "API key"
+        typed = " (typed with %agent key)" if host.key_typed == secret else ""
+        mark = fingerprint(secret)
+        rows.append((kind, f"set{f' ({mark})' if mark else ''}, from {where}{typed}"))
+    if not found:
+        replay = " (a cassette replays without one)" if host.cassette else ""
+        rows.append(("API key", f"none{replay}: %agent key asks for one"))
+    return rows
 
 
 def _seconds_or_off(seconds: float | None) -> str:
@@ -412,6 +433,7 @@ def _key(host: AgentHost, command: Command) -> Rendered:
     if not key:
         return notice_display("No key given: nothing changed.")
     os.environ["ANTHROPIC_API_KEY"] = key
+    host.key_typed = key
     return notice_display(
         "ANTHROPIC_API_KEY is set for this kernel (not saved anywhere): run the %%agent cell "
         "again. It is gone when the kernel restarts."
@@ -478,7 +500,16 @@ def _lines(number: int) -> str:
 
 
 def _help(host: AgentHost, command: Command) -> Rendered:
-    return notice_display(HELP)
+    """`%agent help`: the short usage; `%agent help NAME`: one subcommand or topic in full."""
+    from .help_text import TOPICS, short_help, topic_help
+
+    if command.argument is None:
+        return notice_display(short_help())
+    found = topic_help(command.argument)
+    if found is None:
+        names = ", ".join(sorted([*_HANDLERS, *TOPICS]))
+        raise UsageError(f"No help for {command.argument!r}. Try one of: {names}.")
+    return notice_display(found)
 
 
 _HANDLERS: dict[str, Callable[[AgentHost, Command], Rendered | None]] = {

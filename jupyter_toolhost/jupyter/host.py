@@ -75,6 +75,8 @@ class AgentHost:
         self.calls = CallViews(self.session_tools)
         """How cards name, colour and show the code of this session's calls."""
         self.debug = False
+        self.key_typed: str | None = None
+        """The key `%agent key` put into this kernel's environment (`%agent status` says so)."""
         """`%agent debug on`: a failed run shows its full traceback (off: one line)."""
         self.folder_problem: str | None = None
         """Why the configured working folder is not the one in use (it does not exist)."""
