@@ -455,7 +455,8 @@ class LiveView:
             self._below = False
         if running:
             now = time.perf_counter()
-            waiting = [card for card in running if card.asked is not None]
+            # A sub-agent's call that waits for a person makes the whole cell wait.
+            waiting = [card for card in _with_children(running) if card.asked is not None]
             clock: float | None
             if waiting:  # the wait's own clock: the time the cell ran so far is beside it
                 first = min(waiting, key=lambda card: card.asked or now)
@@ -543,6 +544,14 @@ class LiveView:
 
     def all_cards(self) -> list[CallCard]:
         return [self.cards[i] for i in self.order]
+
+
+def _with_children(cards: list[CallCard]) -> list[CallCard]:
+    """The cards and, nested at any depth, the calls their sub-agents made."""
+    found: list[CallCard] = []
+    for card in cards:
+        found += [card, *_with_children(card.children)]
+    return found
 
 
 def _item_dict(item: Any) -> dict[str, Any]:

@@ -151,3 +151,50 @@ def test_an_approval_is_waited_for_not_run(kernel: Kernel, server: MessagesServe
         run, label="waiting for you", status="Waiting for you", waited_text=" for approval"
     )
     json.dumps(payloads(run, "footer"))  # the payload is plain JSON
+
+
+def test_a_sub_agents_question_is_a_wait_of_the_whole_cell() -> None:
+    """A question asked inside a sub-agent's call (its event comes wrapped in the Agent
+    call's) turns the cell's status line to the wait, and its time leaves the footer's."""
+    from jupyter_toolhost.core.context import PersonWait
+    from jupyter_toolhost.core.types import ToolCall, ToolResult
+    from jupyter_toolhost.jupyter.live import LiveView
+    from jupyter_toolhost.orchestration.events import (
+        CallFinished,
+        CallProgress,
+        CallQueued,
+        CallStarted,
+        ChildEvent,
+    )
+
+    shown: list[Any] = []
+
+    class Handle:
+        def update(self, obj: Any) -> None:
+            shown.append(obj)
+
+    view = LiveView(
+        describe=lambda name, raw: (name, ""),
+        display=lambda obj, **kwargs: shown.append(obj) or Handle(),
+        write=lambda text: None,
+    )
+    view.start()
+    now = time.perf_counter()
+    view.on_tool_event(CallQueued(ToolCall("a1", "Agent", {}), "Agent", False))
+    view.on_tool_event(CallStarted("a1", now - 10))
+    child = ToolCall("q1", "AskUserQuestion", {})
+    view.on_tool_event(ChildEvent("a1", CallQueued(child, "AskUserQuestion", True)))
+    view.on_tool_event(ChildEvent("a1", CallStarted("q1", now - 9)))
+    asked = now - 8
+    view.on_tool_event(ChildEvent("a1", CallProgress("q1", "", wait=PersonWait(asked))))
+    line = shown[-1].data["text/plain"].splitlines()[0]
+    assert line.startswith("Waiting for your answer · "), line
+    view.on_tool_event(ChildEvent("a1", CallProgress("q1", "", wait=PersonWait(asked, now - 1))))
+    result = ToolResult("q1", "answered", tool_name="AskUserQuestion")
+    view.on_tool_event(ChildEvent("a1", CallFinished("q1", result, 8.5, "ok", 0)))
+    agent = ToolResult("a1", "done", tool_name="Agent")
+    view.on_tool_event(CallFinished("a1", agent, 10.0, "ok", 0))
+    view.finish()
+    assert 6.9 < view.summary.waited < 7.1, view.summary.waited
+    [question] = view.cards["a1"].children
+    assert question.duration is not None and question.duration < 2
