@@ -6,14 +6,13 @@ prints the groups with one line per subcommand and a few examples (under 50 line
 `%agent help NAME` prints the full reference of a subcommand or of a topic (`TOPICS`:
 options, key, approvals, trust, questions, config); the magic's own docstring (`%agent?`)
 holds all of it. `LINE_USAGE`, which a wrong subcommand is answered with, comes from the
-same table.
+same table; the usage lines the parser (`options`) quotes in its errors live here too, so
+the parser imports this module and never the other way round.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-from .options import CELL_USAGE, CHECK_USAGE, MCP_USAGE, OUTPUT_USAGE
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,6 +25,31 @@ class Entry:
     summary: str
     details: str = ""
     """The full reference (`%agent help NAME`); the summary when empty."""
+
+
+CELL_USAGE = (
+    "%%agent [--model M] [--mode MODE] [--new] [--trust-folder] [--max-turns N] [--cassette PATH] "
+    "[--cassette-mode auto|record|replay] [--tools A,B] [--disclosure STYLE] [--think N|off]"
+    "\n<prompt lines>"
+)
+
+OUTPUT_USAGE = (
+    "%agent output PATH [--from LINE]: the path a card shows, e.g. %agent output "
+    ".toolhost/sessions/<session>/tool-results/<file>.txt; --from shows the page that starts "
+    "at that line"
+)
+
+CHECK_USAGE = (
+    "%agent check TOOL INPUT: INPUT is JSON ({...}) or the text of the tool's main field, "
+    'e.g. %agent check Bash "rm -rf build && ls" or %agent check Read secrets/key.txt'
+)
+
+MCP_USAGE = (
+    "%agent mcp                            list the MCP servers\n"
+    "%agent mcp add NAME -- COMMAND ARGS   start a stdio server and offer its tools\n"
+    "%agent mcp restart NAME               restart a server\n"
+    "%agent mcp remove NAME                stop a server and forget it"
+)
 
 
 GROUPS = ("Conversation", "Permissions", "Looking inside", "Setup")

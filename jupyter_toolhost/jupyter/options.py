@@ -13,6 +13,8 @@ from typing import Literal, TypeAlias, cast, get_args
 
 from ..core.types import CASSETTE_MODES as CASSETTE_MODES
 from ..core.types import CassetteMode, PermissionMode
+from .help_text import CELL_USAGE as CELL_USAGE
+from .help_text import CHECK_USAGE, LINE_USAGE, MCP_USAGE, OUTPUT_USAGE
 from .run_options import DISCLOSURES as DISCLOSURES
 from .run_options import RUN_OPTION_NAMES, read_options, split_words
 from .run_options import THINK_MIN as THINK_MIN
@@ -49,12 +51,6 @@ Subcommand: TypeAlias = Literal[
     "stop",
 ]
 SUBCOMMANDS: tuple[Subcommand, ...] = get_args(Subcommand)
-
-CELL_USAGE = (
-    "%%agent [--model M] [--mode MODE] [--new] [--trust-folder] [--max-turns N] [--cassette PATH] "
-    "[--cassette-mode auto|record|replay] [--tools A,B] [--disclosure STYLE] [--think N|off]"
-    "\n<prompt lines>"
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,8 +113,6 @@ def parse_command(line: str) -> Command:
     head, rest = words[0], words[1:]
     name: Subcommand | None = next((s for s in SUBCOMMANDS if s == head), None)
     if name is None:
-        from .help_text import LINE_USAGE
-
         raise UsageError(f"Unknown subcommand {head!r}.\nUsage: {LINE_USAGE}")
     if name == "mcp":
         return parse_mcp(rest)
@@ -152,13 +146,6 @@ def parse_command(line: str) -> Command:
     return Command(name, argument, flags)
 
 
-OUTPUT_USAGE = (
-    "%agent output PATH [--from LINE]: the path a card shows, e.g. %agent output "
-    ".toolhost/sessions/<session>/tool-results/<file>.txt; --from shows the page that starts "
-    "at that line"
-)
-
-
 def parse_output(words: list[str]) -> Command:
     """`%agent output PATH [--from LINE]`: `argument` is the path (which may hold spaces),
     `words` the first line to show (from 1)."""
@@ -176,12 +163,6 @@ def parse_output(words: list[str]) -> Command:
     if not words:
         raise UsageError(f"%agent output needs a path.\n{OUTPUT_USAGE}")
     return Command("output", " ".join(words), words=(str(first),))
-
-
-CHECK_USAGE = (
-    "%agent check TOOL INPUT: INPUT is JSON ({...}) or the text of the tool's main field, "
-    'e.g. %agent check Bash "rm -rf build && ls" or %agent check Read secrets/key.txt'
-)
 
 
 def parse_check(rest: str) -> Command:
@@ -223,14 +204,6 @@ def parse_turn(value: str) -> int:
             f"%agent request takes a turn number (1 is the first, -1 the last), not {value!r}."
         )
     return turn
-
-
-MCP_USAGE = (
-    "%agent mcp                            list the MCP servers\n"
-    "%agent mcp add NAME -- COMMAND ARGS   start a stdio server and offer its tools\n"
-    "%agent mcp restart NAME               restart a server\n"
-    "%agent mcp remove NAME                stop a server and forget it"
-)
 
 
 def parse_mcp(words: list[str]) -> Command:
