@@ -21,6 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from .core.numbers import format_number
 from .jupyter.run_options import RUN_OPTIONS, RunOption, UsageError, thinking_param
 
 if TYPE_CHECKING:
@@ -98,7 +99,7 @@ class TerminalView:
                 mark = "✗" if result.is_error else "✓"
                 bullet = "↳" if depth else "●"
                 label = self.labels.get(call_id, call_id)
-                self._line(f"{indent}{bullet} {label} {mark} {seconds:.2f}s")
+                self._line(f"{indent}{bullet} {label} {mark} {format_number(seconds, 'seconds')}")
                 if result.is_error:
                     detail = str(result.content).removeprefix("<tool_use_error>")
                     self._line(f"{indent}  ⎿ {detail.splitlines()[0] if detail else ''}"[:200])
@@ -309,12 +310,19 @@ async def run_cli(argv: list[str], *, out: TextIO, err: TextIO) -> int:
                     "command ends with its own prompt.\n"
                 )
             await session.close()  # before a queued prompt can start: none runs half-way
-        cost = f", ≈ ${result.cost_usd:.4f}" if result.cost_usd is not None else ""
+        # Written as every view writes numbers (`core.numbers`): "27,498 in / 221 out tokens".
+        cost = f", ≈ {format_number(result.cost_usd, 'usd')}" if result.cost_usd is not None else ""
         usage = result.usage
-        thinking = f" (incl. {usage.thinking_tokens} thinking)" if usage.thinking_tokens else ""
+        tokens_in = format_number(usage.input_tokens, "tokens")
+        tokens_out = format_number(usage.output_tokens, "tokens")
+        thinking = (
+            f" (incl. {format_number(usage.thinking_tokens, 'tokens')} thinking)"
+            if usage.thinking_tokens
+            else ""
+        )
         err.write(
-            f"[{result.stop_reason}] {result.turns} turns, "
-            f"{usage.input_tokens} in / {usage.output_tokens} out tokens{thinking}{cost}\n"
+            f"[{result.stop_reason}] {format_number(result.turns)} turns, "
+            f"{tokens_in} in / {tokens_out} out tokens{thinking}{cost}\n"
         )
     return 0
 

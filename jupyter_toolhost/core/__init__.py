@@ -14,6 +14,8 @@ What each module owns:
 - ``runner``: the seam through which tools start subagents (the loop implements it).
 - ``process``: subprocesses in their own process group; ``workdir``: the working folder and
   the settings that apply to it; ``kernel_host``: where the kernel runs.
+- ``text``: how a text is cut for a line (the cut marked); ``numbers``: how every number
+  shown to a person is written (`format_number`).
 
 The core imports nothing above it (no agent, orchestration, permissions or tools), and never
 IPython, ipywidgets or anthropic.

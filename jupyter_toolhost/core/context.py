@@ -9,11 +9,13 @@ id and query chain tracking.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import threading
+import time
 import uuid
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -295,6 +297,21 @@ class ChecklistItem:
 
 
 @dataclass(frozen=True, slots=True)
+class PersonWait:
+    """A running call waits for a person: a question it asked them (AskUserQuestion).
+
+    Reported through `context.progress` when the wait begins (`answered_at` None) and when
+    it ends. Front ends show the time in between as a wait ("waiting for you"), never as
+    the call running, and leave it out of the call's run time, as they do for an approval
+    prompt. Times are `time.perf_counter()` values."""
+
+    asked_at: float
+    answered_at: float | None = None
+    what: str = "your answer"
+    """What the person is asked for, for a label ("waited 8.0 s for your answer")."""
+
+
+@dataclass(frozen=True, slots=True)
 class Progress:
     """What a running call reports through `context.progress(...)`; front ends show it live.
 
@@ -308,6 +325,8 @@ class Progress:
     """The last lines of output so far (a running command's)."""
     checklist: tuple[ChecklistItem, ...] | None = None
     """The whole checklist after the call (None: the call reports no checklist)."""
+    wait: PersonWait | None = None
+    """The call began or ended a wait for a person (see `ToolUseContext.waiting_for_person`)."""
 
 
 def as_progress(value: str | Progress) -> Progress:
@@ -374,6 +393,22 @@ class ToolUseContext:
         running, and keeps its pool thread until it returns.
         """
         return self.abort.aborted
+
+    @contextlib.contextmanager
+    def waiting_for_person(self, what: str = "your answer") -> Generator[None]:
+        """Mark the time the block runs as this call waiting for a person (a question it
+        asked), so front ends show it as a wait and keep it out of the run time. Every wait
+        for a person inside a call goes through here; approval prompts are reported by
+        the session's approver instead."""
+        report = self.progress
+        asked = time.perf_counter()
+        if report is not None:
+            report(Progress(wait=PersonWait(asked, None, what)))
+        try:
+            yield
+        finally:
+            if report is not None:
+                report(Progress(wait=PersonWait(asked, time.perf_counter(), what)))
 
     def get_app_state(self) -> AppState:
         return self.app_state.get()

@@ -5,7 +5,8 @@ transformer and reads the `ToolHost` config; the session, the model client (anth
 pydantic-heavy tool modules and ipywidgets are imported on the first `%%agent` cell.
 
 Modules: `transformer` (the `%%agent` cell → one `await`), `magics` (thin), `options`
-(argument parsing), `host` (per-kernel state and the cell's wait/interrupt logic),
+(argument parsing), `help_text` (`%agent help`, from the subcommand table), `host`
+(per-kernel state and the cell's wait/interrupt logic),
 `commands` (`%agent` subcommands; `mcp_command` for `%agent mcp`), `live`, `cards` and
 `render` (what the cell shows), `approval` (the widget approver, plans included),
 `questions` (the widget asker for AskUserQuestion), `kernel_tools` (PythonExec,

@@ -34,6 +34,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, assert_never
 
+from ..core.numbers import format_number
 from ..permissions.api import (
     DESTRUCTIVE_WARNING,
     ApprovalChoice,
@@ -135,7 +136,8 @@ def input_html(values: Mapping[str, Any]) -> str:
         if len(text) > _FOLD_CHARS or text.count("\n") >= _FOLD_LINES:
             first = html.escape(" ".join(text[:80].split()))
             cell = (
-                f"<details><summary><code>{first}…</code> ({len(text):,} characters)</summary>"
+                f"<details><summary><code>{first}…</code> "
+                f"({format_number(len(text))} characters)</summary>"
                 f"<pre style='margin:0'>{escaped}</pre></details>"
             )
         else:

@@ -10,8 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import PurePath
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeAlias
 
+from ..core.numbers import format_number
 from ..core.types import PermissionResult
 from .previews import (
     PREVIEW_CHARS,
@@ -34,7 +35,6 @@ from .render import (
     Rendered,
     bundle,
     esc,
-    format_duration,
     short,
     time_html,
 )
@@ -72,6 +72,30 @@ _BOX = (
 _CHECK_MARK = {"pending": "☐", "in_progress": "◐", "completed": "☑"}
 
 
+APPROVAL = "approval"
+"""What an approval prompt waits for (`Wait.what`)."""
+
+
+class Wait(NamedTuple):
+    """A time a call waited for a person: an approval prompt, or a question it asked."""
+
+    asked: float
+    answered: float
+    what: str = APPROVAL
+    """What the person was asked for: `APPROVAL`, or a call's own ("your answer")."""
+
+
+def waiting_label(what: str) -> str:
+    """The status word of a card while it waits for `what`: "waiting for you" for an
+    approval, "waiting for your answer" for a question."""
+    return "waiting for you" if what == APPROVAL else f"waiting for {what}"
+
+
+def waited_label(seconds: float, what: str) -> str:
+    """How long a call waited: "waited 8.0 s for approval" / "… for your answer"."""
+    return f"waited {format_number(seconds, 'seconds')} for {what}"
+
+
 @dataclass(slots=True)
 class CallCard:
     """What one tool call looks like in the cell; final once the call has ended."""
@@ -105,42 +129,50 @@ class CallCard:
     """Calls a sub-agent made inside this call, in the order they were queued."""
     displays: tuple[dict[str, Any], ...] = ()
     """Rich outputs the call made for people (plots, tables): shown right under its card."""
-    waits: list[tuple[float, float]] = field(default_factory=list)
-    """(asked, answered) times of each approval prompt the call waited on."""
+    waits: list[Wait] = field(default_factory=list)
+    """Each time the call waited for a person: its approval prompts and its own questions."""
     stopped_by: StopCause | None = None
     """Why a cancelled call was stopped: a failed sibling, an interrupt, a discarded message."""
     response: int = 0
     """Which model response of its cell asked for the call, from 1 (0: not known). Each
     response numbers its batches from 1, so (response, batch) names one batch of a cell."""
     asked: float | None = None
-    """When the approval prompt the call waits on now was shown (None: not waiting)."""
+    """When the wait for a person the call is in now began (None: not waiting)."""
+    asked_for: str = APPROVAL
+    """What that wait is for (`Wait.what`)."""
     interrupted: bool = False
     """The call was stopped by an interrupt (a stopped run of code, a cancelled command)."""
 
     @property
     def wall(self) -> float | None:
-        """From start to end, approval waits included."""
+        """From start to end, waits for a person included."""
         if self.started is None or self.ended is None:
             return None
         return self.ended - self.started
 
     @property
     def waited(self) -> float:
-        """Seconds the call waited for a person (or an approver) to decide."""
-        return sum(max(0.0, answered - asked) for asked, answered in self.waits)
+        """Seconds the call waited for a person (or an approver) to decide or answer."""
+        return sum(max(0.0, wait.answered - wait.asked) for wait in self.waits)
+
+    def waited_by(self, now: float) -> float:
+        """Seconds of waiting for a person up to `now`, the wait in progress included."""
+        current = max(0.0, now - self.asked) if self.asked is not None else 0.0
+        return self.waited + current
 
     @property
     def duration(self) -> float | None:
-        """The call's run time: its wall time without the approval waits."""
+        """The call's run time: its wall time without the waits for a person."""
         wall = self.wall
         return None if wall is None else max(0.0, wall - self.waited)
 
     @property
     def label(self) -> str:
-        """The status word people read: "waiting for you" while a prompt waits,
-        "interrupted" for a call an interrupt stopped, else the status."""
+        """The status word people read: "waiting for you" while an approval prompt waits
+        ("waiting for your answer" while its own question does), "interrupted" for a call
+        an interrupt stopped, else the status."""
         if self.status == "running" and self.asked is not None:
-            return "waiting for you"
+            return waiting_label(self.asked_for)
         if self.status == "cancelled" and (self.interrupted or self.stopped_by == "interrupt"):
             return "interrupted"
         if self.status == "error" and self.interrupted:
@@ -280,14 +312,14 @@ def card_html(card: CallCard, *, live: bool = False, now: float | None = None) -
     if why:
         head += f' <span style="color:{FG2}">({esc(why)})</span>'
     if card.final and card.duration is not None:
-        head += " " + time_html(format_duration(card.duration))
-        if card.waits:
-            head += " " + time_html(f"· approval {format_duration(card.waited)}")
+        head += " " + time_html(format_number(card.duration, "seconds"))
+        for what, seconds in waits_by_kind(card).items():
+            head += " " + time_html(f"· {waited_label(seconds, what)}")
     elif live and card.asked is not None and now is not None:
-        head += " " + time_html(f"for {format_duration(max(0.0, now - card.asked))}")
+        head += " " + time_html(f"for {format_number(max(0.0, now - card.asked), 'seconds')}")
     elif live and card.started is not None and now is not None:
         ran = max(0.0, now - card.started - card.waited)
-        head += " " + time_html(f"for {format_duration(ran)}")
+        head += " " + time_html(f"for {format_number(ran, 'seconds')}")
     body = ""
     if live and not card.final:
         body += _progress_html(card)
@@ -312,6 +344,14 @@ def card_html(card: CallCard, *, live: bool = False, now: float | None = None) -
     if card.displays and card.final:
         body += f'<div style="{MUTED}">{_displays_label(card)} below ↓</div>'
     return f'<div style="{_BOX}">{head}{body}</div>'
+
+
+def waits_by_kind(card: CallCard) -> dict[str, float]:
+    """Seconds the card waited, by what it waited for (approval first)."""
+    total: dict[str, float] = {}
+    for wait in sorted(card.waits, key=lambda w: w.what != APPROVAL):
+        total[wait.what] = total.get(wait.what, 0.0) + max(0.0, wait.answered - wait.asked)
+    return total
 
 
 def header_summary(card: CallCard) -> str:
@@ -384,6 +424,8 @@ def card_json(card: CallCard, *, now: float | None = None) -> dict[str, Any]:
         data.pop(key)
     data["duration"] = card.duration
     data["waited"] = card.waited
+    # What the lab extension shows beside the run time, written here once.
+    data["waited_text"] = [waited_label(s, what) for what, s in waits_by_kind(card).items()]
     data["label"] = card.label
     shown, cut = clip(card.result)
     data["result"] = shown
@@ -429,7 +471,7 @@ def batch_display(cards: Sequence[CallCard], *, batch: int) -> Rendered:
         started = [c.started for c in cards if c.started is not None]
         ended = [c.ended for c in cards if c.ended is not None]
         wall = (
-            " " + time_html(f"in {format_duration(max(ended) - min(started))}")
+            " " + time_html(f"in {format_number(max(ended) - min(started), 'seconds')}")
             if started and ended
             else ""
         )
@@ -459,24 +501,28 @@ def live_display(
 ) -> Rendered:
     """The live panel: cards still running, with progress, output tails and elapsed times,
     and the cell's latest checklist (transient; nbval keeps only the first, empty, display).
-    `elapsed` (seconds since the cell started) goes to the JSON payload."""
+    Its first line is `status` ("running", "Waiting for you") and the clock `elapsed` (the
+    seconds the cell ran, or the seconds the person was waited for), written
+    "running · 12 s" here and by the lab extension alike, which get both in the payload."""
     shown = list(cards)
     inner = "".join(card_html(card, live=True, now=now) for card in shown)
     if checklist:
         inner = checklist_html(checklist) + inner
-    if status:
-        inner = f'<div style="{MUTED}">{esc(status)}</div>' + inner
+    line = status
+    if status and elapsed is not None:
+        line += f" · {format_number(elapsed, 'clock')}"
+    if line:
+        inner = f'<div style="{MUTED}">{esc(line)}</div>' + inner
     plain = "\n".join(
         [
-            status,
+            line,
             *(_checklist_line(item) for item in checklist or ()),
             *(card_plain(card) for card in shown),
         ]
     ).strip()
-    waiting = any(card.asked is not None for card in shown)
     payload = {
         "calls": [card_json(c, now=now) for c in shown],
-        "status": ("Waiting for you" if waiting else "running") if shown else "idle",
+        "status": (status or "running") if shown else "idle",
         "elapsed": elapsed,
         "checklist": [dict(item) for item in checklist] if checklist else None,
     }

@@ -19,13 +19,16 @@ from collections.abc import Callable
 from typing import Any
 
 from ..core.context import toolhost_home
+from ..core.numbers import format_number
 from ..model.pricing import billed_equivalent
 from .host import STOP_GRACE, AgentHost, AgentInterrupted, stop_task, wait_in_slices
-from .options import HELP, Command, UsageError, parse_command, parse_turn
+from .options import Command, UsageError, parse_command, parse_turn
 from .render import Rendered, notice_display, output_display, table_display
 
-OUTPUT_LIMIT = 5_000_000
-"""The most of a saved result `%agent output` shows in a cell (bytes)."""
+OUTPUT_LINES = 1_000
+"""The lines of a saved result one `%agent output` shows (a page: `--from` shows the next)."""
+OUTPUT_BYTES = 100_000
+"""The most bytes of a saved result one `%agent output` shows, whatever its lines' length."""
 
 
 def run_line(host: AgentHost, line: str) -> Rendered | None:
@@ -97,14 +100,46 @@ def _status(host: AgentHost, command: Command) -> Rendered:
         ("permission mode", host.mode or "default"),
         ("cassette", host.cassette or ""),
         ("cassette mode", (host.cassette_mode or "auto") if host.cassette else ""),
-        ("thinking", f"budget {host.think:,} tokens" if host.think else "off"),
+        *_key_rows(host),
+        (
+            "thinking",
+            f"budget {format_number(host.think, 'tokens')} tokens" if host.think else "off",
+        ),
         ("session", session.session_id if session else "(none yet)"),
         ("messages", len(session.messages) if session else 0),
         ("tool calls", len(host.history)),
-        ("approval timeout", host.approver().timeout or "off"),
+        ("approval timeout", _seconds_or_off(host.approver().timeout)),
         *_folder_rows(host),
     ]
     return table_display("status", ("setting", "value"), rows, title="jupyter_toolhost")
+
+
+def _key_rows(host: AgentHost) -> list[tuple[str, Any]]:
+    """Whether an API key is set and where it comes from (what the client reads), with at
+    most a fingerprint of it ("…a1b2"); never the key."""
+    from ..model.anthropic_model import AnthropicModel, credential_sources, fingerprint
+
+    model = getattr(host.session, "model", None)
+    given = model.given_api_key if isinstance(model, AnthropicModel) else None
+    found = credential_sources(given)
+    rows: list[tuple[str, Any]] = []
+    for where, secret in found:
+        kind = "auth token" if "AUTH_TOKEN" in where else "API key"
+        typed = " (typed with %agent key)" if host.key_typed == secret else ""
+        mark = fingerprint(secret)
+        rows.append((kind, f"set{f' ({mark})' if mark else ''}, from {where}{typed}"))
+    if not found:
+        replay = " (a cassette replays without one)" if host.cassette else ""
+        rows.append(("API key", f"none{replay}: %agent key asks for one"))
+    return rows
+
+
+def _seconds_or_off(seconds: float | None) -> str:
+    return "off" if not seconds else format_number(seconds, "seconds")
+
+
+def _tokens(count: float) -> str:
+    return format_number(count, "tokens")
 
 
 def _trust_summary(host: AgentHost) -> str:
@@ -268,7 +303,13 @@ def _history(host: AgentHost, command: Command) -> Rendered:
 
         return timeline_display(host.history)
     rows = [
-        (card.batch, card.name, card.summary, card.status, f"{card.duration or 0:.3f}s")
+        (
+            card.batch,
+            card.name,
+            card.summary,
+            card.status,
+            format_number(card.duration or 0, "seconds"),
+        )
         for card in host.history
     ]
     columns = ("batch", "tool", "input", "status", "duration")
@@ -282,20 +323,20 @@ def _cost(host: AgentHost, command: Command) -> Rendered:
     usage = session.usage.to_dict()
     thinking = usage.pop("thinking_tokens", 0)
     cost = session.cost_usd
-    rows: list[tuple[str, object]] = list(usage.items())
+    rows: list[tuple[str, object]] = [(name, _tokens(value)) for name, value in usage.items()]
     if thinking:  # billed as output: already counted in output_tokens
-        rows.append(("thinking_tokens (in output_tokens)", thinking))
+        rows.append(("thinking_tokens (in output_tokens)", _tokens(thinking)))
     weighed = billed_equivalent(session.usage)
     rows.append(
         (
             "input weighed by price (uncached + 1.25 × written for 5 min + 2 × written for "
             "1 h + 0.1 × read)",
-            f"{weighed:,.1f}",
+            _tokens(weighed),
         )
     )
     if session.last_cache_expiry:
         rows.append(("latest pause", session.last_cache_expiry))
-    rows.append(("estimated cost (USD)", "unknown" if cost is None else f"{cost:.4f}"))
+    rows.append(("estimated cost", "unknown" if cost is None else format_number(cost, "usd")))
     return table_display("cost", ("measure", "value"), rows, title=f"session {session.session_id}")
 
 
@@ -328,8 +369,10 @@ def _resume(host: AgentHost, command: Command) -> Rendered:
             key=lambda p: p.stat().st_mtime,
             reverse=True,
         )
-        rows = [(p.name, (p / "transcript.jsonl").stat().st_size) for p in found]
-        return table_display("sessions", ("session", "transcript bytes"), rows, title="sessions")
+        rows = [
+            (p.name, format_number((p / "transcript.jsonl").stat().st_size, "bytes")) for p in found
+        ]
+        return table_display("sessions", ("session", "transcript"), rows, title="sessions")
     from .agent import resume_session
 
     resumed = resume_session(host, command.argument, tools=host.tool_pool())
@@ -390,6 +433,7 @@ def _key(host: AgentHost, command: Command) -> Rendered:
     if not key:
         return notice_display("No key given: nothing changed.")
     os.environ["ANTHROPIC_API_KEY"] = key
+    host.key_typed = key
     return notice_display(
         "ANTHROPIC_API_KEY is set for this kernel (not saved anywhere): run the %%agent cell "
         "again. It is gone when the kernel restarts."
@@ -404,21 +448,68 @@ def _debug(host: AgentHost, command: Command) -> Rendered:
 
 
 def _output(host: AgentHost, command: Command) -> Rendered:
-    """A saved result, whole (up to `OUTPUT_LIMIT`), read as the lab extension reads it."""
-    from .previews import format_size
-    from .results_comm import read_result
+    """A page of a saved result (`OUTPUT_LINES` lines from `--from`, at most `OUTPUT_BYTES`),
+    from the file the lab extension reads too: in a box that scrolls, with what is left and
+    the command for the next page under it, so a 30,000-line result never floods the cell
+    or the saved notebook."""
+    from .render import shown_path
+    from .results_comm import saved_result
 
-    answer = read_result({"path": command.argument, "limit": OUTPUT_LIMIT})
-    if not answer.get("ok"):
-        return notice_display(str(answer.get("error")), level="error")
-    size = format_size(int(answer["size"]))
-    more = answer.get("next_offset")
-    note = f"first {format_size(int(more))} of {size}" if more else size
-    return output_display(str(answer["path"]), str(answer["text"]), note)
+    try:
+        real = saved_result(command.argument or "", cwd=str(host.cwd))
+    except ValueError as exc:
+        return notice_display(str(exc), level="error")
+    first = int(command.words[0]) if command.words else 1
+    lines, total = _page(real, first)
+    shown = shown_path(str(real), str(host.cwd))
+    if not lines and total:
+        return notice_display(f"{shown} has {_lines(total)}: --from {first} is past its end.")
+    size = format_number(real.stat().st_size, "bytes")
+    last = first + len(lines) - 1
+    if first == 1 and last >= total:
+        note, cut = f"{size}, {_lines(total)}", ""
+    else:
+        note = f"{size}, lines {_count(first)}–{_count(last)} of {_count(total)}"
+        left = total - last
+        more = f"{format_number(left)} more line" + ("" if left == 1 else "s")
+        cut = f"… {more}: %agent output {shown} --from {last + 1}"
+        if last >= total:
+            cut = f"end of the file; the start: %agent output {shown}"
+    return output_display(shown, "".join(lines).rstrip("\n"), note, cut)
+
+
+def _page(path: Any, first: int) -> tuple[list[str], int]:
+    """The lines of the page that starts at line `first` (from 1) and the file's line count."""
+    lines: list[str] = []
+    taken = 0
+    total = 0
+    with open(path, encoding="utf-8", errors="replace") as file:
+        for total, line in enumerate(file, start=1):
+            if total >= first and len(lines) < OUTPUT_LINES and taken < OUTPUT_BYTES:
+                lines.append(line)
+                taken += len(line.encode())
+    return lines, total
+
+
+def _count(number: int) -> str:
+    return format_number(number)
+
+
+def _lines(number: int) -> str:
+    return f"{format_number(number)} line" + ("" if number == 1 else "s")
 
 
 def _help(host: AgentHost, command: Command) -> Rendered:
-    return notice_display(HELP)
+    """`%agent help`: the short usage; `%agent help NAME`: one subcommand or topic in full."""
+    from .help_text import TOPICS, short_help, topic_help
+
+    if command.argument is None:
+        return notice_display(short_help())
+    found = topic_help(command.argument)
+    if found is None:
+        names = ", ".join(sorted([*_HANDLERS, *TOPICS]))
+        raise UsageError(f"No help for {command.argument!r}. Try one of: {names}.")
+    return notice_display(found)
 
 
 _HANDLERS: dict[str, Callable[[AgentHost, Command], Rendered | None]] = {

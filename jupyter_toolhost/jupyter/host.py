@@ -4,8 +4,9 @@ The cell awaits the agent's task in 0.1 s slices (`asyncio.wait(..., timeout=0.1
 keeps the event loop waking up, so a kernel interrupt (which ipykernel turns into a
 `CancelledError` of the cell's coroutine) lands within a fraction of a second. On an
 interrupt the agent's task is cancelled: the session cancels what can be cancelled, lets
-blocking calls finish, answers every tool_use, and the cell ends with `AgentInterrupted`
-(a `KeyboardInterrupt`) after showing what was done. The next cell continues the same
+blocking calls finish, answers every tool_use, and the cell shows what was done and its
+footer (what was spent, "stop: interrupted"), then ends with `AgentInterrupted` (a
+`KeyboardInterrupt`), whose one line says what was kept. The next cell continues the same
 conversation.
 
 The session, the model client and the tool modules are imported here on first use only.
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core.errors import ToolhostError
+from ..core.numbers import format_number
 from .call_views import CallViews
 from .options import CellOptions, UsageError, parse_cell_line
 
@@ -74,6 +76,8 @@ class AgentHost:
         self.calls = CallViews(self.session_tools)
         """How cards name, colour and show the code of this session's calls."""
         self.debug = False
+        self.key_typed: str | None = None
+        """The key `%agent key` put into this kernel's environment (`%agent status` says so)."""
         """`%agent debug on`: a failed run shows its full traceback (off: one line)."""
         self.folder_problem: str | None = None
         """Why the configured working folder is not the one in use (it does not exist)."""
@@ -257,11 +261,18 @@ class AgentHost:
             await stop_task(task, grace=STOP_GRACE)
             view.finish(footer=False)
             self._remember(view)
-            view.notice(_interrupt_summary(view), level="warning")
             text = background_notice(stopped)
             if text is not None:
                 view.notice(text, level="warning")
-            raise AgentInterrupted("the agent was interrupted") from None
+            # The response that asked for the calls was cut before its turn ended: it was
+            # still a request, and what it spent is in the usage.
+            asked = [card.response for card in view.all_cards()]
+            view.summary.model_requests = max([view.summary.model_requests, *asked])
+            view.summary.stop_reason = "interrupted"
+            view.footer()
+            # Said once, by the cell's error: it stops Run All here, as a KeyboardInterrupt
+            # does in any cell, so no notice repeats it.
+            raise AgentInterrupted(_interrupt_summary(view)) from None
         finally:
             self._view = None
             self.mode = permission_mode(session)  # tools (ExitPlanMode) may have changed it
@@ -531,10 +542,15 @@ def _show_notice(text: str, *, level: str) -> None:
 
 
 class AgentInterrupted(KeyboardInterrupt):
-    """The cell's error after an interrupt: shown as one line, without a traceback."""
+    """The cell's error after an interrupt: one line saying what ran and what was kept, the
+    only place that says it, right after the cell's footer.
+
+    It stays an error on purpose: an interrupt stops "Run All" (JupyterLab, nbclient, nbval)
+    at this cell, as a `KeyboardInterrupt` does in any other cell, so the next cells do not
+    run on an answer that was cut short."""
 
     def _render_traceback_(self) -> list[str]:
-        return [f"{type(self).__name__}: {self}"]
+        return [str(self)]
 
 
 async def wait_in_slices(task: asyncio.Future[Any]) -> None:
@@ -618,5 +634,12 @@ def _interrupt_summary(view: LiveView) -> str:
     cards = view.all_cards()
     done = sum(card.status == "done" for card in cards)
     stopped = sum(card.status in ("cancelled", "error", "denied") for card in cards)
-    calls = f"{done} tool call(s) completed, {stopped} stopped" if cards else "no tool calls ran"
+    if cards:
+        calls = f"{_calls(done)} completed, {format_number(stopped)} stopped"
+    else:
+        calls = "no tool calls ran"
     return f"Interrupted: {calls}. The conversation is kept; the next %%agent cell continues it."
+
+
+def _calls(count: int) -> str:
+    return f"{format_number(count)} tool call" + ("" if count == 1 else "s")

@@ -19,6 +19,12 @@
   order) is in their text, and durations only in the HTML's `toolhost-time` spans. Right
   under the cards come the rich outputs the calls made for people (plots, tables, widgets)
   as ordinary display outputs, so every front end draws them natively.
+- A wait for a person is shown as a wait, wherever it comes from: an approval prompt
+  (`PermissionRequested` / `PermissionAnswered`) or a question a call asked
+  (`CallProgress.wait`, from `ToolUseContext.waiting_for_person`). The card says "waiting
+  for you" (or "waiting for your answer") with the wait's own clock, the status line
+  "Waiting for you · 8 s", and the time is kept out of the call's run time, out of the
+  cell's "running" clock and out of the footer's duration, which names it apart.
 - After an interrupt, a "block" call that is let finish is named in the live panel with its
   grace counting down ("Finishing Sleep(…) — 3 s…2 s…"): transient, like every live update.
 - A footer closes the cell.
@@ -49,9 +55,11 @@ from ..orchestration.events import (
 from .answer import AnswerStream
 from .captured import INTERRUPTED_LINE, ipython_display
 from .cards import (
+    APPROVAL,
     EMPTY_LIVE,
     CallCard,
     CallStatus,
+    Wait,
     batch_display,
     decision_json,
     live_display,
@@ -280,13 +288,13 @@ class LiveView:
             case PermissionRequested(request=request, asked_at=asked):
                 card = self.cards.get(request.tool_use_id)
                 if card is not None:
-                    card.asked = asked
+                    card.asked, card.asked_for = asked, APPROVAL
                     self._refresh()
             case PermissionAnswered(request=request, asked_at=asked, answered_at=answered):
                 # A sub-agent's prompts come here too, unwrapped: its cards are in `cards`.
                 card = self.cards.get(request.tool_use_id)
                 if card is not None:
-                    card.waits.append((asked, answered))
+                    card.waits.append(Wait(asked, answered, APPROVAL))
                     card.asked = None
                     self._refresh()
             case CallFinished() if parent is not None:
@@ -315,6 +323,15 @@ class LiveView:
         return card
 
     def _progress(self, card: CallCard, event: CallProgress) -> None:
+        wait = event.wait
+        if wait is not None:  # a wait for a person began or ended: shown at once
+            if wait.answered_at is None:
+                card.asked, card.asked_for = wait.asked_at, wait.what
+            else:
+                card.waits.append(Wait(wait.asked_at, wait.answered_at, wait.what))
+                card.asked = None
+            self._refresh()
+            return
         card.progress = event.text or card.progress
         card.fraction = event.fraction if event.fraction is not None else card.fraction
         card.tail = tuple(relative_text(line, self._cwd) for line in event.tail) or card.tail
@@ -353,6 +370,8 @@ class LiveView:
         if card.started is None:
             card.started = time.perf_counter() - event.duration_s
         card.ended = card.started + event.duration_s
+        if card.asked is not None:  # stopped while it waited for a person
+            card.waits.append(Wait(card.asked, max(card.asked, card.ended), card.asked_for))
         content = event.result.content
         text = content if isinstance(content, str) else blocks_text(content)
         card.interrupted = event.stopped_by == "interrupt" or (
@@ -436,20 +455,50 @@ class LiveView:
             self._below = False
         if running:
             now = time.perf_counter()
-            elapsed = now - self._started
-            waiting = [card for card in running if card.asked is not None]
-            status = self.finishing_status() or (
-                f"Waiting for you · {now - min(c.asked or now for c in waiting):.0f} s"
-                if waiting
-                else f"running… {elapsed:.0f} s"
-            )
+            # A sub-agent's call that waits for a person makes the whole cell wait.
+            waiting = [card for card in _with_children(running) if card.asked is not None]
+            clock: float | None
+            if waiting:  # the wait's own clock: the time the cell ran so far is beside it
+                first = min(waiting, key=lambda card: card.asked or now)
+                status = "Waiting for " + (
+                    "you" if first.asked_for == APPROVAL else first.asked_for
+                )
+                clock = now - (first.asked or now)
+            else:
+                status, clock = "running", max(0.0, now - self._started - self.waited(now))
+            finishing = self.finishing_status()
+            if finishing:  # its own countdown is the clock
+                status, clock = finishing, None
             self._panel.update(
                 live_display(
-                    running, status=status, elapsed=elapsed, now=now, checklist=self.checklist
+                    running, status=status, elapsed=clock, now=now, checklist=self.checklist
                 )
             )
         else:
             self._panel.update(EMPTY_LIVE)
+
+    def waited(self, now: float) -> float:
+        """Seconds of this cell spent waiting for a person up to `now`: every wait of every
+        call (a sub-agent's included), overlapping waits counted once."""
+        spans: list[tuple[float, float]] = []
+
+        def collect(card: CallCard) -> None:
+            spans.extend((w.asked, w.answered) for w in card.waits)
+            if card.asked is not None:
+                spans.append((card.asked, now))
+            for child in card.children:
+                collect(child)
+
+        for card in self.cards.values():
+            if card.tool_use_id in self.order:
+                collect(card)
+        total, reach = 0.0, float("-inf")
+        for start, end in sorted(spans):
+            start = max(start, reach)
+            if end > start:
+                total += end - start
+                reach = end
+        return total
 
     def finishing_status(self) -> str:
         """The countdown line of calls let finish after an interrupt ("" when none)."""
@@ -483,12 +532,26 @@ class LiveView:
         self._flush()
         if self._panel is not None:
             self._panel.update(EMPTY_LIVE)
-        self.summary.duration = time.perf_counter() - self._started
+        now = time.perf_counter()
+        self.summary.waited = self.waited(now)
+        self.summary.duration = max(0.0, now - self._started - self.summary.waited)
         if footer:
-            self._display(footer_display(self.summary))
+            self.footer()
+
+    def footer(self) -> None:
+        """Show the footer (after `finish`, which measures the cell)."""
+        self._display(footer_display(self.summary))
 
     def all_cards(self) -> list[CallCard]:
         return [self.cards[i] for i in self.order]
+
+
+def _with_children(cards: list[CallCard]) -> list[CallCard]:
+    """The cards and, nested at any depth, the calls their sub-agents made."""
+    found: list[CallCard] = []
+    for card in cards:
+        found += [card, *_with_children(card.children)]
+    return found
 
 
 def _item_dict(item: Any) -> dict[str, Any]:

@@ -11,9 +11,12 @@ from typing import Any
 
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 
-from .options import HELP
+from .help_text import full_reference
 
-__all__ = ["HELP", "ToolHostMagics"]  # HELP lives in options; tests and docs read it here
+HELP = full_reference()
+"""The full reference (`%agent?`); `%agent help` is the short usage (`help_text`)."""
+
+__all__ = ["HELP", "ToolHostMagics"]
 
 
 @magics_class

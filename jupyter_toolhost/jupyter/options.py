@@ -13,6 +13,8 @@ from typing import Literal, TypeAlias, cast, get_args
 
 from ..core.types import CASSETTE_MODES as CASSETTE_MODES
 from ..core.types import CassetteMode, PermissionMode
+from .help_text import CELL_USAGE as CELL_USAGE
+from .help_text import CHECK_USAGE, LINE_USAGE, MCP_USAGE, OUTPUT_USAGE
 from .run_options import DISCLOSURES as DISCLOSURES
 from .run_options import RUN_OPTION_NAMES, read_options, split_words
 from .run_options import THINK_MIN as THINK_MIN
@@ -49,18 +51,6 @@ Subcommand: TypeAlias = Literal[
     "stop",
 ]
 SUBCOMMANDS: tuple[Subcommand, ...] = get_args(Subcommand)
-
-CELL_USAGE = (
-    "%%agent [--model M] [--mode MODE] [--new] [--trust-folder] [--max-turns N] [--cassette PATH] "
-    "[--cassette-mode auto|record|replay] [--tools A,B] [--disclosure STYLE] [--think N|off]"
-    "\n<prompt lines>"
-)
-LINE_USAGE = (
-    "%agent status | reset | stop | mode [MODE] | allow|ask|deny RULE [--save] | rules | tools | "
-    "history [--timeline] | cost | request [N] | compact | resume [SESSION] | "
-    "mcp [add NAME -- COMMAND ARGS... | restart NAME | remove NAME] | check TOOL INPUT | "
-    "output PATH | import-claude-settings | cwd [PATH] | key | debug [on|off] | help"
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +116,8 @@ def parse_command(line: str) -> Command:
         raise UsageError(f"Unknown subcommand {head!r}.\nUsage: {LINE_USAGE}")
     if name == "mcp":
         return parse_mcp(rest)
+    if name == "output":
+        return parse_output(rest)
     flags = frozenset(w for w in rest if w.startswith("--"))
     positional = [w for w in rest if not w.startswith("--")]
     allowed_flags = {"allow": {"--save"}, "ask": {"--save"}, "deny": {"--save"}}.get(name, set())
@@ -140,14 +132,7 @@ def parse_command(line: str) -> Command:
         return Command(name, " ".join(positional), flags)  # a rule may contain spaces
     if name == "cwd" and positional:
         return Command(name, " ".join(positional), flags)  # a folder's name may hold spaces
-    if name == "output":
-        if not positional:
-            raise UsageError(
-                "%agent output needs the path a card shows, e.g. %agent output "
-                ".toolhost/sessions/<session>/tool-results/<file>.txt"
-            )
-        return Command(name, " ".join(positional), flags)  # a path may contain spaces
-    with_argument = ("mode", "resume", "request", "debug", "cwd")
+    with_argument = ("mode", "resume", "request", "debug", "cwd", "help")
     if len(positional) > 1 or (positional and name not in with_argument):
         takes = "one argument" if name in with_argument else "no argument"
         raise UsageError(f"%agent {name} takes {takes}.")
@@ -161,10 +146,23 @@ def parse_command(line: str) -> Command:
     return Command(name, argument, flags)
 
 
-CHECK_USAGE = (
-    "%agent check TOOL INPUT: INPUT is JSON ({...}) or the text of the tool's main field, "
-    'e.g. %agent check Bash "rm -rf build && ls" or %agent check Read secrets/key.txt'
-)
+def parse_output(words: list[str]) -> Command:
+    """`%agent output PATH [--from LINE]`: `argument` is the path (which may hold spaces),
+    `words` the first line to show (from 1)."""
+    first = 1
+    if "--from" in words:
+        at = words.index("--from")
+        value = words[at + 1] if at + 1 < len(words) else ""
+        if not value.isdigit() or int(value) < 1:
+            raise UsageError(f"--from takes a line number (1 is the first).\n{OUTPUT_USAGE}")
+        first = int(value)
+        words = words[:at] + words[at + 2 :]
+    unknown = sorted(w for w in words if w.startswith("--"))
+    if unknown:
+        raise UsageError(f"%agent output does not take {', '.join(unknown)}.\n{OUTPUT_USAGE}")
+    if not words:
+        raise UsageError(f"%agent output needs a path.\n{OUTPUT_USAGE}")
+    return Command("output", " ".join(words), words=(str(first),))
 
 
 def parse_check(rest: str) -> Command:
@@ -208,14 +206,6 @@ def parse_turn(value: str) -> int:
     return turn
 
 
-MCP_USAGE = (
-    "%agent mcp                            list the MCP servers\n"
-    "%agent mcp add NAME -- COMMAND ARGS   start a stdio server and offer its tools\n"
-    "%agent mcp restart NAME               restart a server\n"
-    "%agent mcp remove NAME                stop a server and forget it"
-)
-
-
 def parse_mcp(words: list[str]) -> Command:
     """`%agent mcp ...`: list, `add NAME -- COMMAND ARGS...`, `restart NAME`, `remove NAME`.
 
@@ -234,151 +224,3 @@ def parse_mcp(words: list[str]) -> Command:
             raise UsageError(f"%agent mcp {action} needs one server name.\n{MCP_USAGE}")
         return Command("mcp", action, words=(rest[0],))
     raise UsageError(f"Unknown %agent mcp action {action!r}.\n{MCP_USAGE}")
-
-
-HELP = f"""Run an agent whose tools execute in this kernel.
-
-Usage
------
-{CELL_USAGE}
-
-    The cell body is the prompt; the conversation continues across %%agent cells
-    until --new or %agent reset, which also end its scheduled prompts, background agents
-    and background commands (the stop button and %agent stop stop the agents and
-    commands and keep the schedules). --mode, --model, --cassette, --cassette-mode,
-    --disclosure and --think stay in effect for the rest of the conversation; a new
-    one starts from the c.ToolHost defaults.
-
-{LINE_USAGE}
-
-Options
--------
---model M        model name (else c.ToolHost.model, JUPYTER_TOOLHOST_MODEL, a default)
---mode MODE      the permission mode (as python -m jupyter_toolhost --mode and
-                 Session(permission_mode=...)): default | acceptEdits |
-                 bypassPermissions | dontAsk | plan | auto
---new            start a new conversation
---trust-folder   trust the working folder's own settings (.toolhost/settings.json:
-                 hooks, MCP servers, allow rules, a wider mode) for the conversation this
-                 cell starts, without asking: the way for headless runs
---max-turns N    at most N model requests for this cell
---cassette PATH  replay (or record) model answers from a cassette file: works offline
---cassette-mode auto|record|replay
-                 what the cassette does; auto (the default) replays when the file
-                 exists and records (with ANTHROPIC_API_KEY) when it does not
---tools A,B      offer only these tools
---disclosure STYLE
-                 how deferred (MCP) tools reach the model: auto (the default: the API's
-                 defer_loading when the model supports it, so a discovery keeps the
-                 prompt cache; else discovered) | defer_loading | discovered |
-                 server_bm25 | server_regex (the API's own tool search)
---think N|off    extended thinking with a budget of N tokens (at least 1024), or off
-                 (the default). The thinking streams into a collapsed "Thinking"
-                 section above the turn's tool cards; its tokens are billed as output
-                 tokens, up to N per model response
-
-API key
--------
-Without ANTHROPIC_API_KEY (and without --cassette) a cell says so at once and sends
-nothing. %agent key asks for the key without showing it and keeps it in this kernel's
-environment only; %env ANTHROPIC_API_KEY=... does the same from a cell (which then holds
-the key). --cassette PATH replays a recorded conversation with no key at all.
-
-Errors
-------
-A failed run ends its cell with one line saying what failed; %agent debug on shows the
-full traceback instead (%agent debug off: one line again).
-
-Approvals
----------
-A call that needs approval shows buttons in the cell: Allow, Always allow, Deny (Deny
-opens a field to tell the model what to do instead). Headless runs (nbclient, nbval, CI)
-should use --mode dontAsk with allow rules; c.ToolHost.approval_timeout (or the
-JUPYTER_TOOLHOST_APPROVAL_TIMEOUT environment variable) turns an unanswered prompt into a
-deny after that many seconds. A plan the model presents (ExitPlanMode) is shown rendered,
-under "Approve this plan?", with the same buttons.
-
-Folder trust
-------------
-Before a conversation's first prompt, a folder whose own settings would run commands or
-allow more (hooks, MCP servers, allow rules, a wider mode) is asked about in the cell:
-Trust this folder / Don't trust, with each command listed. Until it is trusted only its
-deny and ask rules apply. A trust is kept in ~/.toolhost/trusted-folders.json; headless
-runs trust only with --trust-folder or "trustedFolders" in ~/.toolhost/settings.json.
-%agent status says whether the folder is trusted and what is held back.
-
-Questions
----------
-When the model asks (AskUserQuestion), the cell shows each question with its options, an
-"Other" field and Submit. In --mode dontAsk nobody is asked: the model is told to go on
-with its best judgement; the approval timeout applies to questions too.
-
-MCP servers
------------
-%agent mcp lists them; %agent mcp add NAME -- COMMAND ARGS... starts a stdio server for
-this conversation (its tools are offered from the next request); restart NAME, remove NAME.
-Servers for every session go in "mcpServers" of .toolhost/settings.json.
-
-Checking permissions
---------------------
-%agent check TOOL INPUT shows what the permission engine decides for one call in every
-mode (allow, ask or deny), the rule and settings file behind it, how a shell command was
-parsed, and what "Always allow" would add, without running the call or asking anyone.
-INPUT is JSON ({{...}}) or the tool's main field: %agent check Bash "rm -rf build && ls",
-%agent check Read secrets/key.txt. PreToolUse hooks are not run; auto is shown as it is
-without a classifier answer. In Python: session.check("Bash", "ls > out.txt").
-
-Claude Code settings
---------------------
-Off by default: another program's allow rules would widen what runs here.
-%agent import-claude-settings reads ~/.claude/settings.json, .claude/settings.json and
-.claude/settings.local.json into this conversation; "importClaudeCodeSettings": true in
-.toolhost/settings.json does it for every session. Taken: permissions.allow/ask/deny (same
-tool names and rule syntax; deny and ask apply as written), additionalDirectories, and
-command hooks. Not taken: defaultMode (the mode stays this project's to choose).
-%agent rules shows each imported rule with its .claude file.
-
-History
--------
-%agent history lists the session's tool calls; --timeline draws them on one time axis
-(SVG): batches grouped, time spent waiting for approval hatched, failed, denied,
-interrupted and sibling-cancelled calls marked, a tooltip on everything.
-
-Working folder
---------------
-Paths, Bash, settings files (.toolhost/settings.json) and saved results use the working
-folder: %agent cwd PATH, else c.ToolHost.root_dir, else the KERNEL_TOOLHOST_ROOT
-environment variable, else the notebook's folder (JPY_SESSION_NAME, or KERNEL_WORKING_DIR
-from a gateway) when it is on the kernel's machine, else the kernel's own folder. The
-kernel moves there too. %agent cwd shows it, where it came from and the settings files in
-force; a new conversation's first cell says so in one line when it is not the notebook's
-folder (a kernel behind a gateway).
-
-Configuration
--------------
-c.ToolHost.model, .permission_mode (--mode), .max_turns, .cassette,
-.cassette_mode (--cassette-mode), .tools, .kernel_tools, .approval_timeout,
-.disclosure (--disclosure), .think (--think), .root_dir (the working folder)
-
-Requests
---------
-%agent request [N] shows exactly what turn N (default: the last) sent to the model: the
-system prompt, the tools (deferred ones and the cache breakpoint marked), the messages
-(each tool_use linked to its tool_result) and the API parameters, each with its size in
-bytes and tokens, the turn's cache reads and writes, and what deferral saved.
-session.request(N) returns the body as a dict.
-
-Saved results
--------------
-%agent output PATH shows a saved tool result (the path its card shows) whole, in the cell,
-read through the kernel: no server access to the hidden .toolhost/ folder is needed.
-
-Prompts while one runs
-----------------------
-A scheduled prompt (CronCreate) that fires while a cell runs waits for the running
-prompt to end, then runs; the running cell shows a "queued" notice saying so. It never
-interrupts the cell: the stop button does that.
-
-The kernel stop button interrupts the agent: cancellable tools stop, the conversation stays
-valid and the next cell continues it.
-"""

@@ -20,10 +20,10 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from pathlib import PurePath
 from typing import Any
 
-from .render import FG2, PRE, esc, relative_path
+from ..core.numbers import format_number
+from .render import FG2, PRE, esc, relative_path, shown_path
 
 PREVIEW_CHARS = 2_000
 """How much of a result a card shows (the rest stays in the JSON payload and on disk)."""
@@ -36,15 +36,6 @@ _PERSISTED_BLOCK = re.compile(
     r"<persisted-output>\nOutput too large \(([^)\n]*)\)\. Full output saved to: ([^\n]+)\n"
 )
 _ERROR_TAGS = re.compile(r"</?tool_use_error>")
-
-
-def format_size(size: int) -> str:
-    """`512 B`, `106.3 KB`, `4.2 MB` (KB = 1,024 bytes, MB = 1,024 KB)."""
-    if size < KB:
-        return f"{size:,} B"
-    if size < KB * KB:
-        return f"{size / KB:.1f} KB"
-    return f"{size / KB / KB:.1f} MB"
 
 
 def strip_error_tags(text: str) -> str:
@@ -80,10 +71,11 @@ def cut_marker(*, shown: str, path: str | None, total_chars: int | None = None) 
         size, lines = size_of_path(path), _count_lines(path)
         if size is not None and lines is not None:
             more = max(0, lines - shown_lines)
-            return f"… {more:,} more line{'s' * (more != 1)}, {format_size(size)} saved"
+            lines_left = f"{format_number(more)} more line{'s' * (more != 1)}"
+            return f"… {lines_left}, {format_number(size, 'bytes')} saved"
     if total_chars is not None and total_chars > len(shown):
         more = total_chars - len(shown)
-        return f"… {more:,} more character{'s' * (more != 1)}"
+        return f"… {format_number(more)} more character{'s' * (more != 1)}"
     return "…"
 
 
@@ -99,11 +91,7 @@ class PersistedOutput:
     def shown_path(self) -> str:
         """The path relative to the working directory (the notebook's folder); for a result
         saved outside it, only `tool-results/<file>` (no machine's absolute path is shown)."""
-        relative = relative_path(self.path)
-        if relative is not None:
-            return relative
-        path = PurePath(self.path)
-        return f"{path.parent.name}/{path.name}" if path.parent.name else path.name
+        return shown_path(self.path)
 
     @property
     def in_notebook_folder(self) -> bool:
@@ -127,13 +115,13 @@ def persisted_output_of(
         return None
     size = size_of_path(path)
     if size is not None:
-        shown = format_size(size)
+        shown = format_number(size, "bytes")
     elif found:
         shown = found.group(1).replace("KB", " KB").replace("MB", " MB").replace("  ", " ")
     elif original_size is not None:
-        shown = f"{original_size:,} characters"
+        shown = f"{format_number(original_size)} characters"
     else:
-        shown = f"{len(result):,} characters"
+        shown = f"{format_number(len(result))} characters"
     return PersistedOutput(path, shown)
 
 
@@ -180,7 +168,7 @@ def result_html(result: str, persisted: PersistedOutput | None) -> str:
     text, cut = clip(result)
     if "\n" not in text and not cut and len(text) <= 100:
         return f'<div style="color:{FG2}">{esc(text)}</div>'
-    label = f"output ({len(result):,} characters)"
+    label = f"output ({format_number(len(result))} characters)"
     marker = (
         f'<div class="toolhost-cut" {marker_style}>'
         f"{esc(cut_marker(shown=text, path=None, total_chars=len(result)))}</div>"

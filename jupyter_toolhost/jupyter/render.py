@@ -27,6 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from ..core.numbers import format_number
 from ..core.text import one_line
 from .safe_html import clean_bundle
 
@@ -120,14 +121,20 @@ def relative_path(path: str, cwd: str | None = None) -> str | None:
     return None if relative.startswith("..") else relative.replace(os.sep, "/")
 
 
-def format_duration(seconds: float) -> str:
-    """`85 ms`, `1.2 s`, `1 min 05 s`."""
-    if seconds < 1:
-        return f"{seconds * 1000:.0f} ms"
-    if seconds < 60:
-        return f"{seconds:.1f} s"
-    minutes, rest = divmod(int(seconds), 60)
-    return f"{minutes} min {rest:02d} s"
+def shown_path(path: str, cwd: str | None = None) -> str:
+    """How a path on the kernel's machine is shown to a person: relative to the working
+    directory (the notebook's folder) when it lies inside it, else from ``~``, else only its
+    folder and name. Never the machine's absolute path."""
+    relative = relative_path(path, cwd)
+    if relative is not None:
+        return relative
+    home = os.path.expanduser("~")
+    if home.strip(os.sep):
+        below_home = relative_path(path, home)
+        if below_home is not None:
+            return f"~/{below_home}"
+    parts = os.path.normpath(path).split(os.sep)
+    return "/".join(part for part in parts[-2:] if part)
 
 
 def time_html(text: str) -> str:
@@ -147,6 +154,9 @@ class TurnSummary:
     usage: dict[str, int] = field(default_factory=dict)
     cost_usd: float | None = None
     duration: float | None = None
+    """Seconds the cell ran, without the time it waited for a person (`waited`)."""
+    waited: float = 0.0
+    """Seconds the cell waited for a person: approval prompts, questions it asked."""
     replayed: bool = False
     """The model's answers came from a cassette: nothing was paid for."""
     cassette: str | None = None
@@ -175,19 +185,19 @@ def footer_parts(summary: TurnSummary) -> list[str]:
         read = usage.get("cache_read_input_tokens", 0)
         thinking = usage.get("thinking_tokens", 0)
         tokens_in, tokens_out = usage.get("input_tokens", 0), usage.get("output_tokens", 0)
-        tokens = f"{tokens_in:,} in / {tokens_out:,} out tokens"
+        tokens = f"{_tokens(tokens_in)} in / {_tokens(tokens_out)} out tokens"
         if thinking:  # part of the output tokens (and billed as output), not on top
-            tokens += f" (incl. {thinking:,} thinking)"
+            tokens += f" (incl. {_tokens(thinking)} thinking)"
         written = usage.get("cache_creation_input_tokens", 0)
-        cached = [f"{read:,} read from cache"] if read else []
+        cached = [f"{_tokens(read)} read from cache"] if read else []
         long = usage.get("cache_creation_1h_input_tokens", 0)
-        kept = f" ({long:,} for 1 h)" if long else ""
-        cached += [f"{written:,} written to cache{kept}"] if written else []
+        kept = f" ({_tokens(long)} for 1 h)" if long else ""
+        cached += [f"{_tokens(written)} written to cache{kept}"] if written else []
         parts.append(tokens + (f" ({', '.join(cached)})" if cached else ""))
     elif summary.replayed:  # a replay that reported no usage (an old cassette)
         parts.append("replayed — no tokens spent")
     if not scripted and summary.cost_usd is not None:
-        parts.append(f"≈ ${summary.cost_usd:.4f}")
+        parts.append(f"≈ {format_number(summary.cost_usd, 'usd')}")
     if summary.cassette == "recorded":
         parts.append("as recorded — a replay spends nothing")
     if summary.stop_reason:
@@ -195,19 +205,35 @@ def footer_parts(summary: TurnSummary) -> list[str]:
     return parts
 
 
+def _tokens(count: int) -> str:
+    return format_number(count, "tokens")
+
+
+def footer_times(summary: TurnSummary) -> list[str]:
+    """The footer's times (they vary between runs: HTML time spans and the payload only): how
+    long the cell ran, and apart from it how long it waited for a person."""
+    times = []
+    if summary.duration is not None:
+        times.append(format_number(summary.duration, "seconds"))
+    if summary.waited >= 0.05:
+        times.append(f"waited {format_number(summary.waited, 'seconds')} for you")
+    return times
+
+
 def footer_display(summary: TurnSummary) -> Rendered:
     """The per-cell footer: calls, requests, tokens, cost (or "replayed — no tokens spent"); the
-    duration in HTML only (it varies between runs)."""
+    duration and the time spent waiting for a person in HTML only (they vary between runs)."""
     parts = footer_parts(summary)
+    times = footer_times(summary)
     plain = f"── {' · '.join(parts)} ──"
-    duration = ""
-    if summary.duration is not None:
-        duration = " · " + time_html(format_duration(summary.duration))
+    duration = "".join(" · " + time_html(text) for text in times)
     html_text = (
         f'<div style="{MUTED};border-top:1px solid {BORDER};margin-top:4px">'
         f"{esc(' · '.join(parts))}{duration}</div>"
     )
-    return bundle("footer", asdict(summary), html_text=html_text, plain=plain)
+    # The lab extension shows `parts` and `times` as they are: one formatter, one order.
+    payload = {**asdict(summary), "parts": parts, "times": times}
+    return bundle("footer", payload, html_text=html_text, plain=plain)
 
 
 def notice_display(text: str, *, level: Literal["info", "warning", "error"] = "info") -> Rendered:
@@ -224,14 +250,17 @@ def notice_display(text: str, *, level: Literal["info", "warning", "error"] = "i
     )
 
 
-def output_display(path: str, text: str, note: str) -> Rendered:
-    """A saved result shown whole: its path and size, then its text (height-capped)."""
+def output_display(path: str, text: str, note: str, cut: str = "") -> Rendered:
+    """A page of a saved result: its path and size, the text in a box of bounded height that
+    scrolls, and `cut` (what is not shown, and how to show it) under the box."""
     head = f"{path} · {note}"
+    marker = f'<div class="toolhost-cut" style="{MUTED}">{esc(cut)}</div>' if cut else ""
     html_text = (
         f'<div style="{MUTED}">{esc(head)}</div>'
-        f'<pre class="toolhost-output" style="{PRE};max-height:40em">{esc(text)}</pre>'
+        f'<pre class="toolhost-output" style="{PRE}">{esc(text)}</pre>{marker}'
     )
-    return Rendered({"text/html": html_text, "text/plain": f"{head}\n{text}"})
+    plain = f"{head}\n{text}" + (f"\n{cut}" if cut else "")
+    return Rendered({"text/html": html_text, "text/plain": plain})
 
 
 def table_display(
@@ -271,4 +300,6 @@ def table_display(
 def _cell(value: Any) -> str:
     if isinstance(value, bool):
         return "yes" if value else "no"
+    if isinstance(value, int | float):
+        return format_number(value)
     return "" if value is None else str(value)

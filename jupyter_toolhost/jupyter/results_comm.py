@@ -6,9 +6,11 @@ the kernel: it opens a comm on the target `jupyter_toolhost.results` with
 `{"path": ..., "offset": 0, "limit": 4_000_000, "encoding": "base64"}`, and the kernel
 answers and closes the comm:
 
-- `{"ok": true, "path", "name", "size", "offset", "next_offset", "encoding": "base64",
-  "pieces": N}`, where `size` is the file's size in bytes and `next_offset` is where the
-  next chunk starts (None at the end), then N messages `{"piece": i, "data": "<base64>"}`
+- `{"ok": true, "path", "shown_path", "name", "size", "offset", "next_offset",
+  "encoding": "base64", "pieces": N}` (`shown_path` is how a person reads the path: relative
+  to the working folder or `~`, never the machine's absolute path), where `size` is the
+  file's size in bytes and `next_offset` is where the next chunk starts (None at the end),
+  then N messages `{"piece": i, "data": "<base64>"}`
   holding the chunk's bytes in order (each at most `PIECE_BYTES` before encoding);
 - `{"ok": false, "error": "..."}` for anything else.
 
@@ -22,8 +24,8 @@ connection lost them, rather than that the kernel was silent. A request without
 `TEXT_CHUNK_BYTES` long, which even at six bytes per byte stays under the frame limit.
 
 `{"list": true}` instead asks for the saved results of every session under this kernel's
-home, newest first: `{"ok": true, "results": [{"path", "name", "session", "size",
-"modified"}, ...]}` (at most `LIST_LIMIT`), for "Agent: open session folder" where the
+home, newest first: `{"ok": true, "results": [{"path", "shown_path", "name", "session",
+"size", "modified"}, ...]}` (at most `LIST_LIMIT`), for "Agent: open session folder" where the
 server hides the folder itself.
 
 Only files inside a `tool-results/` folder of a session under this kernel's `.toolhost/`
@@ -37,6 +39,8 @@ import base64
 import os
 from pathlib import Path
 from typing import Any
+
+from .render import shown_path
 
 TARGET = "jupyter_toolhost.results"
 CHUNK_BYTES = 4_000_000
@@ -98,16 +102,10 @@ def read_result(request: Any, *, cwd: str | None = None) -> dict[str, Any]:
         limit = cap
     base = cwd or os.getcwd()
     shown: str = request["path"]
-    path = Path(shown) if os.path.isabs(shown) else Path(base) / shown
     try:
-        real = path.resolve(strict=True)
-    except (OSError, RuntimeError):
-        return {"ok": False, "error": f"{shown} is gone: the saved result no longer exists."}
-    if not _is_saved_result(real, base):
-        return {
-            "ok": False,
-            "error": f"{shown} is not a saved tool result of this kernel's sessions.",
-        }
+        real = saved_result(shown, cwd=base)
+    except ValueError as exc:
+        return {"ok": False, "error": str(exc)}
     try:
         size = real.stat().st_size
         with real.open("rb") as handle:
@@ -120,6 +118,7 @@ def read_result(request: Any, *, cwd: str | None = None) -> dict[str, Any]:
     return {
         "ok": True,
         "path": shown,
+        "shown_path": shown_path(str(real), base),
         "name": real.name,
         "text": chunk.decode("utf-8", errors="replace"),
         "raw": chunk,
@@ -127,6 +126,20 @@ def read_result(request: Any, *, cwd: str | None = None) -> dict[str, Any]:
         "offset": offset,
         "next_offset": end if end < size else None,
     }
+
+
+def saved_result(path: str, *, cwd: str | None = None) -> Path:
+    """The file a saved result's `path` (absolute, or relative to `cwd`) names, resolved;
+    `ValueError` with the message to show when it is gone or is not a saved result."""
+    base = cwd or os.getcwd()
+    given = Path(path) if os.path.isabs(path) else Path(base) / path
+    try:
+        real = given.resolve(strict=True)
+    except (OSError, RuntimeError):
+        raise ValueError(f"{path} is gone: the saved result no longer exists.") from None
+    if not _is_saved_result(real, base):
+        raise ValueError(f"{path} is not a saved tool result of this kernel's sessions.")
+    return real
 
 
 def list_results(*, cwd: str | None = None) -> dict[str, Any]:
@@ -149,6 +162,7 @@ def list_results(*, cwd: str | None = None) -> dict[str, Any]:
         "results": [
             {
                 "path": str(path),
+                "shown_path": shown_path(str(path), base),
                 "name": path.name,
                 "session": path.parent.parent.name,
                 "size": size,

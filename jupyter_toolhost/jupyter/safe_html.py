@@ -112,7 +112,17 @@ SVG_ATTRIBUTES = frozenset(
 DISPLAY_TAGS = MARKDOWN_TAGS | SVG_TAGS | {"caption", "progress", "section", "header", "nav"}
 DISPLAY_ATTRIBUTES: dict[str, set[str]] = {
     **{tag: set(names) for tag, names in MARKDOWN_ATTRIBUTES.items()},
-    "*": {"style", "class", "title", "id", "role", "aria-label", "data-status", "data-batch"},
+    "*": {
+        "style",
+        "class",
+        "title",
+        "id",
+        "role",
+        "aria-label",
+        "data-status",
+        "data-batch",
+        "data-what",
+    },
     "progress": {"max", "value"},
     "details": {"open"},
     "th": {"align", "colspan", "rowspan", "scope"},

@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
+from ..core.numbers import format_number
 from .render import BORDER, FG2, MUTED, PRE, Rendered, bundle, esc
 
 PartKind: TypeAlias = Literal["text", "redacted", "omitted", "streaming"]
@@ -70,7 +71,7 @@ def section_header(section: ThinkingSection, *, live: bool) -> str:
     """`Thinking · 1,234 characters` (`Thinking…` while it streams)."""
     head = "Thinking…" if live else "Thinking"
     count = section.characters
-    return f"{head} · {count:,} characters" if count else head
+    return f"{head} · {format_number(count)} characters" if count else head
 
 
 def _shown_parts(section: ThinkingSection, *, live: bool) -> list[ThinkingPart]:

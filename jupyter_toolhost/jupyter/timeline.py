@@ -1,12 +1,14 @@
 """`%agent history --timeline`: the session's tool calls on one time axis, as SVG.
 
 Drawn from the cards the live view recorded (`CallCard`: start and end, batch, status, why
-a cancelled call was stopped, the approval prompts it waited on):
+a cancelled call was stopped, the times it waited for a person):
 
 - the calls of a batch are grouped under a batch label, one row each, so concurrent calls
   stand side by side in time and an unsafe call visibly runs alone; bars are coloured by
   batch; a time axis with ticks in seconds runs under them;
-- the time a call waited for a person's approval is hatched on its bar;
+- the time a call waited for a person (an approval prompt, or a question it asked, such as
+  AskUserQuestion's) is hatched on its bar and named in its tooltip: a wait is never drawn
+  as the call running;
 - calls that did not end well carry a mark after the bar, explained in the legend: ✗
   failed, ⊘ denied, ↯ cancelled because a sibling failed, ■ interrupted, □ cancelled
   otherwise (its message was discarded);
@@ -29,8 +31,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, TypeAlias, assert_never
 
-from .cards import CallCard
-from .render import Rendered, format_duration
+from ..core.numbers import format_number
+from .cards import CallCard, waited_label, waits_by_kind
+from .render import Rendered
 
 TimelineStatus: TypeAlias = Literal[
     "done", "error", "denied", "sibling", "interrupted", "cancelled", "running"
@@ -162,17 +165,17 @@ def _status_text(card: CallCard) -> str:
 
 def call_tooltip(card: CallCard, *, batch: int, axis_origin: float | None = None) -> str:
     """The tooltip of a call: name and input, batch (as the timeline numbers it), duration,
-    status, approval waits."""
+    status, waits for a person."""
     group = f"Batch {batch}" if batch > 0 else "not started"
-    duration = format_duration(card.duration or 0.0)
+    duration = format_number(card.duration or 0.0, "seconds")
     lines = [
         f"{card.name}: {card.summary}" if card.summary else card.name,
         f"{group} · {duration} · {_status_text(card)}",
     ]
-    waited = sum(end - start for start, end in card.waits)
-    if card.waits:
-        prompts = "" if len(card.waits) == 1 else f" ({len(card.waits)} prompts)"
-        lines.append(f"waited {format_duration(waited)} for approval{prompts}")
+    for what, seconds in waits_by_kind(card).items():
+        count = sum(wait.what == what for wait in card.waits)
+        prompts = "" if count == 1 else f" ({count} prompts)"
+        lines.append(waited_label(seconds, what) + prompts)
     if axis_origin is not None and card.started is not None:
         lines.append(f"started at {card.started - axis_origin:.3f} s")
     return "\n".join(lines)
@@ -183,7 +186,7 @@ def _header(batch: int, cards: list[CallCard], y: float) -> str:
     if batch > 0:
         starts = [c.started for c in cards if c.started is not None]
         ends = [c.ended for c in cards if c.ended is not None]
-        wall = format_duration(max(ends) - min(starts)) if starts and ends else ""
+        wall = format_number(max(ends) - min(starts), "seconds") if starts and ends else ""
         together = "ran concurrently" if len(cards) > 1 else "ran alone"
         text = f"Batch {batch} · {count} {together} · {wall}"
     else:
@@ -218,14 +221,14 @@ def _row(card: CallCard, batch: int, axis: _Axis, y: float) -> str:
         f'<rect class="toolhost-bar" x="{x0:.1f}" y="{bar_y:.1f}" width="{width:.1f}" '
         f'height="{BAR_H}" rx="2" {style}>{_title(tooltip)}</rect>',
     ]
-    for asked, answered in card.waits:
+    for asked, answered, what in card.waits:
         w0, w1 = axis.x(asked), axis.x(answered)
         wait = (
-            f"{card.name}: waited {format_duration(answered - asked)} for approval "
+            f"{card.name}: {waited_label(answered - asked, what)} "
             f"(asked at {asked - axis.origin:.3f} s)"
         )
         parts.append(
-            f'<rect class="toolhost-wait" x="{w0:.1f}" y="{bar_y:.1f}" '
+            f'<rect class="toolhost-wait" data-what="{_esc(what)}" x="{w0:.1f}" y="{bar_y:.1f}" '
             f'width="{max(w1 - w0, 1.0):.1f}" height="{BAR_H}" '
             f'fill="url(#{WAIT_PATTERN}) {WAIT_COLOR}" stroke="{WAIT_COLOR}">'
             f"{_title(wait)}</rect>"
@@ -271,7 +274,7 @@ def _axis_svg(axis: _Axis, top: float, bottom: float) -> str:
 def _legend(y: float) -> tuple[str, float]:
     """The legend from `y` down, in three columns, and where it ends."""
     items: list[tuple[str, str, str]] = [
-        ("wait", WAIT_COLOR, "waiting for approval"),
+        ("wait", WAIT_COLOR, "waiting for you (approval, answer)"),
         *MARKS.values(),
     ]
     column = (WIDTH - 2 * LABEL_X) / LEGEND_COLUMNS
@@ -328,7 +331,7 @@ def timeline_svg(cards: Sequence[CallCard]) -> str:
     height = math.ceil(legend_bottom + 6)
     calls = f"{len(timed)} tool call" + ("" if len(timed) == 1 else "s")
     heading = f"{calls} in {len(groups)} group" + ("" if len(groups) == 1 else "s")
-    heading += f" over {format_duration(span)} (bar colour = batch)"
+    heading += f" over {format_number(span, 'seconds')} (bar colour = batch)"
     return "".join(
         [
             f'<svg xmlns="http://www.w3.org/2000/svg" class="toolhost-timeline" '
@@ -361,13 +364,12 @@ def timeline_plain(cards: Sequence[CallCard]) -> str:
     for batch, members in _groups(timed):
         lines.append(f"Batch {batch}" if batch > 0 else "not started")
         for card in members:
-            waited = sum(end - start for start, end in card.waits)
             line = (
                 f"  {card.name}: {_short(card.summary, 60)}  "
-                f"{format_duration(card.duration or 0.0)}  {_status_text(card)}"
+                f"{format_number(card.duration or 0.0, 'seconds')}  {_status_text(card)}"
             )
-            if card.waits:
-                line += f"  (waited {format_duration(waited)} for approval)"
+            for what, seconds in waits_by_kind(card).items():
+                line += f"  ({waited_label(seconds, what)})"
             lines.append(line)
     return "\n".join(lines) or "no tool calls yet"
 

@@ -19,7 +19,7 @@ import contextlib
 import functools
 import json
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..core.kernel_host import KERNEL_KEY_ENV, kernel_api_key, remote_kernel_hint
@@ -72,6 +72,38 @@ def has_credentials() -> bool:
     )
 
 
+def credential_sources(
+    api_key: str | None = None, environ: Mapping[str, str] | None = None
+) -> list[tuple[str, str]]:
+    """Where the client's credentials come from, as it reads them: (where, value) for the API
+    key (an `api_key` given in Python, else ``ANTHROPIC_API_KEY``, else the gateway-passed
+    ``KERNEL_ANTHROPIC_API_KEY``) and for a bearer token (``ANTHROPIC_AUTH_TOKEN``); empty
+    when there is none. Nothing else is read (no ``.env`` file). The values are for a
+    fingerprint at most (`fingerprint`): never show them."""
+    env = os.environ if environ is None else environ
+    found: list[tuple[str, str]] = []
+    if api_key:
+        found.append(("api_key given in Python (AnthropicModel(api_key=...))", api_key))
+    elif env.get("ANTHROPIC_API_KEY"):
+        found.append(("the environment variable ANTHROPIC_API_KEY", env["ANTHROPIC_API_KEY"]))
+    elif kernel_api_key(env):
+        where = f"the environment variable {KERNEL_KEY_ENV} (a gateway passes it on)"
+        found.append((where, env[KERNEL_KEY_ENV]))
+    if env.get("ANTHROPIC_AUTH_TOKEN"):
+        where = "the environment variable ANTHROPIC_AUTH_TOKEN (a bearer token)"
+        found.append((where, env["ANTHROPIC_AUTH_TOKEN"]))
+    return found
+
+
+FINGERPRINT_MIN = 20
+"""A secret shorter than this shows no fingerprint at all (its last 4 would be much of it)."""
+
+
+def fingerprint(secret: str) -> str:
+    """The most of a secret ever shown: "…" and its last 4 characters, for a long one."""
+    return f"…{secret[-4:]}" if len(secret) >= FINGERPRINT_MIN else ""
+
+
 class MissingCredentials(ModelError):
     """No API key: nothing can be sent."""
 
@@ -98,6 +130,12 @@ class AnthropicModel:
         self._max_retries = max_retries
         self._timeout = timeout
         self._client = client
+
+    @property
+    def given_api_key(self) -> str | None:
+        """The key given in Python (`api_key=`), if any (else the client reads the
+        environment: see `credential_sources`)."""
+        return self._api_key
 
     def credentials(self) -> dict[str, str]:
         """The key or token this model authenticates with, by the variable that holds it

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Literal, TypeAlias, TypeVar
 
-from ..core.context import ChecklistItem
+from ..core.context import ChecklistItem, PersonWait
 from ..core.types import ToolCall, ToolResult
 
 CallStatus: TypeAlias = Literal["ok", "error", "cancelled", "denied"]
@@ -57,6 +57,8 @@ class CallProgress:
     """The last lines of the call's output so far."""
     checklist: tuple[ChecklistItem, ...] | None = None
     """The whole checklist the call reported (None: none reported)."""
+    wait: PersonWait | None = None
+    """A wait for a person began (`answered_at` None) or ended."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -460,6 +460,7 @@ class StreamingToolExecutor:
                 fraction=progress.fraction,
                 tail=tuple(progress.tail),
                 checklist=tuple(checklist) if checklist is not None else None,
+                wait=progress.wait,
             )
             self._emit(event)
 

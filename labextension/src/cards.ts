@@ -198,7 +198,12 @@ function renderBatch(
   for (const call of calls) {
     const timed = concurrent && span !== null && span > 0 && call.started !== null && call.ended !== null;
     const within = timed
-      ? { start: (call.started as number) - origin, end: (call.ended as number) - origin, span: span as number }
+      ? {
+          start: (call.started as number) - origin,
+          end: (call.ended as number) - origin,
+          span: span as number,
+          waits: call.waits.map(w => ({ start: w.asked - origin, end: w.answered - origin, what: w.what }))
+        }
       : undefined;
     group.append(renderCard(call, context, pending, within));
   }
@@ -227,6 +232,8 @@ export interface Within {
   start: number;
   end: number;
   span: number;
+  /** The call's waits for a person, in the same seconds. */
+  waits?: { start: number; end: number; what: string }[];
 }
 
 function isActive(call: Call): boolean {
@@ -280,13 +287,19 @@ function renderHeader(call: Call, card: HTMLElement): HTMLElement {
     header.append(span);
   } else if (duration) {
     const span = el('span', `${PREFIX}-duration`, duration);
-    span.title = 'run time (a wait for approval is not counted)';
+    span.title = 'run time (a wait for a person is not counted)';
     header.append(span);
   }
   if (!isActive(call) && call.waited > 0) {
-    const wait = el('span', `${PREFIX}-approvalTime`, `approval ${formatDuration(call.waited)}`);
-    wait.title = 'how long the call waited for a decision';
-    header.append(wait);
+    // As the kernel writes it ("waited 8.0 s for your answer"), one span per kind of wait.
+    const texts = call.waitedText.length
+      ? call.waitedText
+      : [`waited ${formatDuration(call.waited)} for approval`];
+    for (const text of texts) {
+      const wait = el('span', `${PREFIX}-approvalTime`, text);
+      wait.title = 'how long the call waited for a person (not part of its run time)';
+      header.append(wait);
+    }
   }
   header.addEventListener('click', () => toggleCard(card));
   header.addEventListener('keydown', event => {
@@ -346,7 +359,7 @@ export function renderCard(
 
   const body = el('div', `${PREFIX}-cardBody`);
   if (within) {
-    body.append(timingRow(within.start, within.end, within.span));
+    body.append(timingRow(within.start, within.end, within.span, within.waits));
   }
   if (call.decision && (call.decision.reason || call.decision.source)) {
     // The header's badge already says allowed/denied: the body says why.
@@ -479,8 +492,11 @@ function renderPersisted(
     call.persistedSize ||
     (call.originalSize !== null ? formatChars(call.originalSize) : 'large output');
   line.append(el('span', `${PREFIX}-persistedSize`, `Full output: ${size}, saved to `));
-  const shownPath = el('code', `${PREFIX}-persistedPath`, call.saved?.path || path);
-  shownPath.title = path;
+  // The kernel's way to name it (relative to the notebook's folder): never the machine's
+  // absolute path, which is only asked for, through the kernel.
+  const named = call.saved?.path || path.split(/[\\/]/).slice(-2).join('/');
+  const shownPath = el('code', `${PREFIX}-persistedPath`, named);
+  shownPath.title = named;
   line.append(shownPath);
   box.append(line);
 
@@ -488,7 +504,7 @@ function renderPersisted(
   const [open, status] = actionButton('Open full output', {
     className: `${PREFIX}-open`,
     statusClass: `${PREFIX}-openStatus`,
-    title: path,
+    title: `Open ${named} in a read-only tab`,
     unavailable: 'Opening saved output needs JupyterLab.',
     busy: 'Reading it through the kernel…',
     run: openPersisted ? from => openPersisted(path, from) : undefined
@@ -522,10 +538,9 @@ function renderLive(
     return;
   }
   const list = el('div', `${PREFIX}-live`);
-  // While a prompt waits, the cell's clock is beside the point: the waiting card has its own.
-  const waiting = payload.status === 'Waiting for you';
-  const clock = waiting ? '' : formatElapsed(payload.elapsed);
-  const status = [payload.status ?? '', clock].filter(Boolean).join(' · ');
+  // "running · 12 s" or "Waiting for you · 8 s", as the kernel's text writes it: the clock
+  // is the kernel's (the run without the waits, or the wait's own).
+  const status = [payload.status ?? '', formatElapsed(payload.elapsed)].filter(Boolean).join(' · ');
   if (status) {
     list.append(el('div', `${PREFIX}-liveStatus`, status));
   }

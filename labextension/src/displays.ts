@@ -4,7 +4,7 @@
  */
 
 import { PREFIX, el, timingRow } from './dom';
-import { formatDuration } from './format';
+import { formatDuration, formatNumber } from './format';
 import type { FooterPayload, NoticePayload, TablePayload, TimelinePayload } from './payload';
 
 /**
@@ -15,12 +15,21 @@ import type { FooterPayload, NoticePayload, TablePayload, TimelinePayload } from
  */
 export function renderFooter(payload: FooterPayload): HTMLElement {
   const footer = el('div', `${PREFIX}-footer`);
-  const parts = [`${payload.toolCalls} tool call${payload.toolCalls === 1 ? '' : 's'}`];
+  // The kernel writes the footer's words (the same strings as its text and HTML, in the same
+  // order); a footer saved by an older kernel is written here the same way.
+  const parts = payload.parts.length ? [...payload.parts] : olderFooterParts(payload);
+  const times = payload.parts.length ? payload.times : [formatDuration(payload.duration)];
+  parts.push(...times.filter(Boolean));
+  footer.textContent = parts.join(' · ');
+  footer.classList.toggle('jp-mod-replayed', payload.replayed);
+  return footer;
+}
+
+function olderFooterParts(payload: FooterPayload): string[] {
+  const parts = [`${formatNumber(payload.toolCalls)} tool call${payload.toolCalls === 1 ? '' : 's'}`];
   if (payload.modelRequests) {
-    parts.push(`${payload.modelRequests} model request${payload.modelRequests === 1 ? '' : 's'}`);
-  }
-  if (payload.stopReason) {
-    parts.push(`stop: ${payload.stopReason}`);
+    const requests = formatNumber(payload.modelRequests);
+    parts.push(`${requests} model request${payload.modelRequests === 1 ? '' : 's'}`);
   }
   const input = payload.usage.input_tokens;
   const output = payload.usage.output_tokens;
@@ -30,25 +39,24 @@ export function renderFooter(payload: FooterPayload): HTMLElement {
   } else if (input !== undefined || output !== undefined) {
     // Thinking tokens are part of the output tokens (and billed as output), not on top.
     const thinking = payload.usage.thinking_tokens;
-    const of = thinking ? ` (incl. ${thinking} thinking)` : '';
-    parts.push(`${input ?? 0} in / ${output ?? 0} out tokens${of}`);
+    const of = thinking ? ` (incl. ${formatNumber(thinking, 'tokens')} thinking)` : '';
+    parts.push(
+      `${formatNumber(input ?? 0, 'tokens')} in / ${formatNumber(output ?? 0, 'tokens')} out tokens${of}`
+    );
   } else if (payload.replayed) {
     // A replay that reported no usage (an older cassette): nothing was spent.
     parts.push('replayed — no tokens spent');
   }
   if (!scripted && payload.costUsd !== null) {
-    parts.push(`≈ $${payload.costUsd.toFixed(4)}`);
+    parts.push(`≈ ${formatNumber(payload.costUsd, 'usd')}`);
   }
   if (payload.cassette === 'recorded') {
     parts.push('as recorded — a replay spends nothing');
   }
-  const duration = formatDuration(payload.duration);
-  if (duration) {
-    parts.push(duration);
+  if (payload.stopReason) {
+    parts.push(`stop: ${payload.stopReason}`);
   }
-  footer.textContent = parts.join(' · ');
-  footer.classList.toggle('jp-mod-replayed', payload.replayed);
-  return footer;
+  return parts;
 }
 
 export function renderNotice(payload: NoticePayload): HTMLElement {

@@ -3,7 +3,7 @@
  * line beside them, and the bar that shows when a call ran within its batch.
  */
 
-import { formatWithin } from './format';
+import { formatNumber, formatWithin } from './format';
 
 /** The prefix of every class name the cards use. */
 export const PREFIX = 'jp-Toolhost';
@@ -83,16 +83,30 @@ export function actionButton(label: string, options: ActionOptions): [HTMLButton
  * ("0.00–0.41 s of 0.41 s") so it does not read as a progress bar. Offsets are seconds
  * from the span's start.
  */
-export function timingRow(start: number, end: number, span: number): HTMLElement {
+export function timingRow(
+  start: number,
+  end: number,
+  span: number,
+  waits: { start: number; end: number; what: string }[] = []
+): HTMLElement {
   const row = el('div', `${PREFIX}-timing`);
   const track = el('div', `${PREFIX}-timingTrack`);
   track.setAttribute('aria-hidden', 'true');
-  const bar = el('div', `${PREFIX}-timingBar`);
-  const left = span > 0 ? start / span : 0;
-  const width = span > 0 ? (end - start) / span : 1;
-  bar.style.left = `${Math.max(0, Math.min(1, left)) * 100}%`;
-  bar.style.width = `${Math.max(0.01, Math.min(1, width)) * 100}%`;
-  track.append(bar);
+  const place = (part: HTMLElement, from: number, to: number): HTMLElement => {
+    const left = span > 0 ? from / span : 0;
+    const width = span > 0 ? (to - from) / span : 1;
+    part.style.left = `${Math.max(0, Math.min(1, left)) * 100}%`;
+    part.style.width = `${Math.max(0.01, Math.min(1, width)) * 100}%`;
+    return part;
+  };
+  track.append(place(el('div', `${PREFIX}-timingBar`), start, end));
+  // A wait for a person is drawn over the bar as a wait (hatched), never as the call running.
+  for (const wait of waits) {
+    const part = place(el('div', `${PREFIX}-timingWait`), wait.start, wait.end);
+    part.dataset.what = wait.what;
+    part.title = `waited ${formatNumber(Math.max(0, wait.end - wait.start), 'seconds')} for ${wait.what}`;
+    track.append(part);
+  }
   const label = el('span', `${PREFIX}-timingLabel`, formatWithin(start, end, span));
   label.title = 'when this call ran, in seconds from the start of its batch';
   row.append(track, label);

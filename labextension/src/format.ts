@@ -15,18 +15,67 @@ export const STATUS_MARK: Record<CallStatus, string> = {
   cancelled: '■'
 };
 
-/** "850 ms", "1.24 s", "2 min 05 s"; empty for an unknown duration. */
-export function formatDuration(seconds: number | null): string {
-  if (seconds === null || !Number.isFinite(seconds) || seconds < 0) {
-    return '';
+/** The kinds of number a person reads (the kernel's `core.numbers.Unit`). */
+export type NumberUnit = 'count' | 'tokens' | 'usd' | 'bytes' | 'seconds' | 'clock' | 'percent';
+
+/**
+ * Every number shown to a person, written as the kernel's `format_number` writes it (both
+ * are checked against test/number-cases.json): "27,498", "$0.0123", "106.3 KB", "85 ms",
+ * "1.2 s", "1 min 05 s", "3 s" (a clock), "42%". Halves round up, as in the kernel.
+ */
+export function formatNumber(value: number, unit: NumberUnit = 'count'): string {
+  switch (unit) {
+    case 'count':
+    case 'tokens':
+      return fixed(value, 0);
+    case 'usd':
+      return `$${fixed(value, 4)}`;
+    case 'bytes':
+      return bytes(value);
+    case 'seconds':
+      return seconds(value);
+    case 'clock': {
+      const whole = Math.max(0, Math.floor(value));
+      return whole < 60 ? `${whole} s` : minutesAndSeconds(whole);
+    }
+    case 'percent':
+      return `${fixed(value * 100, 0)}%`;
   }
-  if (seconds < 1) {
-    return `${Math.round(seconds * 1000)} ms`;
+}
+
+/** `value` to `places` decimals, halves up, with thousands separators. */
+function fixed(value: number, places: number): string {
+  const scale = 10 ** places;
+  const scaled = Math.floor(Math.abs(value) * scale + 0.5);
+  const whole = Math.floor(scaled / scale);
+  const fraction = scaled - whole * scale;
+  const sign = value < 0 && scaled ? '-' : '';
+  const digits = String(whole).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+  return sign + digits + (places ? `.${String(fraction).padStart(places, '0')}` : '');
+}
+
+function bytes(size: number): string {
+  if (size < 1024) {
+    return `${fixed(size, 0)} B`;
   }
-  if (seconds < 60) {
-    return `${seconds.toFixed(seconds < 10 ? 2 : 1)} s`;
+  for (const [power, unit] of [[1, 'KB'], [2, 'MB']] as const) {
+    const scaled = size / 1024 ** power;
+    if (Number(fixed(scaled, 1).replace(/,/g, '')) < 1024) {
+      return `${fixed(scaled, 1)} ${unit}`;
+    }
   }
-  return minutesAndSeconds(Math.round(seconds));
+  return `${fixed(size / 1024 ** 3, 1)} GB`;
+}
+
+function seconds(value: number): string {
+  const s = Math.max(0, value);
+  if (Math.floor(s * 1000 + 0.5) < 1000) {
+    return `${fixed(s * 1000, 0)} ms`;
+  }
+  if (Math.floor(s * 10 + 0.5) < 600) {
+    return `${fixed(s, 1)} s`;
+  }
+  return minutesAndSeconds(Math.floor(s + 0.5));
 }
 
 function minutesAndSeconds(whole: number): string {
@@ -34,13 +83,18 @@ function minutesAndSeconds(whole: number): string {
   return `${minutes} min ${String(whole - minutes * 60).padStart(2, '0')} s`;
 }
 
-/** A running call's time so far, in whole seconds: "3 s", "1 min 05 s"; empty when unknown. */
-export function formatElapsed(seconds: number | null): string {
-  if (seconds === null || !Number.isFinite(seconds) || seconds < 0) {
-    return '';
-  }
-  const whole = Math.floor(seconds);
-  return whole < 60 ? `${whole} s` : minutesAndSeconds(whole);
+function known(value: number | null): value is number {
+  return value !== null && Number.isFinite(value) && value >= 0;
+}
+
+/** A duration ("850 ms", "1.2 s", "2 min 05 s"); empty for an unknown one. */
+export function formatDuration(value: number | null): string {
+  return known(value) ? formatNumber(value, 'seconds') : '';
+}
+
+/** A running clock in whole seconds: "3 s", "1 min 05 s"; empty when unknown. */
+export function formatElapsed(value: number | null): string {
+  return known(value) ? formatNumber(value, 'clock') : '';
 }
 
 /** When a call ran within its batch: "0.00–0.41 s of 0.41 s" (seconds from the batch's start). */
@@ -52,32 +106,20 @@ export function formatWithin(start: number, end: number, span: number): string {
 
 /** "42%" for a fraction 0..1. */
 export function formatPercent(fraction: number): string {
-  return `${Math.round(fraction * 100)}%`;
+  return formatNumber(fraction, 'percent');
 }
 
-/** "512 chars", "12.3K chars", "4.2M chars": sizes the kernel reports in characters. */
+/** "512 characters", "12,345 characters": sizes the kernel reports in characters. */
 export function formatChars(count: number): string {
-  if (count < 1000) {
-    return `${count} chars`;
-  }
-  if (count < 1_000_000) {
-    return `${(count / 1000).toFixed(1)}K chars`;
-  }
-  return `${(count / 1_000_000).toFixed(1)}M chars`;
+  return `${formatNumber(count)} characters`;
 }
 
 /**
  * "512 B", "106.3 KB", "4.2 MB": a file's size, in KB of 1,024 bytes (and MB of 1,024 KB),
  * as the kernel's cards and the `<persisted-output>` block the model reads write it.
  */
-export function formatSize(bytes: number): string {
-  if (bytes < 1024) {
-    return `${bytes.toLocaleString('en-US')} B`;
-  }
-  if (bytes < 1024 * 1024) {
-    return `${(bytes / 1024).toFixed(1)} KB`;
-  }
-  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+export function formatSize(size: number): string {
+  return formatNumber(size, 'bytes');
 }
 
 /** Wall time of a batch: from its first start to its last end. */

@@ -54,6 +54,13 @@ export interface Decision {
   source: string;
 }
 
+/** A time a call waited for a person (an approval prompt, or a question it asked). */
+export interface Wait {
+  asked: number;
+  answered: number;
+  what: string;
+}
+
 /** One tool call (render.py `card_json`). */
 export interface Call {
   toolUseId: string;
@@ -97,6 +104,13 @@ export interface Call {
   label: string;
   /** Seconds the call waited for a person to decide (not part of `duration`). */
   waited: number;
+  /**
+   * How long it waited, by what for, as the kernel writes it ("waited 8.0 s for your
+   * answer"); empty from an older kernel.
+   */
+  waitedText: string[];
+  /** Each wait for a person: [asked, answered] on the kernel's clock, and what it was for. */
+  waits: Wait[];
   /** The marker that ends a cut result ("… 1,234 more characters"), when it is cut. */
   cut: string | null;
   /** A saved result as people read it: the path relative to the notebook, size, marker. */
@@ -136,9 +150,12 @@ export interface LivePayload {
   calls: Call[];
   /** The cell's latest checklist. */
   checklist: ChecklistItem[] | null;
-  /** The kernel's status text ("running", "idle", ...). */
+  /** The kernel's status words ("running", "Waiting for you", "idle", ...). */
   status: string | null;
-  /** Seconds since the cell started. */
+  /**
+   * The status line's clock: seconds the cell ran (waits for a person left out), or, while
+   * it waits, the seconds of the wait.
+   */
   elapsed: number | null;
 }
 
@@ -150,6 +167,10 @@ export interface FooterPayload {
   usage: Record<string, number>;
   costUsd: number | null;
   duration: number | null;
+  /** The footer's words, formatted and ordered by the kernel (as its text/plain has them). */
+  parts: string[];
+  /** Its times ("4.1 s", "waited 8.0 s for you"), formatted by the kernel. */
+  times: string[];
   /** Answers came from a replay cassette: nothing was paid. */
   replayed: boolean;
   /** Where a cassette's answers come from (recording or replaying it); null without one. */
@@ -247,6 +268,25 @@ function isObj(value: unknown): value is Obj {
 
 function str(value: unknown, fallback = ''): string {
   return typeof value === 'string' ? value : fallback;
+}
+
+function strings(value: unknown): string[] {
+  return Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : [];
+}
+
+function readWaits(value: unknown): Wait[] {
+  const waits: Wait[] = [];
+  for (const item of Array.isArray(value) ? value : []) {
+    if (Array.isArray(item)) {
+      const [asked, answered, what] = item;
+      const a = num(asked);
+      const b = num(answered);
+      if (a !== null && b !== null) {
+        waits.push({ asked: a, answered: b, what: str(what, 'approval') });
+      }
+    }
+  }
+  return waits;
 }
 
 function strOrNull(value: unknown): string | null {
@@ -373,6 +413,8 @@ export function readCall(value: unknown, depth = 0): Call {
     displaysBelow: Math.max(0, Math.floor(num(data.displays_below) ?? 0)),
     label: str(data.label) || known,
     waited: Math.max(0, num(data.waited) ?? 0),
+    waitedText: strings(data.waited_text),
+    waits: readWaits(data.waits),
     cut: strOrNull(data.cut),
     saved: readSaved(data.saved)
   };
@@ -421,6 +463,8 @@ export function readPayload(value: unknown): Payload {
         usage,
         costUsd: num(value.cost_usd),
         duration: num(value.duration),
+        parts: strings(value.parts),
+        times: strings(value.times),
         replayed: value.replayed === true,
         cassette: value.cassette === 'recorded' || value.cassette === 'scripted' ? value.cassette : null
       };

@@ -98,7 +98,7 @@ export class ResultList extends Widget {
       const row = el('tr', `${LIST_CLASS}-row`);
       row.dataset.path = result.path;
       const name = el('td', `${LIST_CLASS}-name`, result.name);
-      name.title = result.path;
+      name.title = result.shownPath;
       const modified = el('td', `${LIST_CLASS}-modified`, formatModified(result.modified));
       if (result.modified !== null) {
         modified.title = new Date(result.modified * 1000).toLocaleString();

@@ -63,8 +63,13 @@ export interface ChunkRequest {
 
 /** One chunk of a persisted result, as the kernel read it. */
 export interface ResultChunk {
-  /** The file's full path, as the kernel resolved it. */
+  /** The file's path as it was asked for (what the next chunk is asked for with). */
   path: string;
+  /**
+   * The path as a person reads it, from the kernel: relative to the notebook's folder (or
+   * `~`), never the machine's absolute path.
+   */
+  shownPath: string;
   /** Its file name (the tab title). */
   name: string;
   text: string;
@@ -141,6 +146,7 @@ export function readAnswer(data: unknown, request: ChunkRequest): ResultChunk {
   const name = typeof data.name === 'string' && data.name ? data.name : baseName(path);
   return {
     path,
+    shownPath: typeof data.shown_path === 'string' && data.shown_path ? data.shown_path : name,
     name,
     text: data.text,
     size: int(data.size) ?? data.text.length,
@@ -153,6 +159,8 @@ export function readAnswer(data: unknown, request: ChunkRequest): ResultChunk {
 export interface SavedResult {
   /** The file's full path, as the kernel knows it (what the viewer asks for). */
   path: string;
+  /** The path as a person reads it (relative to the notebook's folder or `~`). */
+  shownPath: string;
   /** Its file name. */
   name: string;
   /** The session folder it belongs to ('' when the kernel did not say). */
@@ -181,9 +189,11 @@ export function readList(data: unknown): SavedResult[] {
       continue;
     }
     const path = item.path;
+    const name = typeof item.name === 'string' && item.name ? item.name : baseName(path);
     found.push({
       path,
-      name: typeof item.name === 'string' && item.name ? item.name : baseName(path),
+      shownPath: typeof item.shown_path === 'string' && item.shown_path ? item.shown_path : name,
+      name,
       session: typeof item.session === 'string' ? item.session : '',
       size: int(item.size),
       modified:

@@ -62,7 +62,7 @@ export async function openResult(app: JupyterFrontEnd, panel: NotebookPanel, pat
   const widget = new MainAreaWidget({ content });
   widget.addClass(VIEWER_CLASS);
   widget.title.label = first.name;
-  widget.title.caption = `${first.path} (read-only)`;
+  widget.title.caption = `${first.shownPath} (read-only)`;
   addTab(app, widget, 'result');
 }
 

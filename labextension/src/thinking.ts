@@ -10,6 +10,7 @@
  */
 
 import { PREFIX, el } from './dom';
+import { formatNumber } from './format';
 import type { ThinkingPayload } from './payload';
 
 export const REDACTED_LINE =
@@ -29,7 +30,7 @@ export function forgetOpenedThinking(): void {
 export function thinkingHeader(payload: ThinkingPayload): string {
   const head = payload.live ? 'Thinking…' : 'Thinking';
   return payload.characters
-    ? `${head} · ${payload.characters.toLocaleString('en-US')} characters`
+    ? `${head} · ${formatNumber(payload.characters)} characters`
     : head;
 }
 

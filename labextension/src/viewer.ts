@@ -27,7 +27,7 @@ export class ResultView extends Widget {
     this.addClass(`${VIEWER_CLASS}-content`);
     const header = el('div', `${VIEWER_CLASS}-header`);
     header.append(
-      el('code', `${VIEWER_CLASS}-path`, first.path),
+      el('code', `${VIEWER_CLASS}-path`, first.shownPath),
       el('span', `${VIEWER_CLASS}-size`, formatSize(first.size)),
       el('span', `${VIEWER_CLASS}-readonly`, 'read-only')
     );

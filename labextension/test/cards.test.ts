@@ -36,6 +36,23 @@ describe('tool call cards', () => {
     expect(q('.jp-Toolhost-batchHeader')).toBeNull();
   });
 
+  it('draws a wait for a person on its bar as a wait, not as the call running', () => {
+    render(
+      batch(
+        [
+          card({ tool_use_id: 'a', started: 0, ended: 10, duration: 2, waited: 8, waits: [[1, 9, 'your answer']] }),
+          card({ tool_use_id: 'b', started: 0, ended: 1, duration: 1 })
+        ],
+        1
+      )
+    );
+    const [wait] = qa('.jp-Toolhost-timingWait');
+    expect([wait.style.left, wait.style.width]).toEqual(['10%', '80%']);
+    expect(wait.dataset.what).toBe('your answer');
+    expect(wait.title).toBe('waited 8.0 s for your answer');
+    expect(qa('.jp-Toolhost-timingWait')).toHaveLength(1);
+  });
+
   it('groups concurrent calls with wall time and a bar per call', () => {
     render(
       batch(
@@ -49,7 +66,7 @@ describe('tool call cards', () => {
     );
     expect(q('.jp-Toolhost-batch').classList.contains('jp-mod-concurrent')).toBe(true);
     expect(q('.jp-Toolhost-batchLabel').textContent).toBe('Batch 2 · 3 calls ran concurrently');
-    expect(q('.jp-Toolhost-batchTiming').textContent).toBe('1.00 s wall · 2.00 s of work');
+    expect(q('.jp-Toolhost-batchTiming').textContent).toBe('1.0 s wall · 2.0 s of work');
     expect(qa('.jp-Toolhost-timingLabel').map(l => l.textContent)).toEqual([
       '0.00–1.00 s of 1.00 s',
       '0.00–0.50 s of 1.00 s',
@@ -122,7 +139,10 @@ describe('tool call cards', () => {
       { openPersisted }
     );
     expect(q('.jp-Toolhost-badgePersisted').textContent).toBe('saved');
-    expect(q('.jp-Toolhost-persistedInfo').textContent).toBe(`Full output: 97.7KB, saved to ${path}`);
+    // Never the machine's absolute path: the kernel's relative one, else the folder and name.
+    expect(q('.jp-Toolhost-persistedInfo').textContent).toBe('Full output: 97.7KB, saved to tool-results/toolu_02.txt');
+    expect(q('.jp-Toolhost-persistedPath').title).not.toContain('/srv');
+    expect(q('.jp-Toolhost-open').title).not.toContain('/srv');
     const details = q<HTMLDetailsElement>('.jp-Toolhost-preview');
     expect(details.open).toBe(false);
     expect(q('.jp-Toolhost-code', details).textContent).toBe('line 1\nline 2...');
@@ -136,7 +156,7 @@ describe('tool call cards', () => {
     const openPersisted = vi.fn(async (_path: string, _from: HTMLElement) => undefined);
     render(batch([card({ name: 'Bash', result: `${PERSISTED_RESULT}\nstderr:\nwarning: slow` })]), { openPersisted });
     expect(q('.jp-Toolhost-persistedInfo').textContent).toBe(
-      'Full output: 97.7KB, saved to /srv/root/work/.toolhost/sessions/s1/tool-results/toolu_02.txt'
+      'Full output: 97.7KB, saved to tool-results/toolu_02.txt'
     );
     expect(q('.jp-Toolhost-preview .jp-Toolhost-code').textContent).toBe('line 1\nline 2...');
     q<HTMLButtonElement>('.jp-Toolhost-open').click();
@@ -145,7 +165,7 @@ describe('tool call cards', () => {
 
   it('falls back to the character count when there is no block to read a size from', () => {
     render(batch([card({ result: 'x'.repeat(10), persisted_path: 'out.txt', original_size: 123_456 })]));
-    expect(q('.jp-Toolhost-persistedInfo').textContent).toBe('Full output: 123.5K chars, saved to out.txt');
+    expect(q('.jp-Toolhost-persistedInfo').textContent).toBe('Full output: 123,456 characters, saved to out.txt');
   });
 
   it('says why opening failed, next to the button', async () => {
@@ -336,9 +356,23 @@ describe('other displays', () => {
   });
 
   it('renders footers, notices, tables and unknown kinds', () => {
-    render({ version: 1, kind: 'footer', tool_calls: 1, model_requests: 2, stop_reason: 'end_turn', usage: { input_tokens: 120, output_tokens: 30 }, cost_usd: 0.00123, duration: 1.5 });
+    render({ version: 1, kind: 'footer', tool_calls: 1, model_requests: 2, stop_reason: 'end_turn', usage: { input_tokens: 27498, output_tokens: 221 }, cost_usd: 0.00123, duration: 1.5 });
+    // A footer from an older kernel (no `parts`): the kernel's words and order, one formatter.
     expect(q('.jp-Toolhost-footer').textContent).toBe(
-      '1 tool call · 2 model requests · stop: end_turn · 120 in / 30 out tokens · ≈ $0.0012 · 1.50 s'
+      '1 tool call · 2 model requests · 27,498 in / 221 out tokens · ≈ $0.0012 · stop: end_turn · 1.5 s'
+    );
+    // Today's kernel sends its words: shown as they are, then its times.
+    render({
+      version: 1,
+      kind: 'footer',
+      tool_calls: 1,
+      usage: { input_tokens: 27498 },
+      parts: ['1 tool call', '27,498 in / 221 out tokens', 'stop: interrupted'],
+      times: ['4.1 s', 'waited 8.0 s for you'],
+      duration: 4.1
+    });
+    expect(q('.jp-Toolhost-footer').textContent).toBe(
+      '1 tool call · 27,498 in / 221 out tokens · stop: interrupted · 4.1 s · waited 8.0 s for you'
     );
     render({ version: 1, kind: 'footer', tool_calls: 2, model_requests: 1, replayed: true });
     expect(q('.jp-Toolhost-footer').textContent).toBe('2 tool calls · 1 model request · replayed — no tokens spent');
@@ -350,7 +384,7 @@ describe('other displays', () => {
       return q('.jp-Toolhost-footer').textContent ?? '';
     };
     expect(shown('recorded', true)).toBe(shown('recorded', false));
-    expect(shown('recorded', true)).toBe('1 tool call · 1200 in / 30 out tokens · ≈ $0.0042 · as recorded — a replay spends nothing');
+    expect(shown('recorded', true)).toBe('1 tool call · 1,200 in / 30 out tokens · ≈ $0.0042 · as recorded — a replay spends nothing');
     expect(shown('scripted', true)).toBe(shown('scripted', false));
     expect(shown('scripted', false)).toBe('1 tool call · scripted answers — no tokens spent');
     render({ version: 1, kind: 'notice', level: 'error', text: 'Interrupted' });
@@ -397,10 +431,24 @@ describe('what a person reads in a card', () => {
       elapsed: 18,
       calls: [card({ status: 'running', label: 'waiting for you', elapsed: 16.2, ended: null, duration: null })]
     });
-    expect(q('.jp-Toolhost-liveStatus').textContent).toBe('Waiting for you');
+    // The kernel's clock for the line is the wait's, written as the kernel writes it.
+    expect(q('.jp-Toolhost-liveStatus').textContent).toBe('Waiting for you · 18 s');
     render(batch([card({ status: 'denied', label: 'denied', duration: 0.2, waited: 16.8 })]));
     expect(q('.jp-Toolhost-duration').textContent).toBe('200 ms');
-    expect(q('.jp-Toolhost-approvalTime').textContent).toBe('approval 16.8 s');
+    expect(q('.jp-Toolhost-approvalTime').textContent).toBe('waited 16.8 s for approval');
+    render(
+      batch([
+        card({
+          status: 'done',
+          label: 'done',
+          duration: 0.2,
+          waited: 8,
+          waited_text: ['waited 8.0 s for your answer'],
+          waits: [[0.1, 8.1, 'your answer']]
+        })
+      ])
+    );
+    expect(q('.jp-Toolhost-approvalTime').textContent).toBe('waited 8.0 s for your answer');
   });
 
   it('marks an interrupted call so and keeps the lines it printed before the stop', () => {

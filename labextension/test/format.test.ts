@@ -5,6 +5,7 @@ import {
   formatChars,
   formatDuration,
   formatElapsed,
+  formatNumber,
   formatPercent,
   formatWithin,
   guessLanguage,
@@ -13,13 +14,15 @@ import {
   splitNumbered,
   totalDuration
 } from '../src/format';
+import type { NumberUnit } from '../src/format';
 import { readCall } from '../src/payload';
+import NUMBER_CASES from './number-cases.json';
 import { PERSISTED_RESULT, card } from './fixtures';
 
 describe('format', () => {
   it('formats durations at three scales and hides unknown ones', () => {
     expect(formatDuration(0.0424)).toBe('42 ms');
-    expect(formatDuration(1.234)).toBe('1.23 s');
+    expect(formatDuration(1.234)).toBe('1.2 s');
     expect(formatDuration(42.25)).toBe('42.3 s');
     expect(formatDuration(125)).toBe('2 min 05 s');
     expect(formatDuration(null)).toBe('');
@@ -37,9 +40,16 @@ describe('format', () => {
   });
 
   it('formats character counts', () => {
-    expect(formatChars(999)).toBe('999 chars');
-    expect(formatChars(100_000)).toBe('100.0K chars');
-    expect(formatChars(2_500_000)).toBe('2.5M chars');
+    expect(formatChars(999)).toBe('999 characters');
+    expect(formatChars(100_000)).toBe('100,000 characters');
+  });
+
+  it('writes every number as the kernel does (the table both are checked against)', () => {
+    for (const { value, unit, text } of NUMBER_CASES.cases) {
+      expect(formatNumber(value, unit as NumberUnit), `${unit} ${value}`).toBe(text);
+    }
+    const units = new Set(NUMBER_CASES.cases.map(c => c.unit));
+    expect([...units].sort()).toEqual(['bytes', 'clock', 'count', 'percent', 'seconds', 'tokens', 'usd']);
   });
 
   it('measures a batch as wall time and as summed work', () => {

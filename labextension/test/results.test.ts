@@ -51,7 +51,7 @@ describe('reading a persisted result through the kernel', () => {
     const comm = new FakeComm(c => {
       void c.onMsg({
         content: {
-          data: { ok: true, path: PATH, name: 'toolu_02.txt', text: 'line 1\n', size: 12, offset: 0, next_offset: 7 }
+          data: { ok: true, path: PATH, shown_path: 'rel/toolu_02.txt', name: 'toolu_02.txt', text: 'line 1\n', size: 12, offset: 0, next_offset: 7 }
         }
       });
       c.kernelCloses();
@@ -60,7 +60,7 @@ describe('reading a persisted result through the kernel', () => {
     expect(comm.opened).toEqual([
       { path: 'rel/toolu_02.txt', offset: 0, limit: CHUNK_LIMIT, encoding: 'base64' }
     ]);
-    expect(chunk).toEqual({ path: PATH, name: 'toolu_02.txt', text: 'line 1\n', size: 12, offset: 0, nextOffset: 7 });
+    expect(chunk).toEqual({ path: PATH, shownPath: 'rel/toolu_02.txt', name: 'toolu_02.txt', text: 'line 1\n', size: 12, offset: 0, nextOffset: 7 });
   });
 
   it('reads a last chunk (next_offset null) and fills in a missing name', async () => {
@@ -178,8 +178,8 @@ describe('listing the saved results through the kernel', () => {
   });
 
   const listed = [
-    { path: PATH, name: 'toolu_02.txt', session: 's1', size: 97_700, modified: 1_764_727_920.5 },
-    { path: '/work/.toolhost/sessions/s0/tool-results/toolu_01.txt', name: 'toolu_01.txt', session: 's0', size: 12, modified: 1_764_700_000 }
+    { path: PATH, shown_path: '.toolhost/sessions/s1/tool-results/toolu_02.txt', name: 'toolu_02.txt', session: 's1', size: 97_700, modified: 1_764_727_920.5 },
+    { path: '/work/.toolhost/sessions/s0/tool-results/toolu_01.txt', shown_path: '~/s0/toolu_01.txt', name: 'toolu_01.txt', session: 's0', size: 12, modified: 1_764_700_000 }
   ];
 
   it('opens the comm with {list: true} and resolves with the results, in order', async () => {
@@ -189,7 +189,7 @@ describe('listing the saved results through the kernel', () => {
     });
     const results = await requestList(comm);
     expect(comm.opened).toEqual([{ list: true }]);
-    expect(results).toEqual(listed);
+    expect(results).toEqual(listed.map(({ shown_path, ...rest }) => ({ ...rest, shownPath: shown_path })));
   });
 
   it('resolves with an empty list', async () => {
@@ -231,7 +231,7 @@ describe('listing the saved results through the kernel', () => {
       ]
     });
     expect(results).toEqual([
-      { path: 'C:\\work\\.toolhost\\sessions\\s2\\tool-results\\toolu_03.txt', name: 'toolu_03.txt', session: '', size: null, modified: null }
+      { path: 'C:\\work\\.toolhost\\sessions\\s2\\tool-results\\toolu_03.txt', shownPath: 'toolu_03.txt', name: 'toolu_03.txt', session: '', size: null, modified: null }
     ]);
   });
 
@@ -242,7 +242,7 @@ describe('listing the saved results through the kernel', () => {
 });
 
 describe('the saved output viewer', () => {
-  const first: ResultChunk = { path: PATH, name: 'toolu_02.txt', text: 'a\nb\n', size: 2_500, offset: 0, nextOffset: 4 };
+  const first: ResultChunk = { path: PATH, shownPath: '.toolhost/sessions/s1/tool-results/toolu_02.txt', name: 'toolu_02.txt', text: 'a\nb\n', size: 2_500, offset: 0, nextOffset: 4 };
 
   it('shows path, size and read-only above the text, and loads more on demand', async () => {
     const read = vi.fn(async (offset: number): Promise<ResultChunk> => ({
@@ -255,7 +255,8 @@ describe('the saved output viewer', () => {
     document.body.replaceChildren(view.node);
     const header = view.node.querySelector('.jp-ToolhostResultViewer-header');
     // 2,500 bytes are 2.4 KB of 1,024 bytes, as the cards and the model are told sizes.
-    expect(header?.textContent).toBe(`${PATH}2.4 KBread-only`);
+    // The path a person reads (the kernel's, relative), never the machine's absolute one.
+    expect(header?.textContent).toBe('.toolhost/sessions/s1/tool-results/toolu_02.txt2.4 KBread-only');
     const text = view.node.querySelector('pre.jp-ToolhostResultViewer-text');
     expect(text?.textContent).toBe('a\nb\n');
     const more = view.node.querySelector<HTMLElement>('.jp-ToolhostResultViewer-more');

@@ -143,13 +143,15 @@ describe('the footer', () => {
     usage,
     costUsd: 0.0123,
     duration: null,
+    parts: [],
+    times: [],
     replayed: cassette !== null,
     cassette
   });
 
   it('shows the thinking tokens as part of the output tokens', () => {
     const text = renderFooter(footer({ input_tokens: 900, output_tokens: 1500, thinking_tokens: 1200 })).textContent;
-    expect(text).toContain('900 in / 1500 out tokens (incl. 1200 thinking)');
+    expect(text).toContain('900 in / 1,500 out tokens (incl. 1,200 thinking)');
   });
 
   it('says nothing of thinking without thinking tokens, or with scripted answers', () => {

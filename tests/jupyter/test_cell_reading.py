@@ -15,11 +15,13 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 
 from jupyter_toolhost.agent.events import PermissionAnswered, PermissionRequested
 from jupyter_toolhost.core.context import ToolUseContext, ToolUseOptions
 from jupyter_toolhost.core.error_results import error_content
+from jupyter_toolhost.core.numbers import format_number
 from jupyter_toolhost.core.results import ResultStore
 from jupyter_toolhost.core.types import ToolCall, ToolResult
 from jupyter_toolhost.jupyter.answer import EMPTY_ANSWER
@@ -29,7 +31,7 @@ from jupyter_toolhost.jupyter.config import ToolHost
 from jupyter_toolhost.jupyter.host import AgentHost
 from jupyter_toolhost.jupyter.kernel_tools import execute, kernel_tools
 from jupyter_toolhost.jupyter.live import LiveView
-from jupyter_toolhost.jupyter.previews import cut_marker, format_size
+from jupyter_toolhost.jupyter.previews import cut_marker
 from jupyter_toolhost.jupyter.render import MIME_TYPE, Rendered
 from jupyter_toolhost.orchestration.events import CallFinished, CallQueued, CallStarted
 from jupyter_toolhost.orchestration.pipeline import Pipeline
@@ -162,7 +164,7 @@ def test_waiting_for_a_person_is_not_running_and_not_the_tools_time() -> None:
     assert card["duration"] == pytest.approx(0.2, abs=1e-6)  # 17.0 s wall − 16.8 s waiting
     assert card["waited"] == pytest.approx(16.8)
     html = batch.data["text/html"]
-    assert ">200 ms</span>" in html and ">· approval 16.8 s</span>" in html
+    assert ">200 ms</span>" in html and ">· waited 16.8 s for approval</span>" in html
     for shown in (html, batch.data["text/plain"], json.dumps(batch.data[MIME_TYPE])):
         assert "tool_use_error" not in shown
 
@@ -209,13 +211,17 @@ def test_the_cut_marker_counts_what_is_left(tmp_path_factory: Any, lines: list[s
     marker = cut_marker(shown=shown, path=str(path))
     more = len(lines) - shown_count
     assert marker == (
-        f"… {more:,} more line{'s' * (more != 1)}, {format_size(len(text.encode()))} saved"
+        f"… {more:,} more line{'s' * (more != 1)}, "
+        f"{format_number(len(text.encode()), 'bytes')} saved"
     )
 
 
 def test_sizes_are_kb_of_1024_bytes_as_the_model_is_told() -> None:
-    assert format_size(108_851) == "106.3 KB"  # Claude Code's block says 106.3KB for it
-    assert format_size(1023) == "1,023 B" and format_size(5 * 1024 * 1024) == "5.0 MB"
+    assert format_number(108_851, "bytes") == "106.3 KB"  # Claude Code's block says 106.3KB for it
+    assert (
+        format_number(1023, "bytes") == "1,023 B"
+        and format_number(5 * 1024 * 1024, "bytes") == "5.0 MB"
+    )
 
 
 @pytest.fixture
@@ -293,20 +299,48 @@ async def test_a_stopped_run_of_code_ends_with_the_interrupted_line(
     await asyncio.sleep(0)
 
 
-def test_agent_output_shows_a_saved_result_whole_through_the_kernel(
+def test_agent_output_shows_a_saved_result_a_page_at_a_time_through_the_kernel(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("JUPYTER_TOOLHOST_HOME", raising=False)
     saved = tmp_path / ".toolhost" / "sessions" / "s1" / "tool-results" / "toolu_1.txt"
     saved.parent.mkdir(parents=True)
-    saved.write_text("".join(f"{n}\n" for n in range(20_000)))
+    saved.write_text("".join(f"{n}\n" for n in range(30_000)))
     host = AgentHost(InteractiveShell.instance(), ToolHost())
     relative = ".toolhost/sessions/s1/tool-results/toolu_1.txt"
-    shown = run_line(host, f"output {relative}")
-    assert shown is not None
-    assert shown.data["text/plain"].startswith(f"{relative} · {format_size(saved.stat().st_size)}")
-    assert shown.data["text/plain"].rstrip().endswith("19999")
+    size = format_number(saved.stat().st_size, "bytes")
+    # Given relative or absolute, the path shown is relative to the notebook's folder.
+    for typed in (relative, str(saved)):
+        shown = run_line(host, f"output {typed}")
+        assert shown is not None
+        plain = shown.data["text/plain"].splitlines()
+        assert plain[0] == f"{relative} · {size}, lines 1–1,000 of 30,000"
+        assert plain[1] == "0" and plain[-2] == "999"
+        assert plain[-1] == f"… 29,000 more lines: %agent output {relative} --from 1001"
+        page = shown.data["text/html"]
+        assert str(tmp_path) not in page and str(tmp_path) not in shown.data["text/plain"]
+        # A box of bounded height that scrolls, the cut marked under it.
+        assert "max-height:24em;overflow:auto" in page
+        assert page.index("</pre>") < page.index("29,000 more lines")
+        assert len(shown.data["text/plain"]) < 10_000
+    last = run_line(host, f"output {relative} --from 29001")
+    assert last is not None
+    plain = last.data["text/plain"].splitlines()
+    assert plain[0] == f"{relative} · {size}, lines 29,001–30,000 of 30,000"
+    assert plain[1] == "29000" and plain[-2] == "29999"
+    assert plain[-1] == f"end of the file; the start: %agent output {relative}"
+    past = run_line(host, f"output {relative} --from 40000")
+    assert past is not None and "has 30,000 lines" in past.data["text/plain"]
+    with pytest.raises(UsageError, match="--from takes a line number"):
+        run_line(host, f"output {relative} --from x")
+    # A small file is shown whole, with nothing cut.
+    small = saved.with_name("toolu_2.txt")
+    small.write_text("one\ntwo\n")
+    whole = run_line(host, f"output {relative.replace('toolu_1', 'toolu_2')}")
+    assert whole is not None
+    assert whole.data["text/plain"].splitlines()[1:] == ["one", "two"]
+    assert "toolhost-cut" not in whole.data["text/html"]
     # Only saved results are served, as through the lab extension's comm.
     (tmp_path / "secret.txt").write_text("no")
     refused = run_line(host, "output secret.txt")
@@ -351,3 +385,29 @@ def test_every_link_in_a_shipped_notebooks_export_resolves(path: Path) -> None:
         assert not any(p.startswith(".") for p in Path(href).parts), f"{path.name}: {href}"
         assert (path.parent / href.split("#")[0]).exists(), f"{path.name}: {href} is missing"
     assert "<tool_use_error>" not in exported and "&lt;tool_use_error&gt;" not in exported
+
+
+def test_a_saved_result_is_named_by_a_path_a_person_reads_never_the_machines(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from jupyter_toolhost.jupyter.render import shown_path
+    from jupyter_toolhost.jupyter.results_comm import list_results, read_result
+
+    notebook, home = tmp_path / "work" / "nb", tmp_path / "home"
+    notebook.mkdir(parents=True)
+    home.mkdir()
+    monkeypatch.chdir(notebook)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("JUPYTER_TOOLHOST_HOME", raising=False)
+    saved = notebook / ".toolhost" / "sessions" / "s1" / "tool-results" / "toolu_1.txt"
+    saved.parent.mkdir(parents=True)
+    saved.write_text("big\n")
+    relative = ".toolhost/sessions/s1/tool-results/toolu_1.txt"
+    # What the lab extension's tab and list show: the kernel says how to name the file.
+    answer = read_result({"path": str(saved), "encoding": "base64"})
+    assert answer["ok"] and answer["shown_path"] == relative, answer
+    assert answer["path"] == str(saved)  # what it asks for the next chunk with
+    [listed] = list_results()["results"]
+    assert listed["shown_path"] == relative
+    assert shown_path(str(home / "elsewhere" / "x.txt")) == "~/elsewhere/x.txt"
+    assert shown_path(str(tmp_path / "other" / "tool-results" / "x.txt")) == "tool-results/x.txt"

@@ -11,8 +11,9 @@ the widgets it drew).
 
 Here a front end that keeps talking is imitated: while the cell runs, every widget it has
 opened gets a `_view_count` update and the widget control comm is asked for its states,
-again and again, while the prompt is shown, right after each click, and while the approved
-code runs and prints.
+again and again: before the request, while the answer streams, while the prompt is shown,
+right after each click, while the approved code runs, prints and displays (the capture in
+place), and while the footer is shown; each phase is checked to have had its messages.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from typing import Any
 import pytest
 from kernel_helpers import CellRun, Kernel, agent_kernel
 
+from jupyter_toolhost.jupyter.render import MIME_TYPE
 from jupyter_toolhost.testing import MessagesServer, Turn, text, tool_use
 
 pytestmark = pytest.mark.timeout(300)
@@ -117,6 +119,11 @@ def test_fifty_allows_under_comm_chatter_leave_no_traceback(
         # Right after the click, as the front end does when it redraws the decided prompt,
         # and on through the run of the approved code.
         chatter.pump_while(run, 0.4)
+    deadline = time.monotonic() + 60
+    while run.finished_at is None:  # the last answer and the footer, under chatter too
+        assert time.monotonic() < deadline, f"the cell did not end:\n{run.text()}"
+        chatter.burst(run)
+        kernel.pump(timeout=0.01)
     kernel.wait(run, timeout=60)
 
     assert run.status == "ok", run.text()
@@ -139,6 +146,105 @@ def test_fifty_allows_under_comm_chatter_leave_no_traceback(
     assert not any(mark in str(b["content"]) for b in sent_results for mark in TRACE_MARKS)
     assert server.errors == [], server.errors
     assert kernel.run("print('next cell')").stdout == "next cell\n"
+
+
+PHASES = ("before the request", "streaming", "prompt", "tool run", "footer")
+DISPLAYING = (
+    # Code that shows outputs while it awaits: the display capture is in place meanwhile.
+    "import asyncio\nfrom IPython.display import HTML, display\n"
+    "for step in range(3):\n"
+    "    display(HTML(f'<b>shown {step}</b>'))\n"
+    "    print('step', step)\n"
+    "    await asyncio.sleep(0.15)\n"
+)
+
+
+class PhaseChatter(Chatter):
+    """Chatter that notes, for each burst, which phase of the prompt the cell is in, from
+    what the cell has shown so far."""
+
+    def __init__(self, kernel: Kernel) -> None:
+        super().__init__(kernel)
+        self.by_phase: dict[str, int] = dict.fromkeys(PHASES, 0)
+        self.clicked = 0
+
+    def phase(self, run: CellRun) -> str:
+        kinds = [
+            (m["content"].get("data") or {}).get(MIME_TYPE, {}).get("kind")
+            for m in run.messages
+            if m["msg_type"] in ("display_data", "update_display_data")
+        ]
+        if "footer" in kinds:
+            return "footer"
+        if self.clicked >= len(self.kernel.buttons("Allow", run)) > 0:
+            return "tool run"
+        if self.kernel.buttons("Allow", run):
+            return "prompt"
+        if any(
+            m["msg_type"] in ("display_data", "update_display_data")
+            and is_answer_stream(m["content"])
+            for m in run.messages
+        ):
+            return "streaming"
+        return "before the request"
+
+    def burst(self, run: CellRun) -> None:
+        before = self.sent
+        super().burst(run)
+        if self.sent > before:
+            self.by_phase[self.phase(run)] += 1
+
+
+def is_answer_stream(content: dict[str, Any]) -> bool:
+    return ((content.get("data") or {}).get(MIME_TYPE) or {}).get("kind") == "answer"
+
+
+def test_widget_messages_in_every_phase_of_a_prompt_leave_no_traceback(
+    kernel: Kernel, server: MessagesServer
+) -> None:
+    rounds = 3
+    for _ in range(rounds):
+        server.add_turns(
+            Turn(
+                [
+                    text("Running the steps now, "),
+                    text("with a table shown."),
+                    tool_use("PythonExec", {"code": DISPLAYING}),
+                ],
+                block_delay=0.3,
+                delay_before=0.4,
+            )
+        )
+    server.add_turns(Turn([text("All shown."), text(" Done.")], block_delay=0.3))
+    chatter = PhaseChatter(kernel)
+    run = kernel.submit("%%agent --new\nShow the steps, three times.")
+    deadline = time.monotonic() + 90
+    while run.finished_at is None:
+        assert time.monotonic() < deadline, f"the cell did not end:\n{run.text()}"
+        chatter.burst(run)
+        kernel.pump(timeout=0.01)
+        allows = kernel.buttons("Allow", run)
+        if len(allows) > chatter.clicked and chatter.by_phase["prompt"] >= 3 * (
+            chatter.clicked + 1
+        ):
+            chatter.clicked += 1
+            kernel.click(allows[-1])
+    # On through the footer and the cell's end, as a front end redraws what it shows.
+    chatter.pump_while(run, 0.5)
+    kernel.wait(run, timeout=30)
+
+    assert run.status == "ok", run.text()
+    assert "All shown." in run.answer
+    assert chatter.clicked == rounds
+    assert all(count > 0 for count in chatter.by_phase.values()), chatter.by_phase
+    shown = every_text(kernel) + kernel.log()
+    for mark in TRACE_MARKS:
+        assert mark not in shown, shown[max(0, shown.find(mark) - 800) : shown.find(mark) + 800]
+    # What the code displayed is there, once per step and round, under its card.
+    displayed = [d for d in run.displays("text/html") if d.startswith("<b>shown ")]
+    assert len(displayed) == 3 * rounds, displayed
+    assert server.errors == [], server.errors
+    print(f"widget messages by phase: {chatter.by_phase}")
 
 
 def test_the_capturing_publisher_keeps_the_kernel_publishers_interface(kernel: Kernel) -> None:

@@ -225,8 +225,11 @@ def test_notebook_7_without_the_extension_shows_the_fallback(
             shown = page.locator(".jp-CodeCell").nth(3).locator("pre.toolhost-output")
             shown.wait_for(timeout=60_000)
             text = shown.inner_text()
-            assert text.splitlines()[0] == "1" and text.rstrip().splitlines()[-1] == "20000"
+            # A page of it in a box that scrolls, the rest a command away.
+            assert text.splitlines()[0] == "1" and text.rstrip().splitlines()[-1] == "1000"
             size = (lab.root / path).stat().st_size
             head = page.locator(".jp-CodeCell").nth(3).get_by_text(f"{path} · ").inner_text()
-            assert head == f"{path} · {size / 1024:.1f} KB"
+            assert head == f"{path} · {size / 1024:.1f} KB, lines 1–1,000 of 20,000"
+            cut = page.locator(".jp-CodeCell").nth(3).locator(".toolhost-cut").inner_text()
+            assert cut == f"… 19,000 more lines: %agent output {path} --from 1001"
             shoot(page.locator(".jp-CodeCell").nth(3), "toolhost-notebook7-full-output.png")

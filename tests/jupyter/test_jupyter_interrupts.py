@@ -99,10 +99,33 @@ def wait_for_file(kernel: Kernel, run: CellRun, path: Path, timeout: float = 20)
 def interrupted(kernel: Kernel, run: CellRun, sent: float, label: str) -> float:
     kernel.wait(run, timeout=20)
     assert run.error is not None and run.error["ename"] == "AgentInterrupted", run.text()
+    ends_with_footer_and_one_line(run)
     assert run.finished_at is not None
     took = run.finished_at - sent
     print(f"{label}: the cell ended {took:.2f} s after the interrupt")
     return took
+
+
+def ends_with_footer_and_one_line(run: CellRun) -> None:
+    """An interrupted cell ends as a finished one does, with its footer (what was spent,
+    "stop: interrupted"), then one line, its error, saying what ran and what was kept: no
+    notice says it again, and no traceback."""
+    shown = [
+        m
+        for m in run.messages
+        if m["msg_type"] in ("display_data", "stream", "error")
+        and (m["msg_type"] != "display_data" or m["content"]["data"].get("text/plain"))
+    ]
+    footer, error = shown[-2], shown[-1]
+    assert footer["msg_type"] == "display_data", shown[-3:]
+    plain = footer["content"]["data"]["text/plain"]
+    assert plain.startswith("── ") and plain.endswith(" · stop: interrupted ──"), plain
+    assert "tool call" in plain and "model request" in plain
+    assert error["msg_type"] == "error"
+    [line] = error["content"]["traceback"]
+    assert line.startswith("Interrupted: ") and "The conversation is kept" in line, line
+    assert "Traceback" not in line and "AgentInterrupted" not in line
+    assert run.text().count("The conversation is kept") == 1, run.text()
 
 
 def follow_up(kernel: Kernel, server: MessagesServer) -> list[dict[str, Any]]:

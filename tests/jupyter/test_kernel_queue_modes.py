@@ -51,7 +51,7 @@ def test_mode_mix_ups_in_a_cell_say_which_option_to_use(kernel: Kernel):
     assert lone.status == "error" and "--cassette-mode needs a cassette" in lone.text()
     help_text = kernel.run("%agent help").text()
     assert "--cassette-mode auto|record|replay" in help_text
-    assert "Prompts while one runs" in help_text
+    assert "Prompts while one runs" in kernel.run("%agent help stop").text()
 
 
 def test_a_scheduled_prompt_firing_during_a_cell_is_queued_behind_it(

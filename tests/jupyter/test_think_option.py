@@ -95,7 +95,8 @@ def test_the_budget_becomes_the_apis_thinking_object() -> None:
 
 
 def test_the_help_documents_the_option() -> None:
-    from jupyter_toolhost.jupyter.options import CELL_USAGE, HELP
+    from jupyter_toolhost.jupyter.magics import HELP
+    from jupyter_toolhost.jupyter.options import CELL_USAGE
 
     assert "[--think N|off]" in CELL_USAGE
     words = " ".join(HELP.split())

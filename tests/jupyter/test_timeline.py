@@ -12,7 +12,7 @@ import pytest
 
 from jupyter_toolhost.agent.events import PermissionAnswered
 from jupyter_toolhost.core.types import ToolCall, ToolResult
-from jupyter_toolhost.jupyter.cards import CallCard
+from jupyter_toolhost.jupyter.cards import CallCard, Wait
 from jupyter_toolhost.jupyter.live import LiveView
 from jupyter_toolhost.jupyter.render import MIME_TYPE
 from jupyter_toolhost.jupyter.timeline import (
@@ -40,7 +40,7 @@ def session_cards(t0: float = T0) -> list[CallCard]:
         CallCard("r2", "Grep", "TODO in src", 1, "done", t0, t0 + 0.35),
         CallCard("r3", "Glob", "*.py", 1, "done", t0 + 0.01, t0 + 0.15),
         CallCard("b1", "Bash", "make build", 2, "done", t0 + 0.4, t0 + 2.1,
-                 waits=[(t0 + 0.4, t0 + 1.9)]),
+                 waits=[Wait(t0 + 0.4, t0 + 1.9)]),
         CallCard("b2", "Bash", "false", 3, "error", t0 + 2.1, t0 + 2.2),
         CallCard("b3", "Bash", "sleep 5", 3, "cancelled", t0 + 2.1, t0 + 2.25, **sibling),
         CallCard("w1", "Write", "out.txt", -1, "cancelled", t0 + 2.25, t0 + 2.25, **sibling),
@@ -148,7 +148,7 @@ def test_failed_denied_sibling_aborted_and_interrupted_calls_are_marked():
         assert float(mark.get("x", "")) > float(bar(row).get("x", ""))
     legend = [title_of(item) for item in root.findall(f".//{SVG}g[@class='toolhost-legend-item']")]
     assert legend == [
-        "waiting for approval",
+        "waiting for you (approval, answer)",
         "failed",
         "denied",
         "cancelled: a sibling call failed",
@@ -239,7 +239,7 @@ def test_the_live_view_records_approval_waits_and_why_calls_were_cancelled():
     view.on_tool_event(CallFinished("b3", stopped, 0.5, "cancelled", 0, "sibling"))
     view.finish(footer=False)
     cards = view.all_cards()
-    assert cards[0].waits == [(10.1, 11.6), (11.7, 11.8)]
+    assert cards[0].waits == [Wait(10.1, 11.6), Wait(11.7, 11.8)]
     assert [c.stopped_by for c in cards] == [None, None, "sibling"]
     statuses = [row.get("data-status") for row in calls(parse(timeline_svg(cards)))]
     assert statuses == ["done", "error", "sibling"]

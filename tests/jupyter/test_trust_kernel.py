@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,6 +19,7 @@ import pytest
 from kernel_helpers import Kernel, agent_kernel
 from test_folder_trust import hostile, ran
 
+from jupyter_toolhost.jupyter.render import MIME_TYPE
 from jupyter_toolhost.jupyter.trust_prompt import DECLINE_LABEL, TRUST_LABEL
 from jupyter_toolhost.permissions.settings.trust import TRUST_FILE
 from jupyter_toolhost.testing import MessagesServer, Turn, text, tool_use
@@ -37,6 +39,10 @@ def home(tmp_path: Path) -> Path:
     folder = tmp_path / "home"
     folder.mkdir()
     return folder
+
+
+WAIT = 1.5
+"""Seconds the person takes to answer the trust question."""
 
 
 def start(clone: Path, home: Path, server: MessagesServer, *, renders: bool = True) -> Kernel:
@@ -59,9 +65,23 @@ def test_trust_this_folder_applies_its_settings_after_the_click(clone: Path, hom
             for shown in ("UserPromptSubmit hook", "MCP server demo", "bypassPermissions"):
                 assert shown in question
             assert ran(clone) == [] and server.requests == []  # nothing before the answer
+            # The question is a wait for a person: nothing says "running" meanwhile, and
+            # its time is not in the cell's run time (the footer's duration).
+            asked = time.monotonic()
+            while time.monotonic() < asked + WAIT:
+                kernel.pump(timeout=0.05)
+            assert "running" not in " ".join(str(m["content"]) for m in run.messages)
             kernel.click(trust)
             kernel.wait(run, timeout=60)
             assert run.status == "ok", run.text()
+            [footer] = [
+                m["content"]["data"][MIME_TYPE]
+                for m in run.messages
+                if m["msg_type"] == "display_data"
+                and m["content"]["data"].get(MIME_TYPE, {}).get("kind") == "footer"
+            ]
+            assert run.finished_at is not None
+            assert footer["duration"] < run.finished_at - asked - WAIT + 0.3, footer
             assert "Trusted the folder" in run.stdout
             assert ran(clone) == ["hook-ran", "server-ran"]
             assert (clone / "made.txt").exists()  # bypassPermissions + allow Bash: no ask

@@ -23,6 +23,7 @@ from session_support import Router
 from jupyter_toolhost import Session, build_tool
 from jupyter_toolhost.agent.events import LoopEvent, ToolCallStarted
 from jupyter_toolhost.core.context import ToolUseContext
+from jupyter_toolhost.core.numbers import format_number
 from jupyter_toolhost.core.tool import Tool
 from jupyter_toolhost.jupyter.commands import run_line
 from jupyter_toolhost.jupyter.config import ToolHost
@@ -534,8 +535,9 @@ async def test_a_paused_notebook_session_reads_its_hour_long_prefix(tmp_path: Pa
     assert shown is not None
     table = shown.data["text/plain"]
     assert notices[1] in table
-    assert re.search(rf"cache_creation_1h_input_tokens\s+{long}\b", table), table
-    assert f"{billed_equivalent(total):,.1f}" in table
+    # Every number as every view writes it ("117,400", not "117400" beside "117,400.0").
+    assert re.search(rf"cache_creation_1h_input_tokens\s+{long:,}\n", table), table
+    assert f"  {format_number(billed_equivalent(total), 'tokens')}\n" in table
 
 
 async def test_without_pauses_the_policy_costs_what_five_minutes_cost(tmp_path: Path) -> None:

@@ -696,5 +696,5 @@ def test_agent_lines_reach_the_magic_as_typed(kernel: Kernel):
     braces = kernel.run("%agent check Bash echo {command} $command")
     assert braces.status == "ok", braces.text()
     assert _payloads(braces)[0]["title"] == "permission check: Bash echo {command} $command"
-    help_text = kernel.run("%agent help").text()
+    help_text = kernel.run("%agent help check").text()
     assert "INPUT is JSON ({...})" in help_text and "Ellipsis" not in help_text

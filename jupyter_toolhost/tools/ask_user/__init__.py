@@ -62,7 +62,8 @@ async def ask_user(input: AskUserQuestionInput, context: ToolUseContext) -> dict
     texts = [q.question for q in input.questions]
     if len(set(texts)) != len(texts):
         raise ToolInputError("Each question must be different (answers are keyed by question).")
-    answers = dict(await asker.ask_questions(input.questions))
+    with context.waiting_for_person("your answer"):
+        answers = dict(await asker.ask_questions(input.questions))
     missing = [text for text in texts if not str(answers.get(text, "")).strip()]
     if len(missing) == len(texts):
         raise ToolError("The user dismissed the questions without answering.")
