@@ -20,7 +20,7 @@ import os
 import signal
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from ..core.types import DecisionReason, RuleBehavior
 from .hooks import DEFAULT_HOOK_TIMEOUT, Hook, HookEvent, HookInput, HookOutput, Hooks
@@ -125,14 +125,14 @@ def interpret(event: HookEvent, code: int, stdout: str, stderr: str, *, source: 
         return HookOutput(errors=(f"{event} hook `{source}` printed invalid JSON: {exc}",))
     if not isinstance(data, dict):
         return HookOutput(errors=(f"{event} hook `{source}` printed JSON that is not an object",))
-    return _from_json(event, data, source)
+    return _from_json(event, cast("dict[str, Any]", data), source)
 
 
 def _from_json(event: HookEvent, data: Mapping[str, Any], source: str) -> HookOutput:
     specific = data.get("hookSpecificOutput")
     fields: dict[str, Any] = dict(data)
     if isinstance(specific, Mapping):
-        fields.update(specific)
+        fields.update(cast("Mapping[str, Any]", specific))
     errors: list[str] = []
     raw = fields.get("permissionDecision", fields.get("decision"))
     decision = _DECISIONS.get(raw) if isinstance(raw, str) else None
@@ -152,10 +152,12 @@ def _from_json(event: HookEvent, data: Mapping[str, Any], source: str) -> HookOu
     if event in _AFTER_THE_CALL and decision == "deny":
         context.append(str(text or "the hook objected to the result"))
         decision = None
-    updated = fields.get("updatedInput")
-    if updated is not None and not isinstance(updated, Mapping):
+    raw_updated: object = fields.get("updatedInput")
+    updated: Mapping[str, Any] | None = None
+    if isinstance(raw_updated, Mapping):
+        updated = cast("Mapping[str, Any]", raw_updated)
+    elif raw_updated is not None:
         errors.append(f"{event} hook `{source}`: updatedInput is not an object")
-        updated = None
     reason = None
     if decision is not None:
         reason = DecisionReason("hook", str(text) if text else f"{event} hook: {decision}", source)
@@ -173,7 +175,7 @@ def _from_json(event: HookEvent, data: Mapping[str, Any], source: str) -> HookOu
 
 def register_shell_hooks(hooks: Hooks, specs: Iterable[HookSpec]) -> list[Hook]:
     """Add settings hooks to a session's `Hooks`; each runs with its own timeout."""
-    added = []
+    added: list[Hook] = []
     for spec in specs:
         callback = ShellHook(spec.command, timeout=spec.timeout)
         # The outer timeout is a backstop: the hook kills its own process group first.

@@ -107,7 +107,7 @@ class Command:
     def file_redirects(self) -> list[Redirect]:
         """Redirections to or from files (descriptor duplications, here-docs and /dev/null
         excluded)."""
-        found = []
+        found: list[Redirect] = []
         for r in self.redirects:
             if r.op in ("<<", "<<-", "<<<"):
                 continue

@@ -306,7 +306,7 @@ def _has_flag(arg: str, flags: tuple[str, ...]) -> bool:
 
 def _tree_operands(name: str, args: list[str]) -> list[str]:
     if name == "find":
-        out = []
+        out: list[str] = []
         for arg in args:
             if arg.startswith(("-", "(", "!", ")")):
                 break

@@ -106,7 +106,7 @@ class Stripped:
 
     opaque: str = ""
     """Why the command is opaque (an option of a wrapper that is not understood)."""
-    hazards: list[str] = field(default_factory=list)
+    hazards: list[str] = field(default_factory=list[str])
     """Environment assignments made by ``env``."""
     split_string: Word | None = None
     """``env -S``'s command line: it runs as code."""
