@@ -17,9 +17,9 @@ from typing import Any
 from pydantic import BaseModel
 
 from jupyter_toolhost import Session, build_tool
-from jupyter_toolhost.agent.thinking import drop_settled_thinking
 from jupyter_toolhost.core.context import ToolUseContext
 from jupyter_toolhost.model.anthropic_model import AnthropicModel
+from jupyter_toolhost.model.thinking import drop_settled_thinking
 from jupyter_toolhost.testing import MessagesServer, Turn, text, thinking, tool_use
 from jupyter_toolhost.testing.thinking import Signer
 from jupyter_toolhost.testing.validation import validate_request

@@ -235,6 +235,17 @@ def test_every_import_between_parts_follows_an_arrow() -> None:
     assert broken_arrows(ROOT, Layers.read()) == []
 
 
+def test_every_arrow_is_taken_by_some_import() -> None:
+    """The table is what the code needs: an arrow no import takes is a door left open."""
+    layers = Layers.read()
+    files = source_files()
+    graph = import_graph(files, {module_name(p) for p in files})
+    taken = {(part_of(m), part_of(t)) for m, targets in graph.items() for t in targets}
+    unused = [f"{h} -> {t}" for h, theres in layers.arrows.items() for t in theres
+              if (h, t) not in taken]  # fmt: skip
+    assert unused == [], f"arrows no import takes (remove them from the table): {unused}"
+
+
 def test_third_party_packages_are_imported_only_where_the_table_allows() -> None:
     layers = Layers.read()
     found = []

@@ -17,7 +17,7 @@ from typing import Any, Literal, TypeAlias
 
 from ..core.conversation import Message, add_assistant, add_user, text_block, text_of
 from ..model.base import BlockComplete, MessageComplete, Model, ModelError, ModelRequest, Usage
-from .thinking import drop_settled_thinking
+from ..model.thinking import drop_settled_thinking
 
 CompactTrigger: TypeAlias = Literal["auto", "manual"]
 

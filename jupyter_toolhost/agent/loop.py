@@ -55,6 +55,9 @@ from ..model.base import (
     Usage,
 )
 from ..model.pricing import add_cost
+from ..model.thinking import (
+    only_thinking,
+)
 from ..orchestration.pipeline import Pipeline, redact_result
 from ..orchestration.streaming import StreamingToolExecutor, interrupted_results
 from .compaction import (
@@ -76,9 +79,6 @@ from .loop_state import (
 )
 from .response import ResponseReader, max_tokens_notice, settle
 from .sent import Deferral, SentLog, SentRequest
-from .thinking import (
-    only_thinking,
-)
 from .transcript import LoadedTranscript, Transcript
 
 if TYPE_CHECKING:

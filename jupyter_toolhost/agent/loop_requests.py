@@ -29,13 +29,18 @@ from ..disclosure.deferral import (
 )
 from ..model.base import Model, ModelRequest
 from ..model.prompt_cache import PAUSE_S, CachePolicy
+from ..model.thinking import (
+    request_max_tokens,
+    thinking_on,
+    thought_missing,
+    without_thinking_edits,
+)
 from .clearing import clear_old_results
 from .compaction import CompactBoundary
 from .events import EventSink, LoopEvent, Notice, emit
 from .loop_state import LoopSettings, RunState
 from .prompt import announce, cache_last, enabled_tools, system_prompt
 from .sent import Deferral, deferral_of
-from .thinking import request_max_tokens, thinking_on, thought_missing, without_thinking_edits
 from .transcript import Transcript
 
 if TYPE_CHECKING:

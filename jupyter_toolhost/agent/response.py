@@ -43,10 +43,10 @@ from ..model.base import (
     ThinkingChunk,
     Usage,
 )
+from ..model.thinking import THINKING_BLOCKS
 from ..orchestration.pipeline import find_tool, parse_input
 from ..orchestration.streaming import StreamingToolExecutor, interrupted_results
 from .events import EventSink, LoopEvent, TextDelta, ThinkingDelta, ThinkingStarted, emit
-from .thinking import THINKING_BLOCKS
 
 
 class ResponseReader:

@@ -41,7 +41,7 @@ def thinking_options(
 ) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
     """The session's `thinking` and `context_management`, checked now (`ThinkingConfigError`,
     a `ValueError`, in the API's words) so a malformed one never costs a request."""
-    from .thinking import ThinkingConfigError, check_context_management, check_thinking
+    from ..model.thinking import ThinkingConfigError, check_context_management, check_thinking
 
     try:
         checked = check_thinking(thinking)

@@ -20,7 +20,7 @@ from typing import Any
 from ..core.conversation import Message, add_assistant, add_user, blocks_of, repair
 from ..core.results import describe_error
 from ..model.base import Usage
-from .thinking import drop_settled_thinking
+from ..model.thinking import drop_settled_thinking
 
 _log = logging.getLogger(__name__)
 

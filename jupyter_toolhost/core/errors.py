@@ -14,7 +14,7 @@ The whole tree (where each class is defined, below ``jupyter_toolhost.``)::
     │   ├── SettingsError                 permissions.settings.settings_file
     │   ├── RuleError                     permissions.rules.rules (also ValueError)
     │   ├── McpConfigError                mcp.config (also ValueError)
-    │   ├── ThinkingConfigError           agent.thinking (also ValueError)
+    │   ├── ThinkingConfigError           model.thinking (also ValueError)
     │   └── FrontMatterError              tools.skill.frontmatter (also ValueError)
     ├── UsageError                        core.errors: options on a `%%agent` line or the
     │                                       command line that make no sense (also ValueError)

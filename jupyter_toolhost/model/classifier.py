@@ -11,13 +11,27 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from .base import BlockComplete, Message, Model, ModelRequest
 
 if TYPE_CHECKING:
-    from ..permissions.api import PermissionRequest
+    from ..core.context import ToolUseContext
+    from ..core.tool import Tool
+
+
+class CallToJudge(Protocol):
+    """What the judge reads of a call waiting for a decision (the permission engine's
+    request has these, and more)."""
+
+    @property
+    def tool(self) -> Tool[Any]: ...
+    @property
+    def observable_input(self) -> Mapping[str, Any]: ...
+    @property
+    def context(self) -> ToolUseContext: ...
+
 
 SYSTEM = (
     "You review one tool call an AI agent wants to make on a user's machine, on the user's "
@@ -48,7 +62,7 @@ class ModelClassifier:
         self.timeout_s = timeout_s
         self.recent_prompts = recent_prompts
 
-    async def __call__(self, request: PermissionRequest) -> Literal["allow", "deny"] | None:
+    async def __call__(self, request: CallToJudge) -> Literal["allow", "deny"] | None:
         question = self.question(request)
         try:
             answer = await asyncio.wait_for(self._ask(question), self.timeout_s)
@@ -57,7 +71,7 @@ class ModelClassifier:
         word = answer.strip().split(maxsplit=1)[0].strip(".!").upper() if answer.strip() else ""
         return {"ALLOW": "allow", "DENY": "deny"}.get(word)  # type: ignore[return-value]
 
-    def question(self, request: PermissionRequest) -> str:
+    def question(self, request: CallToJudge) -> str:
         """The text the model judges: the user's recent requests and the call."""
         prompts = _user_prompts(self.transcript())[-self.recent_prompts :]
         asked = "\n".join(f"- {_clip(p, PROMPT_CHARS)}" for p in prompts) or "- (none)"

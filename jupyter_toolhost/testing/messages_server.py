@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Literal, Self, cast
 
-from jupyter_toolhost.agent.thinking import thinking_on
 from jupyter_toolhost.core.errors import ToolhostError
+from jupyter_toolhost.model.thinking import thinking_on
 from jupyter_toolhost.testing.api_view import (
     billed_bytes,
     referenced_tool_names,

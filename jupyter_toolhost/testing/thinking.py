@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from jupyter_toolhost.agent.thinking import (
+from jupyter_toolhost.model.thinking import (
     THINKING_BLOCKS,
     ThinkingConfigError,
     budget_of,

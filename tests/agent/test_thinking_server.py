@@ -19,17 +19,17 @@ import pytest
 
 from jupyter_toolhost import Session
 from jupyter_toolhost.agent.events import Notice
-from jupyter_toolhost.agent.thinking import (
+from jupyter_toolhost.core.conversation import repair, storable
+from jupyter_toolhost.model.anthropic_model import AnthropicModel, tls_context
+from jupyter_toolhost.model.base import ModelAPIError, ModelRequest, Usage
+from jupyter_toolhost.model.pricing import estimate_cost
+from jupyter_toolhost.model.thinking import (
     ThinkingConfigError,
     check_context_management,
     check_thinking,
     drop_settled_thinking,
     request_max_tokens,
 )
-from jupyter_toolhost.core.conversation import repair, storable
-from jupyter_toolhost.model.anthropic_model import AnthropicModel, tls_context
-from jupyter_toolhost.model.base import ModelAPIError, ModelRequest, Usage
-from jupyter_toolhost.model.pricing import estimate_cost
 from jupyter_toolhost.testing import (
     MessagesServer,
     Turn,

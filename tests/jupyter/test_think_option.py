@@ -18,7 +18,6 @@ from traitlets import TraitError
 from traitlets.config import Config
 
 from jupyter_toolhost.__main__ import parser
-from jupyter_toolhost.agent.thinking import check_thinking
 from jupyter_toolhost.jupyter.config import ToolHost
 from jupyter_toolhost.jupyter.options import (
     THINK_MIN,
@@ -28,6 +27,7 @@ from jupyter_toolhost.jupyter.options import (
     parse_think,
     thinking_param,
 )
+from jupyter_toolhost.model.thinking import check_thinking
 from jupyter_toolhost.testing import MessagesServer, Turn, text, thinking
 
 BAD = [
