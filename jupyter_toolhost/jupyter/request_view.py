@@ -421,7 +421,7 @@ def _block(block: Any, prefix: str, uses: Mapping[str, str], answered: set[str])
             shown = _label(f"thinking · {len(text):,} characters") + _pre(text)
             return shown, f"thinking: {short(text, 80)}"
         case _:
-            raw = encode(block)
+            raw = encode(_images_named(block))
             return _label(f"{kind} · {len(raw):,} bytes{mark}") + _pre(
                 raw
             ), f"{kind}: {short(raw, 80)}"
@@ -483,24 +483,26 @@ def _result_content(content: Any) -> tuple[str, str]:
             html_parts.append(shown)
             texts.append(named)
         else:
-            raw = encode(item)
+            raw = encode(_images_named(item))
             html_parts.append(_pre(raw))
             texts.append(short(raw, 60))
     return "".join(html_parts), " ".join(texts)
 
 
 def _image_name(block: Mapping[str, Any]) -> str:
-    """ "[image: image/png, 12.3 KB]": an image block's media type and decoded size."""
+    """ "[image: image/png, 12.3 KB]": a block with a `source` (an image, a document) by its
+    type, media type and decoded size."""
+    kind = str(block.get("type") or "block")
     source = block.get("source")
     source = source if isinstance(source, Mapping) else {}
     media = str(source.get("media_type") or "unknown type")
     data = source.get("data")
     if source.get("type") == "base64" and isinstance(data, str):
         size = len(data) * 3 // 4 - data[-2:].count("=")
-        return f"[image: {media}, {format_size(size)}]"
+        return f"[{kind}: {media}, {format_size(size)}]"
     if source.get("type") == "url":
-        return f"[image: {short(str(source.get('url')), 80)}]"
-    return f"[image: {media}]"
+        return f"[{kind}: {short(str(source.get('url')), 80)}]"
+    return f"[{kind}: {media}]"
 
 
 def _image_html(block: Mapping[str, Any]) -> tuple[str, str]:
@@ -521,10 +523,11 @@ def _image_html(block: Mapping[str, Any]) -> tuple[str, str]:
 
 
 def _images_named(value: Any) -> Any:
-    """`value` (a request body) with each image block's base64 data replaced by its name."""
+    """`value` (a request body, a block) with the base64 data of each image or document
+    block replaced by its name (`_image_name`)."""
     if isinstance(value, Mapping):
         source = value.get("source")
-        if value.get("type") == "image" and isinstance(source, Mapping) and "data" in source:
+        if isinstance(source, Mapping) and source.get("type") == "base64" and "data" in source:
             return {**value, "source": {**source, "data": _image_name(value)}}
         return {key: _images_named(item) for key, item in value.items()}
     if isinstance(value, list):
