@@ -205,7 +205,15 @@ def test_every_view_reads_in_both_themes_at_1024(browser: Any, lab: Lab) -> None
         reason = cell.get_by_placeholder(FEEDBACK_PLACEHOLDER)
         assert "Enter denies" in FEEDBACK_PLACEHOLDER
         _placeholder_fits(page, reason)
-        _in_both_themes(page, {"approval-prompt": _prompt(cell)}, offenders)
+        # The live panel above the prompt: the waiting call's card, its running mark (▶).
+        live = cell.locator(".jp-Toolhost-root[data-kind='live']:not(.jp-mod-empty)").last
+        assert live.locator(".jp-Toolhost-statusMark", has_text="▶").count() >= 1
+        _in_both_themes(
+            page,
+            {"approval-prompt": _prompt(cell)},
+            offenders,
+            unpictured={"live panel": live},
+        )
         allow.click()
 
         # AskUserQuestion: the recommended option is shown whole.
