@@ -4,8 +4,10 @@
 with no flag beyond what any person would pass (no `allow_hidden`: saved results are read
 through the kernel). The kernel finds the scripted loopback Messages API server through
 `ANTHROPIC_BASE_URL` in the lab server's environment. `new_page(...)` opens a page that
-records console errors; `open_notebook`, `set_theme` and `shoot` do what their names say.
-Screenshots go to `test-artifacts/` for a person to look at.
+records console errors; `open_notebook`, `run_cell`, `set_theme` and `shoot` do what their
+names say, and `low_contrast` lists the text under an element that reads below WCAG's 4.5:1.
+Screenshots go to `test-artifacts/` for a person to look at (and, for the documentation's
+views, to the folder `JUPYTER_TOOLHOST_SCREENSHOTS` names: `./dev screenshots`).
 
 Needs `chromium` on PATH (CI installs Debian's package), `playwright` (the Python package;
 its own browser download is not used), and the extension installed in the environment
@@ -49,6 +51,107 @@ IDLE = (
     " && window.jupyterapp.shell.currentWidget.sessionContext.kernelDisplayStatus === 'idle'"
 )
 KERNELSPEC = {"name": "python3", "display_name": "Python 3", "language": "python"}
+THEMES = ("JupyterLab Light", "JupyterLab Dark")
+SCREENSHOTS_ENV = "JUPYTER_TOOLHOST_SCREENSHOTS"
+"""A folder (the docs' images) where `shoot(..., doc=True)` also writes its picture."""
+MIN_CONTRAST = 4.5
+"""WCAG 2 AA for body text, the figure the docs promise for every view in both themes."""
+CONTRAST = """
+async (root) => {
+  // JupyterLab does not lay out cells far off screen (content-visibility): bring `root` in
+  // and let two frames pass before anything is measured.
+  root.scrollIntoView({block: 'nearest'});
+  await new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)));
+  // WCAG 2 contrast of every piece of text under `root` against what is behind it, from
+  // computed styles: a colour (times the opacity of its element and of every ancestor) over
+  // the nearest opaque background, partly transparent backgrounds blended on the way. Text
+  // nodes (HTML and SVG) and the placeholders of empty text boxes are checked.
+  // Any computed colour (rgb(), and color(srgb …) as color-mix() computes) as [r, g, b, a],
+  // read back from a 1×1 canvas painted with it.
+  const pixel = document.createElement('canvas').getContext('2d', {willReadFrequently: true});
+  const parse = (c) => {
+    if (!c || c === 'none') return null;
+    pixel.clearRect(0, 0, 1, 1);
+    pixel.fillStyle = '#000';
+    pixel.fillStyle = c;
+    pixel.fillRect(0, 0, 1, 1);
+    const [r, g, b, a] = pixel.getImageData(0, 0, 1, 1).data;
+    return a ? [r, g, b, a / 255] : [0, 0, 0, 0];
+  };
+  const over = (top, bottom) => {
+    const a = top[3];
+    return [0, 1, 2].map(i => top[i] * a + bottom[i] * (1 - a)).concat([1]);
+  };
+  const background = (el) => {
+    const layers = [];
+    for (let n = el; n && n.nodeType === 1; n = n.parentElement) {
+      const c = parse(getComputedStyle(n).backgroundColor);
+      if (c && c[3] > 0) { layers.push(c); if (c[3] >= 1) break; }
+    }
+    let colour = [255, 255, 255, 1];
+    for (const layer of layers.reverse()) colour = over(layer, colour);
+    return colour;
+  };
+  const opacity = (el) => {
+    let value = 1;
+    for (let n = el; n && n.nodeType === 1; n = n.parentElement) {
+      value *= Number(getComputedStyle(n).opacity);
+    }
+    return value;
+  };
+  const luminance = (c) => {
+    const f = (v) => {
+      v /= 255;
+      return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4);
+    };
+    return 0.2126 * f(c[0]) + 0.7152 * f(c[1]) + 0.0722 * f(c[2]);
+  };
+  const ratio = (a, b) => {
+    const [l1, l2] = [luminance(a), luminance(b)].sort((x, y) => y - x);
+    return (l1 + 0.05) / (l2 + 0.05);
+  };
+  const shown = (el) => {
+    const box = el.getBoundingClientRect();
+    return box.width > 0 && box.height > 0
+      && el.checkVisibility({opacityProperty: true, visibilityProperty: true});
+  };
+  const found = [];
+  const add = (el, text, fg, bg, style) => {
+    if (!fg || !bg) return;
+    fg = over([fg[0], fg[1], fg[2], fg[3] * opacity(el)], bg);
+    found.push({text: text.slice(0, 40), ratio: ratio(fg, bg), px: parseFloat(style.fontSize),
+                cls: (el.getAttribute('class') || el.tagName).slice(0, 60)});
+  };
+  const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    const text = node.textContent.trim();
+    const el = node.parentElement;
+    if (!text || !el || !shown(el)) continue;
+    // JupyterLab's own output prompts ("[3]:") are its chrome, not a view of this package.
+    if (el.closest('.jp-OutputPrompt, .jp-InputPrompt')) continue;
+    // Syntax colours are JupyterLab's own highlighting theme (CodeMirror's ͼ classes), as
+    // in its code cells; they are not this package's to choose.
+    if (/^ͼ/.test(el.getAttribute('class') || '')) continue;
+    const style = getComputedStyle(el);
+    if (el instanceof SVGElement) {
+      const svg = el.ownerSVGElement || el;
+      const rect = svg.querySelector('.toolhost-background');
+      let bg = rect ? parse(getComputedStyle(rect).fill) : background(svg);
+      if (bg && bg[3] < 1) bg = over(bg, background(svg));
+      add(el, text, parse(style.fill), bg, style);
+    } else {
+      add(el, text, parse(style.color), background(el), style);
+    }
+  }
+  for (const box of root.querySelectorAll('input[placeholder], textarea[placeholder]')) {
+    const text = box.getAttribute('placeholder').trim();
+    if (!text || box.value || !shown(box)) continue;
+    const style = getComputedStyle(box, '::placeholder');
+    add(box, text, parse(style.color), background(box), style);
+  }
+  return found;
+}
+"""
 
 
 def require_browser() -> tuple[str, Any]:
@@ -252,6 +355,30 @@ def run_all(page: Any) -> None:
     page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
 
 
+def run_cell(page: Any, index: int) -> None:
+    """Run the notebook's cell `index` (from 0) once the kernel is idle, not waiting for it."""
+    page.wait_for_function(IDLE)
+    page.evaluate(
+        """index => { const nb = window.jupyterapp.shell.currentWidget.content;
+             nb.activeCellIndex = index; nb.deselectAll();
+             window.jupyterapp.commands.execute('notebook:run-cell'); }""",
+        index,
+    )
+
+
+def code_cell(page: Any, index: int) -> Any:
+    """The notebook's code cell `index` (from 0)."""
+    return page.locator(".jp-Notebook .jp-CodeCell").nth(index)
+
+
+def low_contrast(root: Any, minimum: float = MIN_CONTRAST) -> list[str]:
+    """Each piece of text under `root` (a locator) whose contrast is below `minimum`, as
+    "text (class) ratio"; fails when `root` holds no text at all (nothing was checked)."""
+    found = root.evaluate(CONTRAST)
+    assert found, "no text found to check"
+    return [f"{f['text']!r} ({f['cls']}) {f['ratio']:.2f}:1" for f in found if f["ratio"] < minimum]
+
+
 def set_theme(page: Any, theme: str) -> None:
     page.evaluate(
         "theme => window.jupyterapp.commands.execute('apputils:change-theme', {theme})", theme
@@ -262,8 +389,42 @@ def set_theme(page: Any, theme: str) -> None:
     page.wait_for_timeout(300)  # let the theme's stylesheet apply before a screenshot
 
 
-def shoot(locator: Any, name: str) -> Path:
+SHOWN_PART = """
+async (el) => {
+  // The part of `el` a person sees once it is scrolled to its top: its box within the
+  // scrolling panels around it and the window.
+  el.scrollIntoView({block: 'start'});
+  await new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)));
+  let {left, top, right, bottom} = el.getBoundingClientRect();
+  for (let n = el.parentElement; n; n = n.parentElement) {
+    if (!/(auto|scroll)/.test(getComputedStyle(n).overflowY)) continue;
+    const box = n.getBoundingClientRect();
+    if (!box.height) continue;
+    [left, top] = [Math.max(left, box.left), Math.max(top, box.top)];
+    [right, bottom] = [Math.min(right, box.right), Math.min(bottom, box.bottom)];
+  }
+  [right, bottom] = [Math.min(right, innerWidth), Math.min(bottom, innerHeight)];
+  return {x: left, y: top, width: right - left, height: bottom - top};
+}
+"""
+
+
+def shoot(locator: Any, name: str, *, doc: bool = False) -> Path:
+    """A picture of what a person sees of `locator` (scrolled to its top; a part taller than
+    the notebook's panel is cut at the panel's bottom) in `test-artifacts/`; with `doc`, also
+    in the folder `JUPYTER_TOOLHOST_SCREENSHOTS` names, when it is set (`./dev screenshots`)."""
     path = ARTIFACTS / name
-    locator.screenshot(path=str(path))
+    page = locator.page
+    page.mouse.move(0, 0)  # no hover highlight in the picture
+    clip = locator.evaluate(SHOWN_PART)
+    page.screenshot(path=str(path), clip=clip, animations="disabled", caret="hide")
     assert path.stat().st_size > 1000, f"{name} is empty"
+    folder = os.environ.get(SCREENSHOTS_ENV)
+    if doc and folder:
+        from PIL import Image
+
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        # 256 colours are plenty for text and flat fills, at about a third of the bytes.
+        with Image.open(path) as picture:
+            picture.convert("RGB").quantize(colors=256).save(Path(folder) / name, optimize=True)
     return path

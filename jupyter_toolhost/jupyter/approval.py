@@ -46,7 +46,7 @@ from .frontend import FrontEnd, headless_message
 from .render import ERROR, FG2
 from .safe_html import markdown_html, widget_html
 from .widget_prompt import DECIDED as DECIDED
-from .widget_prompt import show_and_wait
+from .widget_prompt import filled_button, show_and_wait
 from .widget_prompt import widget_bundle as widget_bundle
 
 BUTTON_LABELS: dict[ApprovalChoice, str] = {
@@ -54,7 +54,11 @@ BUTTON_LABELS: dict[ApprovalChoice, str] = {
     "always": "Always allow",
     "deny": "Deny",
 }
-FEEDBACK_PLACEHOLDER = "optional reason for Deny, sent to the model (Enter denies)"
+FEEDBACK_PLACEHOLDER = "reason for Deny, optional (Enter denies)"
+"""Short enough to show whole in its box (at least `REASON_WIDTH`) on a 1024 px screen with
+JupyterLab's file browser open; the box's tooltip says the rest (`FEEDBACK_TOOLTIP`)."""
+FEEDBACK_TOOLTIP = "What you type here is sent to the model with Deny; Enter in the box denies."
+REASON_WIDTH = "22em"
 SAVE_LABEL = "and save to .toolhost/settings.local.json"
 ONCE_NOTE = "This call is asked for safety: Always allow allows it once and adds no rule."
 TIMEOUT_ENV = "JUPYTER_TOOLHOST_APPROVAL_TIMEOUT"
@@ -297,14 +301,15 @@ def _build_prompt(request: ApprovalRequest, answer: asyncio.Future[ApprovalDecis
             answer.set_result(decision)
 
     buttons = {
-        choice: widgets.Button(
-            description=label,
-            button_style={"allow": "success", "always": "info", "deny": "danger"}[choice],
-            tooltip=f"{label}: {request.display_name}",
-        )
+        choice: filled_button(label, choice, tooltip=f"{label}: {request.display_name}")
         for choice, label in BUTTON_LABELS.items()
     }
-    reason = widgets.Text(placeholder=FEEDBACK_PLACEHOLDER, layout=widgets.Layout(width="40%"))
+    # It takes the rest of the buttons' row, and a row of its own when less is left.
+    reason = widgets.Text(
+        placeholder=FEEDBACK_PLACEHOLDER,
+        tooltip=FEEDBACK_TOOLTIP,
+        layout=widgets.Layout(width="auto", flex=f"1 1 {REASON_WIDTH}", min_width=REASON_WIDTH),
+    )
     savable = not guarded(request)
     save = widgets.Checkbox(value=False, description=SAVE_LABEL, indent=False) if savable else None
 

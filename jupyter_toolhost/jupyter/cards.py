@@ -32,6 +32,8 @@ from .render import (
     FG2,
     MUTED,
     PRE,
+    SUCCESS,
+    WARN,
     Rendered,
     bundle,
     esc,
@@ -58,9 +60,9 @@ _STATUS_MARK: dict[CallStatus, str] = {
 _STATUS_COLOR: dict[CallStatus, str] = {
     "queued": FG2,
     "running": ACCENT,
-    "done": "var(--jp-success-color0,#137333)",
+    "done": SUCCESS,
     "error": ERROR,
-    "denied": "var(--jp-warn-color0,#8a4b00)",
+    "denied": WARN,
     "cancelled": FG2,
 }
 """Colours of the status marks (glyphs); a status word is in the secondary text colour."""

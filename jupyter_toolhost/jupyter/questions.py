@@ -28,7 +28,7 @@ from .comm_ack import TypingWatch
 from .frontend import FrontEnd
 from .render import FG2
 from .safe_html import widget_html
-from .widget_prompt import show_and_wait
+from .widget_prompt import filled_button, show_and_wait
 
 CHIP = "var(--jp-layout-color2,#e8f0fe)"
 
@@ -160,7 +160,7 @@ def _build_form(
             widgets.HBox(options),
             other,
         ]
-    submit = widgets.Button(description=SUBMIT_LABEL, button_style="primary")
+    submit = filled_button(SUBMIT_LABEL, "submit")
 
     def on_submit(_button: Any) -> None:
         if not submitted.done():

@@ -32,15 +32,34 @@ from ..core.text import one_line
 from .safe_html import clean_bundle
 
 MIME_TYPE = "application/vnd.jupyter.toolhost.v1+json"
+
+
+def text_colour(variable: str, fallback: str, share: int = 60) -> str:
+    """One of JupyterLab's colours (`variable`, `fallback` where it is not defined) made
+    readable as text in any theme: `share` % of it mixed with the theme's strongest text
+    colour (black in a light theme, white in a dark one).
+
+    JupyterLab tunes its accent variables for fills, not for text: as text,
+    ``--jp-warn-color0`` is 3.8:1 on the light theme's white and ``--jp-error-color0`` 3.8:1
+    on the dark theme's #111; ``--jp-content-font-color2`` is 4.5:1 on white and less on
+    the grey of a table's even rows. Mixed 60/40, the worst accent is 5.6:1 on either
+    theme's page and panel colours (``--jp-layout-color0/1/2``) and keeps its hue. The lab
+    extension's stylesheet mixes its colours the same way (``--jp-toolhost-*``).
+    """
+    mixed = f"var({variable},{fallback}) {share}%"
+    return f"color-mix(in srgb,{mixed},var(--jp-content-font-color0,#000))"
+
+
 FG1 = "var(--jp-content-font-color1,#1f1f1f)"
 """Body text: JupyterLab's own colour variables (with a fallback for pages without them), so
 every view reads in the light and the dark theme alike (contrast ≥ 4.5:1 in both)."""
-FG2 = "var(--jp-content-font-color2,#595959)"
+FG2 = text_colour("--jp-content-font-color2", "#595959", 80)
 """Secondary text (reasons, times, labels)."""
 BORDER = "var(--jp-border-color2,#d0d0d0)"
-ACCENT = "var(--jp-brand-color1,#1a73e8)"
-WARN = "var(--jp-warn-color0,#8a4b00)"
-ERROR = "var(--jp-error-color0,#b3261e)"
+ACCENT = text_colour("--jp-brand-color1", "#1a73e8")
+WARN = text_colour("--jp-warn-color0", "#8a4b00")
+ERROR = text_colour("--jp-error-color0", "#b3261e")
+SUCCESS = text_colour("--jp-success-color0", "#137333")
 MUTED = f"color:{FG2};font-size:13px"
 PRE = "max-height:24em;overflow:auto;margin:2px 0;white-space:pre-wrap"
 """A preview never grows into a 10,000-pixel column: it scrolls."""

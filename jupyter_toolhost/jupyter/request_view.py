@@ -5,7 +5,8 @@ Four `<details>` parts, each with its size in bytes and in tokens: the system pr
 messages (each tool_use linked to its tool_result and back, text clipped with its full
 length stated); the API parameters. Above them: the turn's usage (input, output, cache
 reads and writes) and what deferral saved; below them: the whole body as pretty JSON and
-how to get it as a dict (`session.request(N)`).
+how to get it as a dict (`session.request(N)`). An image block is shown as the image under
+its name ("[image: image/png, 12.3 KB]"), in that JSON too by its name: never as base64 text.
 
 Tokens come from the API's count_tokens endpoint when the session's model is the
 Anthropic client with a key (`model.token_count`), else they are estimates, labelled as
@@ -24,7 +25,8 @@ from typing import Any
 from ..agent.sent import SentRequest, encode
 from ..disclosure.deferral import extract_discovered_tool_names
 from ..model.base import ModelError
-from .render import BORDER, ERROR, MUTED, PRE, Rendered, esc, notice_display, short
+from .previews import format_size
+from .render import BORDER, ERROR, FG2, MUTED, PRE, WARN, Rendered, esc, notice_display, short
 
 CLIP = 2_000
 """Characters of a text (or JSON) shown in a message before it is clipped."""
@@ -32,11 +34,24 @@ JSON_CLIP = 500_000
 """Characters of the pretty-printed body shown at the end (the rest: `session.request`)."""
 ESTIMATE = "estimate: bytes/4"
 PARTS = ("system", "tools", "messages")
-_DEFERRED = "color:var(--jp-warn-color0,#8a4b00)"
+_DEFERRED = f"color:{WARN}"
 _BREAKPOINT = "◆ cache breakpoint"
 _BOX = "font-size:13px;line-height:1.4"
 _SUMMARY = "cursor:pointer;font-size:13px"
 _BLOCK = f"margin:2px 0 2px 8px;padding-left:6px;border-left:2px solid {BORDER}"
+_TABLE = "font-size:13px;width:100%;table-layout:auto;margin:2px 0"
+_CELL = "text-align:left;vertical-align:top;padding:2px 6px"
+"""JupyterLab right-aligns table cells in HTML outputs; this view's read left to right."""
+_DESCRIPTION = f"color:{FG2};min-width:16em;white-space:normal"
+_TWO_LINES = (
+    "display:-webkit-box;-webkit-box-orient:vertical;-webkit-line-clamp:2;overflow:hidden;"
+    "line-height:1.4"
+)
+"""A tool's description in the table: two lines at most, cut with "…" by the browser (the
+whole text is the cell's tooltip), so twenty tools fit a screen at 1024 px."""
+_SHOWN_CHARS = 400
+_TITLE_CHARS = 4_000
+_SHOWN_IMAGES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,10 +139,10 @@ def request_display(sent: SentRequest, *, body: Mapping[str, Any], tokens: Token
         ),
         _part(
             "Tools",
-            f"{len(tools)} ({sum(_deferred(t) for t in tools)} deferred)",
+            _tools_count(tools, sent),
             tools,
             tokens.label(tokens.parts["tools"]),
-            _tools_html(tools, body),
+            _tools_html(tools, body, sent),
         ),
         _part(
             "Messages",
@@ -144,7 +159,7 @@ def request_display(sent: SentRequest, *, body: Mapping[str, Any], tokens: Token
             _params_html(params),
         ),
     ]
-    pretty = json.dumps(body, ensure_ascii=False, indent=2)
+    pretty = json.dumps(_images_named(body), ensure_ascii=False, indent=2)
     clipped = pretty[:JSON_CLIP] + (
         f"\n… ({len(pretty):,} characters in all)" if len(pretty) > JSON_CLIP else ""
     )
@@ -290,7 +305,34 @@ def _system_html(blocks: Sequence[Any]) -> tuple[str, list[str]]:
     return "".join(html_parts), lines
 
 
-def _tools_html(tools: Sequence[Any], body: Mapping[str, Any]) -> tuple[str, list[str]]:
+def _tools_count(tools: Sequence[Any], sent: SentRequest) -> str:
+    """The Tools part's count, in the deferral line's words: what was sent, in full or with
+    ``defer_loading``, and how many deferred tools were not loaded."""
+    sent_names = {str(t.get("name")) for t in tools if isinstance(t, Mapping)}
+    deferred = sum(_deferred(t) for t in tools)
+    count = f"{len(tools)} sent ({len(tools) - deferred} in full, {deferred} with defer_loading)"
+    unloaded = [tool.name for tool in sent.deferral.unloaded]
+    if unloaded:
+        not_sent = sum(name not in sent_names for name in unloaded)
+        count += f" · {_deferred_count(len(unloaded))} not loaded ({not_sent} not sent)"
+    return count
+
+
+def _whole(text: str) -> str:
+    """`text` as a tooltip shows it: whole, lines kept, cut (and marked) only past
+    `_TITLE_CHARS`."""
+    return text if len(text) <= _TITLE_CHARS else text[:_TITLE_CHARS] + "…"
+
+
+def _deferred_count(count: int) -> str:
+    return f"{count} deferred tool" + ("" if count == 1 else "s")
+
+
+def _tools_html(
+    tools: Sequence[Any], body: Mapping[str, Any], sent: SentRequest
+) -> tuple[str, list[str]]:
+    """One row per tool sent (its marks under its name; its description left-aligned, at
+    most two lines, whole in the cell's tooltip), then the deferred tools not sent."""
     loaded = extract_discovered_tool_names(body.get("messages", []))
     rows, lines = [], []
     for index, tool in enumerate(tools, 1):
@@ -305,22 +347,33 @@ def _tools_html(tools: Sequence[Any], body: Mapping[str, Any]) -> tuple[str, lis
             marks.append(f"server tool {tool['type']}")
         if "cache_control" in tool:
             marks.append(_BREAKPOINT)
-        style = f' style="{_DEFERRED}"' if _deferred(tool) else ""
-        description = short(str(tool.get("description", "")), 80)
+        style = f"{_CELL};{_DEFERRED}" if _deferred(tool) else _CELL
+        description = str(tool.get("description", ""))
+        marks_html = "".join(f'<div style="{MUTED}">{esc(mark)}</div>' for mark in marks)
         rows.append(
-            f"<tr{style}><td>{index}</td><td><code>{esc(name)}</code></td>"
-            f'<td style="text-align:right">{_size(tool):,}</td><td>{esc(" · ".join(marks))}</td>'
-            f'<td style="color:var(--jp-content-font-color2,#595959)">{esc(description)}</td></tr>'
+            f'<tr><td style="{style}">{index}</td>'
+            f'<td style="{style}"><code style="white-space:nowrap">{esc(name)}</code>'
+            f"{marks_html}</td>"
+            f'<td style="{_CELL};text-align:right">{_size(tool):,}</td>'
+            f'<td class="toolhost-description" style="{_CELL};{_DESCRIPTION}" '
+            f'title="{esc(_whole(description))}">'
+            f'<div style="{_TWO_LINES}">{esc(short(description, _SHOWN_CHARS))}</div></td></tr>'
         )
         lines.append(f"{index}. {name} ({_size(tool):,} bytes)" + "".join(f" [{m}]" for m in marks))
-    head = "".join(
-        f"<th style='text-align:left'>{c}</th>"
-        for c in ("#", "name", "bytes", "marks", "description")
-    )
+    head = "".join(f"<th style='{_CELL}'>{c}</th>" for c in ("#", "name", "bytes", "description"))
     table = (
-        f'<table style="font-size:13px"><thead><tr>{head}</tr></thead>'
+        f'<table style="{_TABLE}"><thead><tr>{head}</tr></thead>'
         f"<tbody>{''.join(rows)}</tbody></table>"
     )
+    sent_names = {str(t.get("name")) for t in tools if isinstance(t, Mapping)}
+    not_sent = [tool.name for tool in sent.deferral.unloaded if tool.name not in sent_names]
+    if not_sent:
+        line = (
+            f"Not sent: {_deferred_count(len(not_sent))}, named in the first user message for "
+            f"{sent.deferral.finder or 'a tool search'} to load: " + ", ".join(not_sent)
+        )
+        table += f'<div style="{MUTED}">{esc(line)}</div>'
+        lines.append(line)
     return table, lines
 
 
@@ -360,12 +413,15 @@ def _block(block: Any, prefix: str, uses: Mapping[str, str], answered: set[str])
             return _use_html(block, prefix, answered, mark)
         case "tool_result":
             return _result_html(block, prefix, uses, mark)
+        case "image":
+            shown, named = _image_html(block)
+            return shown, named
         case "thinking":
             text = str(block.get("thinking", ""))
             shown = _label(f"thinking · {len(text):,} characters") + _pre(text)
             return shown, f"thinking: {short(text, 80)}"
         case _:
-            raw = encode(block)
+            raw = encode(_images_named(block))
             return _label(f"{kind} · {len(raw):,} bytes{mark}") + _pre(
                 raw
             ), f"{kind}: {short(raw, 80)}"
@@ -422,11 +478,61 @@ def _result_content(content: Any) -> tuple[str, str]:
                 f'<div style="{_DEFERRED}">tool_reference: loads <code>{esc(name)}</code></div>'
             )
             texts.append(f"[loads {name}]")
+        elif isinstance(item, Mapping) and item.get("type") == "image":
+            shown, named = _image_html(item)
+            html_parts.append(shown)
+            texts.append(named)
         else:
-            raw = encode(item)
+            raw = encode(_images_named(item))
             html_parts.append(_pre(raw))
             texts.append(short(raw, 60))
     return "".join(html_parts), " ".join(texts)
+
+
+def _image_name(block: Mapping[str, Any]) -> str:
+    """ "[image: image/png, 12.3 KB]": a block with a `source` (an image, a document) by its
+    type, media type and decoded size."""
+    kind = str(block.get("type") or "block")
+    source = block.get("source")
+    source = source if isinstance(source, Mapping) else {}
+    media = str(source.get("media_type") or "unknown type")
+    data = source.get("data")
+    if source.get("type") == "base64" and isinstance(data, str):
+        size = len(data) * 3 // 4 - data[-2:].count("=")
+        return f"[{kind}: {media}, {format_size(size)}]"
+    if source.get("type") == "url":
+        return f"[{kind}: {short(str(source.get('url')), 80)}]"
+    return f"[{kind}: {media}]"
+
+
+def _image_html(block: Mapping[str, Any]) -> tuple[str, str]:
+    """An image block as the image itself (an inline PNG, JPEG, GIF or WebP, at most 240 px
+    high) under its name; other sources by name only. Never its base64 as text."""
+    named = _image_name(block)
+    source = block.get("source")
+    source = source if isinstance(source, Mapping) else {}
+    media, data = source.get("media_type"), source.get("data")
+    label = f'<div style="{MUTED}">{esc(named)}</div>'
+    if source.get("type") == "base64" and media in _SHOWN_IMAGES and isinstance(data, str):
+        image = (
+            f'<img src="data:{media};base64,{esc(data)}" alt="{esc(named)}" '
+            f'style="max-width:100%;max-height:240px;margin:2px 0">'
+        )
+        return label + image, named
+    return label, named
+
+
+def _images_named(value: Any) -> Any:
+    """`value` (a request body, a block) with the base64 data of each image or document
+    block replaced by its name (`_image_name`)."""
+    if isinstance(value, Mapping):
+        source = value.get("source")
+        if isinstance(source, Mapping) and source.get("type") == "base64" and "data" in source:
+            return {**value, "source": {**source, "data": _image_name(value)}}
+        return {key: _images_named(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_images_named(item) for item in value]
+    return value
 
 
 def _params_html(params: Mapping[str, Any]) -> tuple[str, list[str]]:

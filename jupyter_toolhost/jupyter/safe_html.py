@@ -94,7 +94,8 @@ STYLE_PROPERTIES = frozenset(
         "max-width", "min-width", "opacity", "overflow", "overflow-x", "overflow-y",
         "padding", "padding-bottom", "padding-left", "padding-right", "padding-top",
         "text-align", "text-decoration", "vertical-align", "white-space", "width",
-        "word-break", "overflow-wrap",
+        "word-break", "overflow-wrap", "table-layout", "-webkit-box-orient",
+        "-webkit-line-clamp",
     }
 )  # fmt: skip
 """CSS properties a display's ``style`` may set: layout, spacing, colours and type. Not

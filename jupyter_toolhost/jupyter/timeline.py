@@ -33,7 +33,7 @@ from typing import Literal, TypeAlias, assert_never
 
 from ..core.numbers import format_number
 from .cards import CallCard, waited_label, waits_by_kind
-from .render import Rendered
+from .render import FG2, Rendered, text_colour
 
 TimelineStatus: TypeAlias = Literal[
     "done", "error", "denied", "sibling", "interrupted", "cancelled", "running"
@@ -72,7 +72,7 @@ LEGEND_COLUMNS = 2
 WAIT_PATTERN = "toolhost-timeline-wait"
 TEXT = 'fill="#202124" style="fill:var(--jp-content-font-color1,#202124)"'
 """Text in JupyterLab's own colours (readable in its dark theme), else dark grey."""
-TEXT2 = 'fill="#3c4043" style="fill:var(--jp-content-font-color2,#3c4043)"'
+TEXT2 = f'fill="#3c4043" style="fill:{FG2}"'
 """Secondary text; the marks (✗ ⊘ ↯ ■ □) are drawn in it too in JupyterLab, where their
 colours would fall under 4.5:1 on the dark theme (each mark differs by its shape)."""
 
@@ -239,7 +239,7 @@ def _row(card: CallCard, batch: int, axis: _Axis, y: float) -> str:
         parts.append(
             f'<text class="toolhost-mark" data-status="{status}" x="{x0 + width + 4:.1f}" '
             f'y="{y + 14:.1f}" font-size="13" fill="{mark_color}" '
-            f'style="fill:var(--jp-content-font-color2,{mark_color})">'
+            f'style="fill:{text_colour("--jp-content-font-color2", mark_color, 80)}">'
             f"{_title(f'{meaning} — {card.name}: {card.summary}')}{symbol}</text>"
         )
     parts.append("</g>")
@@ -290,7 +290,7 @@ def _legend(y: float) -> tuple[str, float]:
         else:
             swatch = (
                 f'<text x="{x + 2:.1f}" y="{row_y + 13:.1f}" font-size="13" fill="{color}" '
-                f'style="fill:var(--jp-content-font-color2,{color})">'
+                f'style="fill:{text_colour("--jp-content-font-color2", color, 80)}">'
                 f"{symbol}</text>"
             )
         parts.append(

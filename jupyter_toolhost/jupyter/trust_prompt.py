@@ -22,7 +22,7 @@ from .approval import from_owner, message_session
 from .frontend import FrontEnd
 from .render import ERROR, FG2
 from .safe_html import widget_html
-from .widget_prompt import show_and_wait
+from .widget_prompt import filled_button, show_and_wait
 
 TRUST_LABEL = "Trust this folder"
 DECLINE_LABEL = "Don't trust"
@@ -91,7 +91,7 @@ async def ask_trust(
         if not answer.done() and from_owner(owner):
             answer.set_result(value)
 
-    trust_button = widgets.Button(description=TRUST_LABEL, button_style="warning")
+    trust_button = filled_button(TRUST_LABEL, "trust")
     decline_button = widgets.Button(description=DECLINE_LABEL, button_style="")
     trust_button.on_click(lambda _b: resolve("trust"))  # pyright: ignore[reportUnknownLambdaType]
     decline_button.on_click(lambda _b: resolve("decline"))  # pyright: ignore[reportUnknownLambdaType]

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeAlias, TypeVar
 
 from .comm_ack import acknowledging
 from .frontend import FrontEnd, Outcome
@@ -28,6 +28,32 @@ DECIDED = Rendered({"text/plain": ""})
 (its record is the line printed right below it), so a saved notebook, an HTML export and
 nbviewer keep no widget, and nbval compares the same empty text as when the prompt was
 first shown."""
+
+
+Fill: TypeAlias = Literal["allow", "always", "deny", "trust", "submit"]
+FILLS: dict[Fill, str] = {
+    "allow": "#2e7d32",
+    "always": "#1565c0",
+    "deny": "#c62828",
+    "trust": "#a04600",
+    "submit": "#1565c0",
+}
+"""The fill of each prompt's main buttons, under white text: 5.1:1 (green), 5.8:1 (blue),
+5.6:1 (red), 6.2:1 (amber). ipywidgets' `button_style` fills are JupyterLab's
+``--jp-success/info/warn-color1``, under which white text is 4.1:1, 3.5:1 and 2.7:1 in the
+light theme. The label is read against its own fill, so one fixed pair reads the same in
+every theme and in front ends without JupyterLab's variables."""
+
+
+def filled_button(label: str, fill: Fill, *, tooltip: str = "") -> Any:
+    """An ipywidgets `Button` labelled `label`, white on the `fill` colour."""
+    import ipywidgets as widgets  # pyright: ignore[reportMissingImports]
+
+    return widgets.Button(
+        description=label,
+        tooltip=tooltip,
+        style=widgets.ButtonStyle(button_color=FILLS[fill], text_color="white"),
+    )
 
 
 def widget_bundle(widget: Any) -> Rendered:

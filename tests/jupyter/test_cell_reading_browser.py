@@ -19,9 +19,12 @@ from lab_browser import (
     IDLE,
     KERNELSPEC,
     Lab,
+    code_cell,
+    low_contrast,
     new_page,
     open_notebook,
     require_browser,
+    run_cell,
     running_lab,
     set_theme,
     shoot,
@@ -49,74 +52,6 @@ STREAMING = (
     "'printed 6 lines'"
 )
 SLOW = "for i in 1 2 3 4 5 6 7 8 9 10; do echo step $i; sleep 0.6; done"
-
-CONTRAST = """
-(root) => {
-  // WCAG 2 contrast of every piece of text under `root` against what is behind it,
-  // from computed styles: colours blended over the nearest opaque background.
-  const parse = (c) => {
-    const m = c.match(/rgba?\\(([^)]+)\\)/);
-    if (!m) return null;
-    const p = m[1].split(/[ ,/]+/).filter(Boolean).map(Number);
-    return [p[0], p[1], p[2], p.length > 3 ? p[3] : 1];
-  };
-  const over = (top, bottom) => {
-    const a = top[3];
-    return [0, 1, 2].map(i => top[i] * a + bottom[i] * (1 - a)).concat([1]);
-  };
-  const background = (el) => {
-    const layers = [];
-    for (let n = el; n && n.nodeType === 1; n = n.parentElement) {
-      const c = parse(getComputedStyle(n).backgroundColor);
-      if (c && c[3] > 0) { layers.push(c); if (c[3] >= 1) break; }
-    }
-    let colour = [255, 255, 255, 1];
-    for (const layer of layers.reverse()) colour = over(layer, colour);
-    return colour;
-  };
-  const luminance = (c) => {
-    const f = (v) => {
-      v /= 255;
-      return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4);
-    };
-    return 0.2126 * f(c[0]) + 0.7152 * f(c[1]) + 0.0722 * f(c[2]);
-  };
-  const ratio = (a, b) => {
-    const [l1, l2] = [luminance(a), luminance(b)].sort((x, y) => y - x);
-    return (l1 + 0.05) / (l2 + 0.05);
-  };
-  const found = [];
-  const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
-  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
-    const text = node.textContent.trim();
-    const el = node.parentElement;
-    if (!text || !el) continue;
-    // Syntax colours are JupyterLab's own highlighting theme (CodeMirror's ͼ classes), as
-    // in its code cells; they are not this package's to choose.
-    if (/^ͼ/.test(el.getAttribute('class') || '')) continue;
-    const box = el.getBoundingClientRect();
-    const seen = el.checkVisibility({opacityProperty: true, visibilityProperty: true});
-    if (!box.width || !box.height || !seen) continue;
-    const style = getComputedStyle(el);
-    let fg, bg;
-    if (el instanceof SVGElement) {
-      const svg = el.ownerSVGElement || el;
-      const rect = svg.querySelector('.toolhost-background');
-      fg = parse(style.fill);
-      bg = rect ? parse(getComputedStyle(rect).fill) : background(svg);
-      if (bg && bg[3] < 1) bg = over(bg, background(svg));
-    } else {
-      fg = parse(style.color);
-      bg = background(el);
-    }
-    if (!fg || !bg) continue;
-    fg = over(fg, bg);
-    found.push({text: text.slice(0, 40), ratio: ratio(fg, bg), px: parseFloat(style.fontSize),
-                cls: (el.getAttribute('class') || el.tagName).slice(0, 60)});
-  }
-  return found;
-}
-"""
 
 
 def _notebook() -> nbformat.NotebookNode:
@@ -151,26 +86,6 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
         yield started
 
 
-def _run_cell(page: Any, index: int) -> None:
-    page.wait_for_function(IDLE)
-    page.evaluate(
-        """index => { const nb = window.jupyterapp.shell.currentWidget.content;
-             nb.activeCellIndex = index; nb.deselectAll();
-             window.jupyterapp.commands.execute('notebook:run-cell'); }""",
-        index,
-    )
-
-
-def _cell(page: Any, index: int) -> Any:
-    return page.locator(".jp-Notebook .jp-CodeCell").nth(index)
-
-
-def _low_contrast(page: Any, root: Any) -> list[dict[str, Any]]:
-    found = root.evaluate(CONTRAST)
-    assert found, "no text found to check"
-    return [f for f in found if f["ratio"] < 4.5]
-
-
 def test_a_cell_reads_right_while_it_runs_and_after(browser: Any, lab: Lab) -> None:
     lab.server.add_turns(
         Turn(
@@ -190,10 +105,10 @@ def test_a_cell_reads_right_while_it_runs_and_after(browser: Any, lab: Lab) -> N
         page.evaluate("() => window.jupyterapp.commands.execute('filebrowser:activate')")
         page.locator(".jp-FileBrowser").wait_for()
         set_theme(page, "JupyterLab Dark")
-        _run_cell(page, 0)
-        _run_cell(page, 1)
-        _run_cell(page, 2)
-        cell = _cell(page, 2)
+        run_cell(page, 0)
+        run_cell(page, 1)
+        run_cell(page, 2)
+        cell = code_cell(page, 2)
         live = cell.locator(".jp-Toolhost-root[data-kind='live']")
 
         # PythonExec's printed lines show while it runs (it prints one each 0.8 s).
@@ -210,7 +125,7 @@ def test_a_cell_reads_right_while_it_runs_and_after(browser: Any, lab: Lab) -> N
         deny.wait_for()
         assert live.locator(".jp-Toolhost-liveStatus").inner_text().startswith("Waiting for you")
         page.wait_for_timeout(1500)  # a wait long enough to tell apart from the run time
-        low = _low_contrast(page, cell.locator(".jp-Cell-outputArea"))
+        low = low_contrast(cell.locator(".jp-Cell-outputArea"))
         assert low == [], low  # the prompt and the live panel, in the dark theme
         shoot(cell.locator(".jp-Cell-outputArea"), "cell-waiting-for-you-dark.png")
         deny.click()
@@ -252,8 +167,8 @@ def test_a_cell_reads_right_while_it_runs_and_after(browser: Any, lab: Lab) -> N
         shoot(bash, "cell-cut-preview-dark.png")
 
         # A stopped command keeps what it printed, and says "interrupted".
-        _run_cell(page, 3)
-        stopped = _cell(page, 3)
+        run_cell(page, 3)
+        stopped = code_cell(page, 3)
         running = stopped.locator(".jp-Toolhost-root[data-kind='live'] .jp-Toolhost-tail")
         running.filter(has_text="step 2").wait_for(timeout=60_000)
         page.evaluate("() => window.jupyterapp.commands.execute('notebook:interrupt-kernel')")
@@ -270,21 +185,20 @@ def test_a_cell_reads_right_while_it_runs_and_after(browser: Any, lab: Lab) -> N
 
         # The teaching views, in the dark theme, at 1024×768 with the file browser open.
         for index in (4, 5, 6):
-            _run_cell(page, index)
+            run_cell(page, index)
         page.wait_for_function(IDLE)
-        timeline = _cell(page, 4).locator("svg.toolhost-timeline")
+        timeline = code_cell(page, 4).locator("svg.toolhost-timeline")
         timeline.wait_for()
         label_px = timeline.evaluate(
             """svg => { const t = svg.querySelector('.toolhost-batch text');
                  return t.getBoundingClientRect().height; }"""
         )
         assert label_px >= 12, label_px  # drawn at its size, not shrunk to fit
-        assert _cell(page, 4).locator("text", has_text="Batch 1").count() >= 1
-        _cell(page, 5).get_by_text("input tokens in all").first.wait_for()
+        assert code_cell(page, 4).locator("text", has_text="Batch 1").count() >= 1
+        code_cell(page, 5).get_by_text("input tokens in all").first.wait_for()
         for index in (2, 3, 4, 5, 6):
-            area = _cell(page, index).locator(".jp-Cell-outputArea")
-            low = _low_contrast(page, area)
-            assert low == [], (index, [f"{f['text']} {f['cls']} {f['ratio']:.2f}" for f in low])
+            area = code_cell(page, index).locator(".jp-Cell-outputArea")
+            assert low_contrast(area) == [], (index, low_contrast(area))
         # The card's batch and the timeline's agree.
         card_batches = cell.locator(".jp-Toolhost-batch").evaluate_all(
             "nodes => nodes.map(n => Number(n.dataset.batch))"
@@ -292,5 +206,5 @@ def test_a_cell_reads_right_while_it_runs_and_after(browser: Any, lab: Lab) -> N
         assert card_batches[:3] == [1, 2, 3], card_batches
         shoot(answer, "cell-markdown-answer-dark.png")
         shoot(write, "cell-denied-run-and-approval-time-dark.png")
-        shoot(_cell(page, 4).locator(".jp-Cell-outputArea"), "cell-timeline-dark.png")
+        shoot(code_cell(page, 4).locator(".jp-Cell-outputArea"), "cell-timeline-dark.png")
         assert lab.errors == [], lab.errors

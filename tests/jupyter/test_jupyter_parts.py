@@ -32,7 +32,7 @@ from jupyter_toolhost.jupyter.kernel_tools import kernel_tools
 from jupyter_toolhost.jupyter.live import LiveView
 from jupyter_toolhost.jupyter.options import UsageError, parse_cell_line, parse_command
 from jupyter_toolhost.jupyter.questions import WidgetQuestionAsker
-from jupyter_toolhost.jupyter.render import MIME_TYPE
+from jupyter_toolhost.jupyter.render import FG2, MIME_TYPE
 from jupyter_toolhost.jupyter.timeline import timeline_display
 from jupyter_toolhost.jupyter.transformer import agent_cell_transformer
 from jupyter_toolhost.orchestration.events import CallFinished, CallQueued, CallStarted
@@ -140,10 +140,7 @@ def test_batch_text_and_html_do_not_depend_on_timing_or_ids():
     assert "toolu" not in fast["text/html"] and "0.1" not in fast["text/plain"]
     # Durations are in the HTML for readers of a page, only inside the spans a comparison
     # masks: with those masked, the two runs' HTML is the same.
-    assert (
-        '<span class="toolhost-time" style="color:var(--jp-content-font-color2,#595959)">100 ms'
-        in fast["text/html"]
-    )
+    assert f'<span class="toolhost-time" style="color:{FG2}">100 ms' in fast["text/html"]
     masked = [
         re.sub(r'(<span class="toolhost-time"[^>]*>)[^<]*', r"\1…", data["text/html"])
         for data in (fast, slow)

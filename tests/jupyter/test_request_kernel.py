@@ -109,8 +109,8 @@ def test_request_view_shows_what_each_turn_sent(kernel: Kernel, server: Messages
         # Deferred tools marked; the cache breakpoint on the last tool of the prefix.
         rows = {
             name: row
-            for row in re.findall(r"<tr[^>]*>.*?</tr>", html_text)
-            for name in re.findall(r"<td><code>([^<]+)</code></td>", row)[:1]
+            for row in re.findall(r"<tr[^>]*>.*?</tr>", html_text, re.S)
+            for name in re.findall(r"<td[^>]*><code[^>]*>([^<]+)</code>", row)[:1]
         }
         for tool in body["tools"]:
             row = rows[tool["name"]]

@@ -8,6 +8,7 @@ quarter of the counted body's bytes, less unreferenced deferred tools) or as est
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from pathlib import Path
@@ -240,3 +241,50 @@ async def test_view_is_plain_html_with_the_four_parts(tmp_path: Path) -> None:
     chat = next(t for t in session.tools if t.name == CHAT)
     saved = compact(chat.to_api())
     assert f"Deferral saved {saved:,} bytes (≈ {saved // 4:,} tokens" in plain
+
+
+PIXEL = (
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQ"
+    "AAAABJRU5ErkJggg=="
+)
+"""A 1×1 PNG (70 bytes), as base64."""
+
+
+async def test_an_image_in_a_result_is_an_image_and_the_counts_agree(tmp_path: Path) -> None:
+    with MessagesServer(SCRIPT) as server:
+        session = session_for(server, tmp_path)
+        await session.run("Will it rain in Oslo?")
+    sent = session.sent_request(1)
+    body = sent.body
+    image = {
+        "type": "image",
+        "source": {"type": "base64", "media_type": "image/png", "data": PIXEL},
+    }
+    body["messages"].append(
+        {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": "t", "content": [image]}],
+        }
+    )
+    shown = request_display(sent, body=body, tokens=tokens_for(object(), body))
+    html_text, plain = shown.data["text/html"], shown.data["text/plain"]
+    # The image is drawn once, from its data, and named; its base64 is nowhere as text.
+    assert html_text.count(PIXEL) == 1
+    assert f'<img src="data:image/png;base64,{PIXEL}"' in html_text
+    assert "[image: image/png, 70 B]" in plain and PIXEL not in plain
+    # The Tools part counts the deferred tools as the deferral line above it does.
+    unloaded = len(sent.deferral.unloaded)
+    assert unloaded
+    said = f"{unloaded} deferred tool{'s' if unloaded > 1 else ''} not loaded"
+    [deferral] = [line for line in plain.splitlines() if line.startswith("Deferral saved")]
+    [tools] = [line for line in plain.splitlines() if line.startswith("Tools — ")]
+    assert said in deferral and said in tools, (deferral, tools)
+    assert tools.startswith(f"Tools — {len(body['tools'])} sent (")
+    # Each description is left-aligned, two lines at most, whole in its tooltip.
+    for tool in body["tools"]:
+        cell = re.search(
+            r'<td class="toolhost-description" style="([^"]*)" title="([^"]*)">',
+            html_text[html_text.index(f">{tool['name']}</code>") :],
+        )
+        assert cell is not None and "text-align:left" in cell.group(1)
+        assert html.unescape(cell.group(2)) == tool.get("description", "")
