@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..agent.sent import SentRequest, encode
+from ..core.numbers import format_number
 from ..disclosure.deferral import extract_discovered_tool_names
 from ..model.base import ModelError
-from .previews import format_size
 from .render import BORDER, ERROR, FG2, MUTED, PRE, WARN, Rendered, esc, notice_display, short
 
 CLIP = 2_000
@@ -499,7 +499,7 @@ def _image_name(block: Mapping[str, Any]) -> str:
     data = source.get("data")
     if source.get("type") == "base64" and isinstance(data, str):
         size = len(data) * 3 // 4 - data[-2:].count("=")
-        return f"[{kind}: {media}, {format_size(size)}]"
+        return f"[{kind}: {media}, {format_number(size, 'bytes')}]"
     if source.get("type") == "url":
         return f"[{kind}: {short(str(source.get('url')), 80)}]"
     return f"[{kind}: {media}]"
