@@ -38,6 +38,7 @@ from .render import (
     bundle,
     esc,
     short,
+    shown_source,
     time_html,
 )
 
@@ -234,7 +235,7 @@ def decision_json(decision: PermissionResult | None) -> dict[str, Any] | None:
         "behavior": decision.behavior,
         "reason": reason.detail if reason else "",
         "kind": reason.kind if reason else None,
-        "source": reason.source if reason else None,
+        "source": shown_source(reason.source) if reason else None,
     }
 
 

@@ -156,6 +156,20 @@ def shown_path(path: str, cwd: str | None = None) -> str:
     return "/".join(part for part in parts[-2:] if part)
 
 
+def home_path(path: str) -> str:
+    """A folder as a person names it: from ``~`` when it lies in the home folder, else
+    whole (where a folder is the question, as in "trust this folder?", it stays exact)."""
+    home = os.path.expanduser("~")
+    below = relative_path(path, home) if home.strip(os.sep) else None
+    return path if below is None else ("~" if below == "." else f"~/{below}")
+
+
+def shown_source(source: str | None) -> str | None:
+    """A decision's source (a settings file, a hook command, a mode) for a person: a file's
+    path is `shown_path`'s, anything else as it is."""
+    return shown_path(source) if source and os.path.isabs(source) else source
+
+
 def time_html(text: str) -> str:
     return f'<span class="{TIME_CLASS}" style="color:{FG2}">{esc(text)}</span>'
 

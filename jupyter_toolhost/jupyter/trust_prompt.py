@@ -20,7 +20,7 @@ from typing import Literal, TypeAlias
 from ..permissions.settings.trust import FolderTrust, describe
 from .approval import from_owner, message_session
 from .frontend import FrontEnd
-from .render import ERROR, FG2
+from .render import ERROR, FG2, home_path
 from .safe_html import widget_html
 from .widget_prompt import filled_button, show_and_wait
 
@@ -41,7 +41,7 @@ def question_html(trust: FolderTrust) -> str:
         f"<li><code>{html.escape(line)}</code></li>" for line in describe(trust.actions, trust.new)
     )
     return (
-        f"<b>{html.escape(heading)}</b> <code>{html.escape(str(trust.folder))}</code>"
+        f"<b>{html.escape(heading)}</b> <code>{html.escape(home_path(str(trust.folder)))}</code>"
         f"<div style='color:{FG2}'>Its settings would, before anything is sent to the model:</div>"
         f"<ul style='margin:2px 0'>{items}</ul>"
         f"<div style='color:{ERROR}'>Trust it only if you trust where its files come from: "
@@ -54,7 +54,9 @@ def question_html(trust: FolderTrust) -> str:
 def record_line(trust: FolderTrust, answer: Answer, note: str = "") -> str:
     """The line that stays in the cell after the question."""
     if answer == "trust":
-        return f"Trusted the folder {trust.folder}: its settings apply {note}".rstrip()
+        return (
+            f"Trusted the folder {home_path(str(trust.folder))}: its settings apply {note}".rstrip()
+        )
     why = {
         "decline": "(by you)",
         "headless": "(no front end to ask; %%agent --trust-folder trusts it)",
@@ -66,8 +68,8 @@ def record_line(trust: FolderTrust, answer: Answer, note: str = "") -> str:
 def held_back_line(trust: FolderTrust, why: str) -> str:
     """What an untrusted folder's settings do not do in this conversation."""
     return (
-        f"Not trusted: the folder {trust.folder} {why}. Held back (only its deny and ask rules "
-        "apply): " + "; ".join(trust.actions)
+        f"Not trusted: the folder {home_path(str(trust.folder))} {why}. Held back (only its "
+        "deny and ask rules apply): " + "; ".join(trust.actions)
     )
 
 
@@ -116,7 +118,7 @@ async def ask_trust(
         limit=limit,
         settle=settle,
         close=close,
-        interrupted=f"Folder trust question closed (interrupted): {trust.folder}",
+        interrupted=f"Folder trust question closed (interrupted): {home_path(str(trust.folder))}",
         emit=emit,
     )
     if outcome == "answered" and decided is not None:

@@ -207,8 +207,9 @@ def test_decision_and_language_reach_the_payload_and_only_rules_and_modes_the_te
         "behavior": "deny",
         "reason": "deny rule Bash(rm *)",
         "kind": "rule",
-        "source": settings,
+        "source": ".toolhost/settings.json",  # as a person reads it, never the absolute path
     }
+    assert settings not in json.dumps(batch.data[MIME_TYPE])
     assert calls[3]["decision"]["source"] == "hook.sh"
     assert [c["language"] for c in calls] == ["python"] * 4
 
