@@ -375,6 +375,11 @@ def low_contrast(root: Any, minimum: float = MIN_CONTRAST) -> list[str]:
     """Each piece of text under `root` (a locator) whose contrast is below `minimum`, as
     "text (class) ratio"; fails when `root` holds no text at all (nothing was checked)."""
     found = root.evaluate(CONTRAST)
+    for _ in range(50):  # (a live view is redrawn as it updates: wait for its text again)
+        if found:
+            break
+        root.page.wait_for_timeout(100)
+        found = root.evaluate(CONTRAST)
     assert found, "no text found to check"
     return [f"{f['text']!r} ({f['cls']}) {f['ratio']:.2f}:1" for f in found if f["ratio"] < minimum]
 

@@ -17,8 +17,9 @@ the lab extension, in nbviewer and in an HTML export; plain text is the fallback
 from __future__ import annotations
 
 import json
+import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -173,7 +174,22 @@ def request_display(sent: SentRequest, *, body: Mapping[str, Any], tokens: Token
         + f'<div style="{MUTED}">{esc(copy)}</div></div>'
     )
     plain = "\n".join([*head, *(text for _, text in sections), copy])
-    return Rendered({"text/html": html_text, "text/plain": plain})
+    return Rendered({"text/html": _from_home(html_text, esc), "text/plain": _from_home(plain)})
+
+
+HOME_NOTE = "Paths in your home folder are written from ~ here; the request holds them whole."
+
+
+def _from_home(text: str, escape: Callable[[str], str] = str) -> str:
+    """`text` with the home folder written as ``~`` (a notebook that keeps this view, or a
+    picture of it, need not carry the person's own paths), and a line saying so."""
+    home = os.path.expanduser("~").rstrip(os.sep)
+    if not home or escape(home + os.sep) not in text:
+        return text
+    shown = text.replace(escape(home + os.sep), "~" + os.sep)
+    return shown + (
+        f'<div style="{MUTED}">{esc(HOME_NOTE)}</div>' if escape is esc else "\n" + HOME_NOTE
+    )
 
 
 # ── the header lines ─────────────────────────────────────────────────────────────────────

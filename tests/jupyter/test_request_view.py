@@ -288,3 +288,15 @@ async def test_an_image_in_a_result_is_an_image_and_the_counts_agree(tmp_path: P
         )
         assert cell is not None and "text-align:left" in cell.group(1)
         assert html.unescape(cell.group(2)) == tool.get("description", "")
+
+
+def test_the_home_folder_is_written_from_tilde(monkeypatch: Any, tmp_path: Any) -> None:
+    """A kept `%agent request` (or a picture of it) does not carry the person's own paths."""
+    from jupyter_toolhost.jupyter.request_view import HOME_NOTE, _from_home
+    from jupyter_toolhost.jupyter.render import esc
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    text = f"Working directory: {tmp_path}/project\n"
+    assert _from_home(text) == f"Working directory: ~/project\n\n{HOME_NOTE}"
+    assert str(tmp_path) not in _from_home(esc(f"<{tmp_path}/a & b>"), esc)
+    assert _from_home("nothing here") == "nothing here"

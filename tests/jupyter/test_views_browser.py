@@ -130,7 +130,14 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
         settings.parent.mkdir()
         settings.write_text(json.dumps({"permissions": {"allow": ["Bash(seq:*)"]}}))
         nbformat.write(_notebook(), started.root / "views.ipynb")
+        global MACHINE_PATH
+        MACHINE_PATH = str(base)
         yield started
+
+
+MACHINE_PATH = ""
+"""The lab's temporary folder (set by the `lab` fixture): no view may show it, since a person's
+own absolute paths have no place in a notebook they share (and the pictures go in docs/)."""
 
 
 def _in_both_themes(
@@ -150,6 +157,8 @@ def _in_both_themes(
             low = low_contrast(locator)
             if low:
                 offenders[f"{name} ({short})"] = low
+            if MACHINE_PATH and MACHINE_PATH in locator.inner_text():
+                offenders[f"{name} ({short})"] = [f"shows the machine's path {MACHINE_PATH}"]
             if name in views:
                 shoot(locator, f"view-{name}-{short}.png", doc=True)
     set_theme(page, THEMES[0])
