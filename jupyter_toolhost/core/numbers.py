@@ -18,7 +18,9 @@ The rules, by unit:
 - ``clock`` (a running clock, whole seconds): ``3 s``, ``1 min 05 s``;
 - ``percent`` (a fraction from 0 to 1): ``42%``.
 
-Not for numbers the model reads (those keep Claude Code's own forms) or for ids and paths.
+Not for numbers the model reads (those keep Claude Code's own forms) or for ids and paths,
+nor for the ticks of a time axis or the ends of a range ("0.00–0.41 s of 0.41 s"), which
+keep one precision together so they line up.
 """
 
 from __future__ import annotations

@@ -277,7 +277,11 @@ class WidgetApprover:
                 return self._record(request, decision, "(by you)")
             case "timeout":
                 decision = timeout_decision(request, self.timeout or 0)
-                return self._record(request, decision, f"(no answer within {self.timeout:g} s)")
+                return self._record(
+                    request,
+                    decision,
+                    f"(no answer within {format_number(self.timeout or 0, 'seconds')})",
+                )
             case "headless":
                 return self._record(request, headless_decision(request), "(no front end showed it)")
             case _:

@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..core.numbers import format_number
 from ..core.types import ToolError
 from .comm_ack import TypingWatch
 from .frontend import FrontEnd
@@ -72,7 +73,8 @@ def no_front_end_message() -> str:
 def no_answer_message(timeout: float) -> str:
     """The error the model gets when nobody answered in time."""
     return (
-        f"No one answered the questions within {timeout:g} s (no front end?). Continue with "
+        f"No one answered the questions within {format_number(timeout, 'seconds')} (no front "
+        "end?). Continue with "
         "your best judgement and state the assumptions you made."
     )
 
@@ -125,7 +127,8 @@ class WidgetQuestionAsker:
             self.emit("Questions not answered (no front end showed them)")
             raise ToolError(no_front_end_message())
         if outcome == "timeout":
-            self.emit(f"Questions not answered (no answer within {self.timeout:g} s)")
+            waited = format_number(self.timeout or 0, "seconds")
+            self.emit(f"Questions not answered (no answer within {waited})")
             raise ToolError(no_answer_message(self.timeout or 0))
         answers = {a.question.question: a.answer() for a in asked}
         self.emit(record_text(answers, questions))

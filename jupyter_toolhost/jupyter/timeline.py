@@ -177,7 +177,7 @@ def call_tooltip(card: CallCard, *, batch: int, axis_origin: float | None = None
         prompts = "" if count == 1 else f" ({count} prompts)"
         lines.append(waited_label(seconds, what) + prompts)
     if axis_origin is not None and card.started is not None:
-        lines.append(f"started at {card.started - axis_origin:.3f} s")
+        lines.append(f"started at {format_number(card.started - axis_origin, 'seconds')}")
     return "\n".join(lines)
 
 
@@ -225,7 +225,7 @@ def _row(card: CallCard, batch: int, axis: _Axis, y: float) -> str:
         w0, w1 = axis.x(asked), axis.x(answered)
         wait = (
             f"{card.name}: {waited_label(answered - asked, what)} "
-            f"(asked at {asked - axis.origin:.3f} s)"
+            f"(asked at {format_number(asked - axis.origin, 'seconds')})"
         )
         parts.append(
             f'<rect class="toolhost-wait" data-what="{_esc(what)}" x="{w0:.1f}" y="{bar_y:.1f}" '

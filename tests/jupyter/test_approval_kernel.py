@@ -359,7 +359,7 @@ def test_an_explicit_timeout_waits_that_long(server: MessagesServer, tmp_path: P
         assert 5.5 < took < 30, took  # longer than the probe: the timeout decides
         [result] = last_tool_results(server)
         assert "within 6 s" in result_text(result)
-        assert "(no answer within 6 s)" in run.stdout
+        assert "(no answer within 6.0 s)" in run.stdout
         _healthy(running, server)
     finally:
         running.close()

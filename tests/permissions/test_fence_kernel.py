@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 from kernel_helpers import Kernel, agent_kernel
 
+from jupyter_toolhost.core.numbers import format_number
 from jupyter_toolhost.testing import MessagesServer, Turn, text, tool_use
 from jupyter_toolhost.tools.bash import sandbox
 
@@ -149,7 +150,7 @@ def test_a_sandboxed_script_cannot_approve_its_own_prompt(project: Path) -> None
     found, shown, errors = attack(project, "1")
     assert errors == []
     assert SECRET not in found and SECRET not in shown
-    assert f"no answer within {WAIT} s" in shown
+    assert f"no answer within {format_number(WAIT, 'seconds')}" in shown
     log = (project / "data" / "attack.log").read_text()
     assert "readable 0" in log and "clicked" not in log, log
 
@@ -162,4 +163,4 @@ def test_a_click_from_another_client_is_ignored(project: Path) -> None:
     log = (project / "data" / "attack.log").read_text()
     assert "clicked Allow" in log, log  # the forged click was really sent
     assert SECRET not in found and SECRET not in shown
-    assert f"no answer within {WAIT} s" in shown
+    assert f"no answer within {format_number(WAIT, 'seconds')}" in shown
