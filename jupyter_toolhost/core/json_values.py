@@ -42,3 +42,9 @@ def json_string_map(value: object) -> dict[str, str] | None:
     pairs = cast("dict[object, object]", value)
     strings = {k: v for k, v in pairs.items() if isinstance(k, str) and isinstance(v, str)}
     return strings if len(strings) == len(pairs) else None
+
+
+def json_blocks(value: object) -> list[Mapping[str, object]]:
+    """The mappings in `value` when it is a list (anything else in it left out), else []."""
+    found = (json_mapping(item) for item in json_array(value) or ())
+    return [item for item in found if item is not None]
