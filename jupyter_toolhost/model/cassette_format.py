@@ -246,10 +246,12 @@ def read_cassette(path: Path) -> CassetteFile:
     listed = json_array(found.get("interactions"))
     if listed is None:
         raise CassetteError(f"{path} has no interactions list")
-    interactions = [json_object(item) for item in listed]
-    for number, interaction in enumerate(interactions):
+    interactions: list[dict[str, Any]] = []
+    for number, item in enumerate(listed):
+        interaction = json_object(item)
         if interaction is None:
             raise CassetteError(f"{path}: interaction {number} is not an object")
+        interactions.append(interaction)
     source = json_mapping(found.get("source"))
     session = found.get("session")
     disclosure = found.get("disclosure")
@@ -257,7 +259,7 @@ def read_cassette(path: Path) -> CassetteFile:
         version=int(version),
         source=dict(source) if source is not None else None,
         session=str(session) if session else None,
-        interactions=[interaction for interaction in interactions if interaction is not None],
+        interactions=interactions,
         disclosure=disclosure if isinstance(disclosure, str) else None,
     )
 
