@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..core.json_values import json_array, json_mapping
 from ..core.results import ResultStore
 
 KEEP = 3
@@ -45,15 +46,17 @@ class Cleared:
     chars: int
 
 
-def _text(content: Any) -> str | None:
+def _text(content: object) -> str | None:
     """A result's content as text, or None when it holds anything but text blocks."""
     if isinstance(content, str):
         return content
-    if not isinstance(content, list):
+    blocks = json_array(content)
+    if blocks is None:
         return None
-    parts = []
-    for block in content:
-        if not isinstance(block, Mapping) or block.get("type") != "text":
+    parts: list[str] = []
+    for item in blocks:
+        block = json_mapping(item)
+        if block is None or block.get("type") != "text":
             return None
         parts.append(str(block.get("text", "")))
     return "\n".join(parts)
@@ -89,11 +92,12 @@ def clear_old_results(
     docstring); what was cleared, or None. A result that cannot be saved stays."""
     spots: list[tuple[int, int, str, str]] = []  # message, block, id, text
     for number, message in enumerate(messages):
-        content = message.get("content")
-        if message.get("role") != "user" or not isinstance(content, list):
+        content = json_array(message.get("content"))
+        if message.get("role") != "user" or content is None:
             continue
-        for index, block in enumerate(content):
-            if isinstance(block, Mapping) and block.get("type") == "tool_result":
+        for index, item in enumerate(content):
+            block = json_mapping(item)
+            if block is not None and block.get("type") == "tool_result":
                 text = _text(block.get("content"))
                 spots.append((number, index, str(block.get("tool_use_id")), text or ""))
                 if text is None or text.startswith(CLEARED_PREFIX):

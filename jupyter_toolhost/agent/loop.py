@@ -109,7 +109,7 @@ class AgentLoop(LoopRequests):
         hooks: Hooks | None = None,
         extra_tools: Callable[[], Sequence[Tool[Any]]] | None = None,
         hidden_tools: HiddenTools | None = None,
-        sinks: Sequence[EventSink] = (),
+        sinks: Sequence[EventSink[LoopEvent]] = (),
         subagent_runner: Callable[[AgentLoop], SubagentRunner] | None = None,
         compact_boundaries: Sequence[CompactBoundary] = (),
     ) -> None:

@@ -62,7 +62,7 @@ class LoopRequests:
     settings: LoopSettings
     transcript: Transcript | None
     compact_boundaries: list[CompactBoundary]
-    sinks: list[EventSink]
+    sinks: list[EventSink[LoopEvent]]
     disclosure: DisclosureState
     extra_tools: Callable[[], Sequence[Tool[Any]]] | None
     hidden_tools: HiddenTools | None

@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..core.history import MessageList, Watch
+from ..core.json_values import json_array
 from ..core.tool import Tool
 from ..disclosure.deferral import searches_deferred_tools
 from ..model.base import ModelRequest, Usage
@@ -113,9 +114,10 @@ class SentLog:
         fields: list[tuple[str, _Encoded]] = []
         for key, value in body.items():
             old = before.get(key)
-            if key == "messages" and isinstance(value, list):
+            messages = json_array(value) if key == "messages" else None
+            if messages is not None:
                 shared = old if isinstance(old, tuple) else ()
-                fields.append((key, self._messages(request, value, shared, history)))
+                fields.append((key, self._messages(request, messages, shared, history)))
             else:
                 text = encode(value)
                 fields.append((key, old if isinstance(old, str) and old == text else text))
@@ -128,7 +130,7 @@ class SentLog:
     def _messages(
         self,
         request: ModelRequest,
-        messages: list[Any],
+        messages: list[object],
         shared: tuple[str, ...],
         history: Sequence[Mapping[str, Any]] | None,
     ) -> tuple[str, ...]:

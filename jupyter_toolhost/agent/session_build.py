@@ -90,7 +90,7 @@ def assemble(
     can_use_tool: CanUseTool | None,
     hooks: Hooks,
     session_id: str | None,
-    on_event: EventSink | None,
+    on_event: EventSink[LoopEvent] | None,
     write_transcript: bool,
     load_settings: bool,
     mcp: McpManager | None,

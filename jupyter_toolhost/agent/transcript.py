@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.conversation import Message, add_assistant, add_user, blocks_of, repair
+from ..core.json_values import json_array, json_mapping, json_object
 from ..core.results import describe_error
 from ..model.base import Usage
 from ..model.thinking import drop_settled_thinking
@@ -34,7 +35,7 @@ class Transcript:
 
     def __init__(self, path: Path, *, on_error: Callable[[str], None] | None = None) -> None:
         self.path = path
-        self.on_error = on_error
+        self.on_error: Callable[[str], None] | None = on_error
         self.failures = 0
         """Records that could not be written."""
         self._last_failure: str | None = None
@@ -81,9 +82,9 @@ class Transcript:
 class LoadedTranscript:
     """What a transcript holds: the conversation, compaction records and usage."""
 
-    messages: list[Message] = field(default_factory=list)
-    compact_boundaries: list[dict[str, Any]] = field(default_factory=list)
-    usage: list[tuple[str, Usage]] = field(default_factory=list)
+    messages: list[Message] = field(default_factory=list[Message])
+    compact_boundaries: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
+    usage: list[tuple[str, Usage]] = field(default_factory=list[tuple[str, Usage]])
 
 
 def load_transcript(path: Path) -> LoadedTranscript:
@@ -94,20 +95,24 @@ def load_transcript(path: Path) -> LoadedTranscript:
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
+            record = json_object(json.loads(line))
         except ValueError:
             _log.warning("%s:%d is not JSON; skipped", path, number)
             continue
-        kind = record.get("type") if isinstance(record, dict) else None
+        if record is None:
+            continue  # a line that is not an object is no record
+        kind = record.get("type")
         if kind == "message":
-            message = record.get("message") or {}
+            message = json_object(record.get("message")) or {}
             add = add_user if message.get("role") == "user" else add_assistant
             add(messages, blocks_of(message))
         elif kind == "compact_boundary":
             loaded.compact_boundaries.append(record)
-            messages = [dict(m) for m in record.get("messages", [])]
+            kept = json_array(record.get("messages", [])) or []
+            messages = [dict(m) for m in map(json_mapping, kept) if m is not None]
         elif kind == "usage":
-            loaded.usage.append((str(record.get("model", "")), Usage.from_dict(record["usage"])))
+            usage = json_mapping(record["usage"])
+            loaded.usage.append((str(record.get("model", "")), Usage.from_dict(usage)))
     # Thinking blocks of settled turns are not needed to go on (an open chain keeps its own).
     loaded.messages = drop_settled_thinking(repair(messages))
     return loaded

@@ -14,6 +14,7 @@ What each module owns:
 - ``runner``: the seam through which tools start subagents (the loop implements it).
 - ``process``: subprocesses in their own process group; ``workdir``: the working folder and
   the settings that apply to it; ``kernel_host``: where the kernel runs.
+- ``json_values``: narrowing values read from JSON without a schema.
 - ``text``: how a text is cut for a line (the cut marked); ``numbers``: how every number
   shown to a person is written (`format_number`).
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..core.errors import ConfigurationError
+from ..core.json_values import json_object, json_string_map, json_strings
 
 DEFAULT_CONNECT_TIMEOUT = 30.0
 DEFAULT_TOOL_TIMEOUT = 300.0
@@ -40,10 +41,10 @@ class McpServerConfig:
     transport: Literal["stdio", "http"]
     command: str | None = None
     args: tuple[str, ...] = ()
-    env: Mapping[str, str] = field(default_factory=dict)
+    env: Mapping[str, str] = field(default_factory=dict[str, str])
     cwd: str | None = None
     url: str | None = None
-    headers: Mapping[str, str] = field(default_factory=dict)
+    headers: Mapping[str, str] = field(default_factory=dict[str, str])
     always_load: bool = False
     connect_timeout: float = DEFAULT_CONNECT_TIMEOUT
     tool_timeout: float = DEFAULT_TOOL_TIMEOUT
@@ -88,25 +89,25 @@ def expand_env(value: str, environ: Mapping[str, str] | None = None) -> str:
     return _ENV_REF.sub(replace, value)
 
 
-def _strings(raw: Any, what: str) -> tuple[str, ...]:
+def _strings(raw: object, what: str) -> tuple[str, ...]:
     if raw is None:
         return ()
-    if not isinstance(raw, list) or not all(isinstance(item, str) for item in raw):
+    strings = json_strings(raw)
+    if strings is None:
         raise McpConfigError(f"{what} must be a list of strings")
-    return tuple(expand_env(item) for item in raw)
+    return tuple(expand_env(item) for item in strings)
 
 
-def _mapping(raw: Any, what: str) -> dict[str, str]:
+def _mapping(raw: object, what: str) -> dict[str, str]:
     if raw is None:
         return {}
-    if not isinstance(raw, dict) or not all(
-        isinstance(k, str) and isinstance(v, str) for k, v in raw.items()
-    ):
+    strings = json_string_map(raw)
+    if strings is None:
         raise McpConfigError(f"{what} must be an object of strings")
-    return {key: expand_env(value) for key, value in raw.items()}
+    return {key: expand_env(value) for key, value in strings.items()}
 
 
-def _seconds(raw: Any, what: str, default: float) -> float:
+def _seconds(raw: object, what: str, default: float) -> float:
     if raw is None:
         return default
     if isinstance(raw, bool) or not isinstance(raw, int | float) or raw <= 0:
@@ -114,30 +115,32 @@ def _seconds(raw: Any, what: str, default: float) -> float:
     return float(raw)
 
 
-def parse_server_config(name: str, raw: Any, *, source: str | None = None) -> McpServerConfig:
+def parse_server_config(name: str, raw: object, *, source: str | None = None) -> McpServerConfig:
     """One `mcpServers` entry; raises `McpConfigError` saying what is wrong."""
     check_server_name(name)
-    if not isinstance(raw, dict):
+    entry = json_object(raw)
+    if entry is None:
         raise McpConfigError(f"mcpServers.{name} must be an object")
-    kind = raw.get("type")
+    kind = entry.get("type")
     if kind is None:
-        kind = "http" if "url" in raw else "stdio"
+        kind = "http" if "url" in entry else "stdio"
     if kind in ("http", "streamable-http", "streamableHttp"):
-        url = raw.get("url")
+        url = entry.get("url")
         if not isinstance(url, str) or not url:
             raise McpConfigError(f"mcpServers.{name}: an http server needs a 'url'")
         transport: Literal["stdio", "http"] = "http"
         command, args, env, cwd = None, (), {}, None
         url = expand_env(url)
     elif kind == "stdio":
-        command = raw.get("command")
+        command = entry.get("command")
         if not isinstance(command, str) or not command:
             raise McpConfigError(f"mcpServers.{name}: a stdio server needs a 'command'")
         transport = "stdio"
         command = expand_env(command)
-        args = _strings(raw.get("args"), f"mcpServers.{name}.args")
-        env = _mapping(raw.get("env"), f"mcpServers.{name}.env")
-        cwd = expand_env(raw["cwd"]) if isinstance(raw.get("cwd"), str) else None
+        args = _strings(entry.get("args"), f"mcpServers.{name}.args")
+        env = _mapping(entry.get("env"), f"mcpServers.{name}.env")
+        cwd = entry.get("cwd")
+        cwd = expand_env(cwd) if isinstance(cwd, str) else None
         url = None
     else:
         raise McpConfigError(
@@ -152,20 +155,22 @@ def parse_server_config(name: str, raw: Any, *, source: str | None = None) -> Mc
         env=env,
         cwd=cwd,
         url=url,
-        headers=_mapping(raw.get("headers"), f"mcpServers.{name}.headers"),
-        always_load=bool(raw.get("alwaysLoad", False)),
+        headers=_mapping(entry.get("headers"), f"mcpServers.{name}.headers"),
+        always_load=bool(entry.get("alwaysLoad", False)),
         connect_timeout=_seconds(
-            raw.get("timeout"), f"mcpServers.{name}.timeout", DEFAULT_CONNECT_TIMEOUT
+            entry.get("timeout"), f"mcpServers.{name}.timeout", DEFAULT_CONNECT_TIMEOUT
         ),
         tool_timeout=_seconds(
-            raw.get("toolTimeout"), f"mcpServers.{name}.toolTimeout", DEFAULT_TOOL_TIMEOUT
+            entry.get("toolTimeout"), f"mcpServers.{name}.toolTimeout", DEFAULT_TOOL_TIMEOUT
         ),
         source=source,
-        trust_annotations=_flag(raw.get("trustAnnotations"), f"mcpServers.{name}.trustAnnotations"),
+        trust_annotations=_flag(
+            entry.get("trustAnnotations"), f"mcpServers.{name}.trustAnnotations"
+        ),
     )
 
 
-def _flag(raw: Any, what: str) -> bool:
+def _flag(raw: object, what: str) -> bool:
     if raw is None:
         return False
     if not isinstance(raw, bool):
@@ -209,13 +214,15 @@ def load_mcp_configs(
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
             errors[str(path)] = f"cannot read {path}: {exc}"
             continue
-        section = data.get("mcpServers") if isinstance(data, dict) else None
+        settings = json_object(data)
+        section = settings.get("mcpServers") if settings is not None else None
         if section is None:
             continue
-        if not isinstance(section, dict):
+        entries = json_object(section)
+        if entries is None:
             errors[str(path)] = f"{path}: mcpServers must be an object"
             continue
-        for name, raw in section.items():
+        for name, raw in entries.items():
             try:
                 servers[name] = parse_server_config(name, raw, source=str(path))
                 errors.pop(name, None)

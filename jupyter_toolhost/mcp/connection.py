@@ -15,10 +15,11 @@ import contextlib
 import tempfile
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
-from typing import IO, Any, Literal, TypeVar
+from typing import IO, TYPE_CHECKING, Any, Literal, TypeVar
 
 import mcp_types
 from mcp import Client, StdioServerParameters
+from mcp.client import Transport
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
@@ -27,6 +28,9 @@ from mcp.shared.dispatcher import ProgressFnT
 from ..core.errors import McpError
 from ..core.results import describe_error
 from .config import McpServerConfig
+
+if TYPE_CHECKING:
+    from httpx2 import AsyncClient
 
 ServerState = Literal["pending", "connected", "failed", "closed"]
 T = TypeVar("T")
@@ -198,7 +202,9 @@ class McpConnection:
             with contextlib.suppress(BaseException):
                 await task
 
-    def _transport(self, stack: AsyncExitStack) -> Any:
+    def _transport(self, stack: AsyncExitStack) -> tuple[Transport, AsyncClient | None]:
+        """The server's transport, and the HTTP client it uses (None for stdio), which the
+        caller opens before the transport."""
         config = self.config
         if config.transport == "stdio":
             assert config.command is not None
@@ -212,7 +218,7 @@ class McpConnection:
                 env=dict(config.env) or None,
                 cwd=config.cwd,
             )
-            return stdio_client(params, errlog=log)
+            return stdio_client(params, errlog=log), None
         assert config.url is not None
         self._stderr = None
         http = create_mcp_http_client(headers=dict(config.headers) or None)
@@ -221,9 +227,8 @@ class McpConnection:
     async def _run(self, ready: asyncio.Future[None], stop: asyncio.Event) -> None:
         try:
             async with AsyncExitStack() as stack:
-                transport = self._transport(stack)
-                if isinstance(transport, tuple):
-                    transport, http = transport
+                transport, http = self._transport(stack)
+                if http is not None:
                     await stack.enter_async_context(http)
                 client = await stack.enter_async_context(Client(transport, mode="legacy"))
                 self.tools = await _list_all_tools(client)

@@ -164,7 +164,8 @@ def listed_tools(servers: Iterable[Mapping[str, Any]]) -> list[Tool[Any]]:
     ]
 
 
-def _resource_block(resource: Any) -> ContentBlock:
+def resource_block(resource: Any) -> ContentBlock:
+    """One resource's contents as a content block: its text, an image, or a note on a blob."""
     uri = str(getattr(resource, "uri", ""))
     mime = getattr(resource, "mime_type", None) or ""
     text = getattr(resource, "text", None)
@@ -196,7 +197,7 @@ def convert_block(block: Any) -> ContentBlock:
     if kind == "audio":
         return {"type": "text", "text": f"[audio ({block.mime_type}) not shown]"}
     if kind == "resource":
-        return _resource_block(block.resource)
+        return resource_block(block.resource)
     if kind == "resource_link":
         described = f": {block.description}" if getattr(block, "description", None) else ""
         return {"type": "text", "text": f"[resource link {block.uri} ({block.name}){described}]"}

@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from ..core.errors import McpError
+from ..core.json_values import json_array, json_object
 
 __all__ = [
     "MAX_SERVER",
@@ -185,15 +186,16 @@ def _fit(schema: Mapping[str, Any], where: str) -> tuple[dict[str, Any], KeyMap]
     for name in _UNMAPPED:
         if name in result and _has_bad_key(result[name]):
             raise UnmappableSchema(f"{where}.{name} has property keys the API refuses")
-    properties = result.get("properties")
-    if isinstance(properties, dict):
+    properties = json_object(result.get("properties"))
+    if properties is not None:
         renamed = unique_names(properties, limit=MAX_KEY, unsafe=_UNSAFE_KEY)
         fitted: dict[str, Any] = {}
         for real, inner in properties.items():
             key = renamed[str(real)] if not _KEY.match(str(real)) else str(real)
             value: Any = inner
-            if isinstance(inner, dict):
-                value, inner_map = _fit(inner, f"{where}.properties.{real}")
+            inner_schema = json_object(inner)
+            if inner_schema is not None:
+                value, inner_map = _fit(inner_schema, f"{where}.properties.{real}")
                 if inner_map:
                     mapping.nested[key] = inner_map
                 if key != real:
@@ -205,12 +207,12 @@ def _fit(schema: Mapping[str, Any], where: str) -> tuple[dict[str, Any], KeyMap]
         if isinstance(result.get("required"), list):
             back = {real: key for key, real in mapping.keys.items()}
             result["required"] = [back.get(item, item) for item in result["required"]]
-    items = result.get("items")
-    if isinstance(items, dict):
+    items = json_object(result.get("items"))
+    if items is not None:
         result["items"], items_map = _fit(items, f"{where}.items")
         mapping.items = items_map or None
-    extra = result.get("additionalProperties")
-    if isinstance(extra, dict) and _has_bad_key(extra):
+    extra = json_object(result.get("additionalProperties"))
+    if extra is not None and _has_bad_key(extra):
         raise UnmappableSchema(f"{where}.additionalProperties has property keys the API refuses")
     return result, mapping
 
@@ -222,14 +224,16 @@ def _described(schema: dict[str, Any], real: str) -> dict[str, Any]:
     return {**schema, "description": text}
 
 
-def _has_bad_key(node: Any) -> bool:
-    if isinstance(node, dict):
-        properties = node.get("properties")
-        if isinstance(properties, dict) and any(not _KEY.match(str(k)) for k in properties):
+def _has_bad_key(node: object) -> bool:
+    found = json_object(node)
+    if found is not None:
+        properties = json_object(found.get("properties"))
+        if properties is not None and any(not _KEY.match(str(k)) for k in properties):
             return True
-        return any(_has_bad_key(value) for value in node.values())
-    if isinstance(node, list):
-        return any(_has_bad_key(value) for value in node)
+        return any(_has_bad_key(value) for value in found.values())
+    listed = json_array(node)
+    if listed is not None:
+        return any(_has_bad_key(value) for value in listed)
     return False
 
 
@@ -244,6 +248,7 @@ def restore_arguments(arguments: Any, mapping: KeyMap | None) -> Any:
             inner = mapping.nested.get(key)
             restored[mapping.keys.get(key, key)] = restore_arguments(value, inner)
         return restored
-    if isinstance(arguments, list) and mapping.items is not None:
-        return [restore_arguments(value, mapping.items) for value in arguments]
+    listed = json_array(arguments)
+    if listed is not None and mapping.items is not None:
+        return [restore_arguments(value, mapping.items) for value in listed]
     return arguments

@@ -16,7 +16,7 @@ from ..core.context import ToolUseContext
 from ..core.tool import Tool, build_tool
 from ..core.types import ContentBlock, ToolInputError
 from .connection import McpConnection, McpUnavailable
-from .convert import _resource_block
+from .convert import resource_block
 
 
 class McpServers(Protocol):
@@ -96,7 +96,7 @@ def build_resource_tools(manager: McpServers) -> list[Tool[Any]]:
     ) -> list[ContentBlock]:
         connection = _pick(manager, input.server)
         result = await connection.read_resource(input.uri)
-        return [_resource_block(item) for item in result.contents] or [
+        return [resource_block(item) for item in result.contents] or [
             {"type": "text", "text": f"[resource {input.uri} is empty]"}
         ]
 

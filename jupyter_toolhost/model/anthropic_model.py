@@ -22,6 +22,7 @@ import os
 from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
 
+from ..core.json_values import json_object
 from ..core.kernel_host import KERNEL_KEY_ENV, kernel_api_key, remote_kernel_hint
 from ..core.results import describe_error
 from .base import (
@@ -317,8 +318,8 @@ def input_is_whole(block: ContentBlock, text: str) -> bool:
     API puts there before the input streams proves nothing: a `max_tokens` stop before the
     first delta looks the same.
     """
-    value = block.get("input")
-    if block.get("type") != "tool_use" or not isinstance(value, dict):
+    value = json_object(block.get("input"))
+    if block.get("type") != "tool_use" or value is None:
         return False
     if not text:
         return bool(value)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeAlias
 
 from ..core.errors import ToolhostError
+from ..core.json_values import json_mapping
 from .prompt_cache import (
     MAX_BREAKPOINTS,
     CachePolicy,
@@ -95,22 +96,31 @@ class Usage:
         `cache_creation_1h_input_tokens` (a cassette) or the API's
         `cache_creation.ephemeral_1h_input_tokens`."""
         data = data or {}
-        details = data.get("output_tokens_details")
+        details = json_mapping(data.get("output_tokens_details"))
         thinking = data.get("thinking_tokens")
-        if not thinking and isinstance(details, Mapping):
+        if not thinking and details is not None:
             thinking = details.get("thinking_tokens")
-        creation = data.get("cache_creation")
+        creation = json_mapping(data.get("cache_creation"))
         long = data.get("cache_creation_1h_input_tokens")
-        if not long and isinstance(creation, Mapping):
+        if not long and creation is not None:
             long = creation.get("ephemeral_1h_input_tokens")
         return cls(
-            int(data.get("input_tokens") or 0),
-            int(data.get("output_tokens") or 0),
-            int(data.get("cache_creation_input_tokens") or 0),
-            int(data.get("cache_read_input_tokens") or 0),
-            int(thinking or 0),
-            int(long or 0),
+            _count(data.get("input_tokens")),
+            _count(data.get("output_tokens")),
+            _count(data.get("cache_creation_input_tokens")),
+            _count(data.get("cache_read_input_tokens")),
+            _count(thinking),
+            _count(long),
         )
+
+
+def _count(value: object) -> int:
+    """A token count as the API or a cassette writes it: a number (null or missing is 0)."""
+    if not value:
+        return 0
+    if isinstance(value, int | float | str):
+        return int(value)
+    raise TypeError(f"a token count must be a number, not {type(value).__name__}")
 
 
 @dataclass(frozen=True, slots=True)

@@ -37,6 +37,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal, cast
 
+from ..core.json_values import json_array, json_mapping
 from ..core.types import CASSETTE_MODES as CASSETTE_MODES
 from ..core.types import CassetteMode as CassetteMode
 from .base import (
@@ -375,7 +376,7 @@ class CassetteModel:
                     yield replace(event, block=block)
                 elif isinstance(event, MessageComplete):
                     message = event.message
-                    response = {
+                    response: dict[str, Any] = {
                         "content": [self._rename(block) for block in message.content],
                         "stop_reason": message.stop_reason,
                         "usage": {} if scripted else message.usage.to_dict(),
@@ -412,9 +413,9 @@ class CassetteModel:
 
     def _note_ids(self, messages: Iterable[Mapping[str, Any]]) -> None:
         for message in messages:
-            content = message.get("content")
-            for block in content if isinstance(content, list) else ():
-                if isinstance(block, Mapping) and block.get("type") == "tool_use":
+            for item in json_array(message.get("content")) or ():
+                block = json_mapping(item)
+                if block is not None and block.get("type") == "tool_use":
                     found = _OUR_ID.match(str(block.get("id", "")))
                     if found:
                         self._id_floor = max(self._id_floor, int(found.group(1)))

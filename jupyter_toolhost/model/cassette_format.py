@@ -48,6 +48,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
+from ..core.json_values import json_array, json_mapping, json_object
 from .base import CUTTING_STOPS, ModelError, ModelRequest
 
 CASSETTE_VERSION = 2
@@ -75,8 +76,9 @@ def replayed_input_complete(response: Mapping[str, Any], index: int) -> bool:
     """`BlockComplete.input_complete` for recorded block `index` of `response`: true for a
     tool_use, except the last block of a `CUTTING_STOPS` or broken response, which is whole
     only when the recording says so (`last_input_field`)."""
-    content = response.get("content") or []
-    if content[index].get("type") != "tool_use":
+    content = json_array(response.get("content")) or []
+    block = json_mapping(content[index])
+    if block is None or block.get("type") != "tool_use":
         return False
     ended_early = response.get("stop_reason") in CUTTING_STOPS or "broken" in response
     if index == len(content) - 1 and ended_early:
@@ -120,17 +122,18 @@ IMAGE_DATA = "<image data>"
 of matplotlib or freetype differs in its bytes, not in what the conversation is."""
 
 
-def _without_image_data(value: Any) -> Any:
+def _without_image_data(value: object) -> object:
     """`value` with the base64 data of every image block replaced by `IMAGE_DATA`."""
-    if isinstance(value, list):
-        return [_without_image_data(item) for item in value]
-    if not isinstance(value, dict):
+    items = json_array(value)
+    if items is not None:
+        return [_without_image_data(item) for item in items]
+    found = json_object(value)
+    if found is None:
         return value
-    if value.get("type") == "image" and isinstance(value.get("source"), dict):
-        source = value["source"]
-        if source.get("type") == "base64":
-            return {**value, "source": {**source, "data": IMAGE_DATA}}
-    return {key: _without_image_data(item) for key, item in value.items()}
+    source = json_object(found.get("source"))
+    if found.get("type") == "image" and source is not None and source.get("type") == "base64":
+        return {**found, "source": {**source, "data": IMAGE_DATA}}
+    return {key: _without_image_data(item) for key, item in found.items()}
 
 
 def tool_names(request: ModelRequest) -> list[str]:
@@ -236,17 +239,25 @@ def read_cassette(path: Path) -> CassetteFile:
         ) from None
     except ValueError as exc:
         raise CassetteError(f"The cassette {path} is not valid JSON: {exc}") from None
-    if not isinstance(data, dict) or data.get("version") not in READABLE_VERSIONS:
+    found = json_object(data) or {}
+    version = found.get("version")
+    if not isinstance(version, int | float) or version not in READABLE_VERSIONS:
         raise CassetteError(f"{path} is not a version 1 or {CASSETTE_VERSION} cassette")
-    interactions = data.get("interactions")
-    if not isinstance(interactions, list):
+    listed = json_array(found.get("interactions"))
+    if listed is None:
         raise CassetteError(f"{path} has no interactions list")
-    source = data.get("source")
-    session = data.get("session")
-    disclosure = data.get("disclosure")
+    interactions: list[dict[str, Any]] = []
+    for number, item in enumerate(listed):
+        interaction = json_object(item)
+        if interaction is None:
+            raise CassetteError(f"{path}: interaction {number} is not an object")
+        interactions.append(interaction)
+    source = json_mapping(found.get("source"))
+    session = found.get("session")
+    disclosure = found.get("disclosure")
     return CassetteFile(
-        version=int(data["version"]),
-        source=dict(source) if isinstance(source, Mapping) else None,
+        version=int(version),
+        source=dict(source) if source is not None else None,
         session=str(session) if session else None,
         interactions=interactions,
         disclosure=disclosure if isinstance(disclosure, str) else None,
@@ -278,14 +289,19 @@ def map_ids(request: ModelRequest, mapping: Mapping[str, str]) -> ModelRequest:
 
 
 def map_message(message: Mapping[str, Any], mapping: Mapping[str, str]) -> dict[str, Any]:
-    content = message.get("content")
-    if not isinstance(content, list):
+    content = json_array(message.get("content"))
+    if content is None:
         return dict(message)
-    blocks = []
-    for block in content:
+    blocks: list[object] = []
+    for item in content:
+        block = json_mapping(item)
+        if block is None:
+            blocks.append(item)  # not a block: nothing to rename
+            continue
         renamed = dict(block)
         for key in ("id", "tool_use_id"):
-            if key in renamed and renamed[key] in mapping:
-                renamed[key] = mapping[renamed[key]]
+            value = renamed.get(key)
+            if isinstance(value, str) and value in mapping:
+                renamed[key] = mapping[value]
         blocks.append(renamed)
     return {**message, "content": blocks}

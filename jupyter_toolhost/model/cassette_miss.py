@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..core.json_values import json_array, json_blocks, json_mapping
 from .base import ModelRequest
 from .cassette_format import CassetteError, conversation_key, tool_names
 
@@ -81,7 +82,7 @@ def describe_newest(request: ModelRequest, recorded: Any = None, actual: Any = N
     content = last.get("content")
     if isinstance(content, str):
         return f"a {last.get('role', 'user')} message {content[:40]!r}"
-    blocks = [b for b in content or [] if isinstance(b, Mapping)]
+    blocks = json_blocks(content)
     results = [b for b in blocks if b.get("type") == "tool_result"]
     if not results:
         texts = " ".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text")
@@ -97,23 +98,20 @@ def describe_newest(request: ModelRequest, recorded: Any = None, actual: Any = N
     return f"{kind} for {tools}{errors}"
 
 
-def _results_by_id(message: Any) -> dict[str, Any]:
-    content = message.get("content") if isinstance(message, Mapping) else None
-    blocks: list[Any] = content if isinstance(content, list) else []
-    return {
-        str(b.get("tool_use_id")): b
-        for b in blocks
-        if isinstance(b, Mapping) and b.get("type") == "tool_result"
-    }
+def _results_by_id(message: object) -> dict[str, Mapping[str, object]]:
+    found = json_mapping(message)
+    blocks = json_blocks(found.get("content")) if found is not None else []
+    return {str(b.get("tool_use_id")): b for b in blocks if b.get("type") == "tool_result"}
 
 
 def _tool_use_names(messages: Sequence[Mapping[str, Any]]) -> dict[str, str]:
     for message in reversed(messages):
-        if message.get("role") == "assistant" and isinstance(message.get("content"), list):
+        content = message.get("content")
+        if message.get("role") == "assistant" and json_array(content) is not None:
             return {
                 str(b.get("id")): str(b.get("name"))
-                for b in message["content"]
-                if isinstance(b, Mapping) and b.get("type") == "tool_use"
+                for b in json_blocks(content)
+                if b.get("type") == "tool_use"
             }
     return {}
 

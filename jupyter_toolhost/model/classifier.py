@@ -14,6 +14,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from ..core.json_values import json_array, json_mapping
 from .base import BlockComplete, Message, Model, ModelRequest
 
 if TYPE_CHECKING:
@@ -103,16 +104,17 @@ def _user_prompts(messages: Sequence[Message]) -> list[str]:
     for message in messages:
         if message.get("role") != "user":
             continue
-        content: Any = message.get("content")
+        content = message.get("content")
         if isinstance(content, str):
             prompts.append(content)
             continue
+        blocks = [b for b in map(json_mapping, json_array(content) or []) if b is not None]
         texts = [
             str(block.get("text", ""))
-            for block in content or []
+            for block in blocks
             if block.get("type") == "text" and not str(block.get("text", "")).startswith("<")
         ]
-        if texts and not any(block.get("type") == "tool_result" for block in content):
+        if texts and not any(block.get("type") == "tool_result" for block in blocks):
             prompts.append(" ".join(texts))
     return prompts
 

@@ -48,6 +48,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, TypeAlias
 
+from ..core.json_values import json_array, json_mapping
+
 CachePolicy: TypeAlias = Literal["auto", "cell", "5m", "1h"]
 """Which breakpoints live an hour (see the module docstring)."""
 CACHE_POLICIES: tuple[CachePolicy, ...] = ("auto", "cell", "5m", "1h")
@@ -83,14 +85,15 @@ def min_cacheable_tokens(model: str) -> int:
     return DEFAULT_MIN_CACHEABLE_TOKENS
 
 
-def cacheable(block: Any) -> bool:
+def cacheable(block: object) -> bool:
     """Whether `block` may carry `cache_control`."""
-    if not isinstance(block, Mapping):
+    found = json_mapping(block)
+    if found is None:
         return False
-    kind = block.get("type")
+    kind = found.get("type")
     if kind in UNCACHEABLE_BLOCKS:
         return False
-    return not (kind == "text" and not block.get("text"))
+    return not (kind == "text" and not found.get("text"))
 
 
 def count_breakpoints(blocks: Sequence[Any]) -> int:
@@ -102,7 +105,7 @@ def _blocks(message: Mapping[str, Any]) -> list[Any]:
     content = message.get("content")
     if isinstance(content, str):
         return [{"type": "text", "text": content}] if content else []
-    return list(content) if isinstance(content, list) else []
+    return list(json_array(content) or [])
 
 
 def _last_cacheable(message: Mapping[str, Any]) -> int | None:
@@ -223,9 +226,11 @@ def with_lifetime(blocks: Sequence[Any], long: bool) -> list[Any]:
 
 def without_marks(blocks: Sequence[Any]) -> list[Any]:
     """Tool definitions or system blocks with no mark (a slot given to the messages)."""
-    return [
-        {k: v for k, v in block.items() if k != "cache_control"}
-        if isinstance(block, Mapping)
-        else block
-        for block in blocks
-    ]
+    return [_unmarked(block) for block in blocks]
+
+
+def _unmarked(block: object) -> object:
+    found = json_mapping(block)
+    if found is None:
+        return block
+    return {k: v for k, v in found.items() if k != "cache_control"}

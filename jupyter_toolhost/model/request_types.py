@@ -20,6 +20,8 @@ import functools
 from collections.abc import Mapping
 from typing import Any, Literal
 
+from ..core.json_values import json_array, json_object
+
 __all__ = ["prepare", "sdk_problem"]
 
 Endpoint = Literal["create", "count_tokens"]
@@ -76,19 +78,22 @@ def _validator(endpoint: Endpoint, beta: bool, streaming: bool) -> Any:
 def _tighten(node: object) -> None:
     """Forbid undeclared keys in every TypedDict (and in the response models the SDK also
     accepts as content); validate iterables eagerly, as lists."""
-    if isinstance(node, dict):
-        kind = node.get("type")
+    found = json_object(node)
+    listed = json_array(node)
+    if found is not None:
+        kind = found.get("type")
+        config = json_object(found.get("config"))
         if kind in ("typed-dict", "model-fields"):
-            node["extra_behavior"] = "forbid"
-            node.pop("extras_schema", None)
-        elif kind == "model" and isinstance(node.get("config"), dict):
-            node["config"]["extra_fields_behavior"] = "forbid"
+            found["extra_behavior"] = "forbid"
+            found.pop("extras_schema", None)
+        elif kind == "model" and config is not None:
+            config["extra_fields_behavior"] = "forbid"
         elif kind == "generator":
-            node["type"] = "list"
-        for value in list(node.values()):
+            found["type"] = "list"
+        for value in list(found.values()):
             _tighten(value)
-    elif isinstance(node, list):
-        for value in node:
+    elif listed is not None:
+        for value in listed:
             _tighten(value)
 
 
@@ -116,22 +121,20 @@ def _data_path(loc: tuple[Any, ...], body: Mapping[str, Any]) -> list[str | int]
     """The parts of a pydantic location that are keys or indexes in the body itself (union
     branch names such as `TextBlockParam` or `list[...]` are left out)."""
     path: list[str | int] = []
-    node: Any = body
-    for step in loc:
-        part: Any = step
-        in_dict = isinstance(node, dict) and isinstance(part, str) and part in node
-        in_list = isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)
-        if in_dict or in_list:
-            node = _step(node, part)
+    node: object = body
+    for part in loc:
+        found = json_object(node)
+        listed = json_array(node)
+        if found is not None and isinstance(part, str) and part in found:
+            node = found[part]
             path.append(part)
-        elif isinstance(node, dict) and isinstance(part, str) and _is_key_name(part):
+        elif listed is not None and isinstance(part, int) and 0 <= part < len(listed):
+            node = listed[part]
+            path.append(part)
+        elif found is not None and isinstance(part, str) and _is_key_name(part):
             path.append(part)  # an unknown or missing key: named, and nothing below it
             node = None
     return path
-
-
-def _step(node: Any, part: Any) -> Any:
-    return node[part]
 
 
 def _is_key_name(part: str) -> bool:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..core.json_values import json_array, json_mapping
 from ..core.types import ToolError
 from .base import BlockComplete, Model, ModelError, ModelRequest
 
@@ -65,10 +66,12 @@ def results_of(blocks: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         kind = block.get("type")
         if kind == "web_search_tool_result":
             content = block.get("content")
-            if isinstance(content, Mapping):  # an error object instead of results
-                raise ToolError(f"Web search failed: {content.get('error_code', 'unknown error')}")
-            for item in content or []:
-                if item.get("type") == "web_search_result":
+            failure = json_mapping(content)
+            if failure is not None:  # an error object instead of results
+                raise ToolError(f"Web search failed: {failure.get('error_code', 'unknown error')}")
+            for entry in json_array(content) or []:
+                item = json_mapping(entry)
+                if item is not None and item.get("type") == "web_search_result":
                     results.append({"title": item.get("title", ""), "url": item.get("url", "")})
         elif kind == "text" and str(block.get("text", "")).strip():
             summary.append(str(block["text"]).strip())

@@ -179,6 +179,16 @@ async def test_auto_mode_without_file_or_key_says_how_to_record(
         )
 
 
+async def test_a_cassette_whose_interaction_is_not_an_object_is_refused_on_reading(
+    tmp_path: Path,
+) -> None:
+    cassette = tmp_path / "broken.json"
+    cassette.write_text(json.dumps({"version": 2, "interactions": [{}, "not a record"]}))
+    session = session_with(CassetteModel(cassette, mode="replay"), tmp_path)
+    with pytest.raises(CassetteError, match=r"broken\.json: interaction 1 is not an object"):
+        await session.run("hi")
+
+
 def test_auto_mode_records_when_a_key_is_set(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
