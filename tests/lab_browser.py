@@ -228,13 +228,13 @@ def running_lab(
     env: dict[str, str] | None = None,
     unset: tuple[str, ...] = (),
 ) -> Iterator[Lab]:
-    """`jupyter lab` (or `app="notebook"`: Notebook 7) on a fresh root (`base/home/project`),
+    """`jupyter lab` (or `app="notebook"`: Notebook 7) on a fresh root (`base / "root"`),
     beside a scripted Messages API server. `without_extension` disables the toolhost renderer,
     as in a front end that does not have it: cells then show the `text/html` fallback. `env`
     adds variables to the lab server's environment and `unset` removes some."""
-    home = base / "home"
-    root = home / "project"  # (in the home folder, as a person's notebooks are: shown as ~/project)
-    root.mkdir(parents=True)
+    root, home = base / "root", base / "home"
+    root.mkdir()
+    home.mkdir()
     _write_settings(base / "settings")
     if without_extension:
         labconfig = base / "config" / "labconfig"

@@ -42,10 +42,10 @@ def lab(tmp_path: Path) -> Iterator[Lab]:
     with running_lab(
         tmp_path,
         log_name="jupyter-lab-approval.log",
-        env={"JUPYTER_TOOLHOST_HOME": str(tmp_path / "home" / "project" / ".toolhost")},
+        env={"JUPYTER_TOOLHOST_HOME": str(tmp_path / "root" / ".toolhost")},
         unset=("JUPYTER_TOOLHOST_APPROVAL_TIMEOUT",),
     ) as started:
-        assert started.root == tmp_path / "home" / "project"
+        assert started.root == tmp_path / "root"
         (started.root / "scratch.txt").write_text("keep me\n")
         notebook = nbformat.v4.new_notebook()
         notebook.cells = [

@@ -79,7 +79,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     with running_lab(
         base,
         log_name="jupyter-lab-reading.log",
-        env={"JUPYTER_TOOLHOST_HOME": str(base / "home" / "project" / ".toolhost")},
+        env={"JUPYTER_TOOLHOST_HOME": str(base / "root" / ".toolhost")},
         unset=("JUPYTER_TOOLHOST_APPROVAL_TIMEOUT",),
     ) as started:
         nbformat.write(_notebook(), started.root / "reading.ipynb")

@@ -79,7 +79,7 @@ def lab(tmp_path: Path) -> Iterator[Lab]:
     with running_lab(
         tmp_path,
         log_name="jupyter-lab-typed.log",
-        env={"JUPYTER_TOOLHOST_HOME": str(tmp_path / "home" / "project" / ".toolhost")},
+        env={"JUPYTER_TOOLHOST_HOME": str(tmp_path / "root" / ".toolhost")},
         unset=("JUPYTER_TOOLHOST_APPROVAL_TIMEOUT",),
     ) as started:
         nbformat.write(_notebook(), started.root / "typed.ipynb")
@@ -223,7 +223,7 @@ def test_no_key_says_what_to_do_and_agent_key_takes_it_hidden(tmp_path: Path, br
     with running_lab(
         tmp_path,
         log_name="jupyter-lab-no-key.log",
-        env={"JUPYTER_TOOLHOST_HOME": str(tmp_path / "home" / "project" / ".toolhost")},
+        env={"JUPYTER_TOOLHOST_HOME": str(tmp_path / "root" / ".toolhost")},
         unset=("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "JUPYTER_TOOLHOST_APPROVAL_TIMEOUT"),
     ) as lab:
         notebook = nbformat.v4.new_notebook()

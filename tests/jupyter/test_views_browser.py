@@ -124,7 +124,10 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
 
     base = tmp_path_factory.mktemp("views")
     with running_lab(
-        base, log_name="jupyter-lab-views.log", unset=("JUPYTER_TOOLHOST_APPROVAL_TIMEOUT",)
+        base,
+        log_name="jupyter-lab-views.log",
+        unset=("JUPYTER_TOOLHOST_APPROVAL_TIMEOUT",),
+        env={"HOME": str(base)},  # (the notebooks' folder in the home folder: shown as ~/root)
     ) as started:
         settings = started.root / ".toolhost" / "settings.json"
         settings.parent.mkdir()
