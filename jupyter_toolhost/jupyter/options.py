@@ -47,6 +47,7 @@ Subcommand: TypeAlias = Literal[
     "debug",
     "output",
     "stop",
+    "undo",
 ]
 SUBCOMMANDS: tuple[Subcommand, ...] = get_args(Subcommand)
 
@@ -59,7 +60,8 @@ LINE_USAGE = (
     "%agent status | reset | stop | mode [MODE] | allow|ask|deny RULE [--save] | rules | tools | "
     "history [--timeline] | cost | request [N] | compact | resume [SESSION] | "
     "mcp [add NAME -- COMMAND ARGS... | restart NAME | remove NAME] | check TOOL INPUT | "
-    "output PATH | import-claude-settings | cwd [PATH] | key | debug [on|off] | help"
+    "output PATH | import-claude-settings | cwd [PATH] | key | debug [on|off] | "
+    "undo [N] [--yes] [--force] | help"
 )
 
 
@@ -131,6 +133,8 @@ def parse_command(line: str) -> Command:
     allowed_flags = {"allow": {"--save"}, "ask": {"--save"}, "deny": {"--save"}}.get(name, set())
     if name == "history":
         allowed_flags = {"--timeline"}
+    if name == "undo":
+        allowed_flags = {"--yes", "--force"}
     unknown = flags - allowed_flags
     if unknown:
         raise UsageError(f"%agent {name} does not take {', '.join(sorted(unknown))}.")
@@ -147,7 +151,7 @@ def parse_command(line: str) -> Command:
                 ".toolhost/sessions/<session>/tool-results/<file>.txt"
             )
         return Command(name, " ".join(positional), flags)  # a path may contain spaces
-    with_argument = ("mode", "resume", "request", "debug", "cwd")
+    with_argument = ("mode", "resume", "request", "debug", "cwd", "undo")
     if len(positional) > 1 or (positional and name not in with_argument):
         takes = "one argument" if name in with_argument else "no argument"
         raise UsageError(f"%agent {name} takes {takes}.")
@@ -342,7 +346,13 @@ History
 -------
 %agent history lists the session's tool calls; --timeline draws them on one time axis
 (SVG): batches grouped, time spent waiting for approval hatched, failed, denied,
-interrupted and sibling-cancelled calls marked, a tooltip on everything.
+interrupted and sibling-cancelled calls marked, a tooltip on everything. Below the calls it
+lists the checkpoints: the files each cell's Write, Edit and NotebookEdit calls changed.
+
+%agent undo [N] shows the diff of a cell's changes (the newest not undone, or checkpoint N)
+and restores the files once you confirm; --yes confirms in the line (for unattended runs),
+--force also overwrites files changed since the agent wrote them. What an undo replaces is
+kept as a checkpoint too. Limit: JUPYTER_TOOLHOST_CHECKPOINT_LIMIT bytes (default 50 MB).
 
 Working folder
 --------------
