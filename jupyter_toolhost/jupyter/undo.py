@@ -21,7 +21,7 @@ from .host import AgentHost
 from .options import Command, UsageError
 from .render import MIME_TYPE, Rendered, bundle, esc, notice_display, table_display
 from .safe_html import widget_html
-from .widget_prompt import show_and_wait
+from .widget_prompt import show_and_wait, widget_bundle
 
 UNDO_LABEL = "Undo these changes"
 CANCEL_LABEL = "Cancel"
@@ -130,6 +130,11 @@ async def undo_checkpoint(
                 notice_display(f"Changed since the agent wrote them: {changed}", level="warning")
             )
             force = await _ask(front_end, FORCE_LABEL, SKIP_LABEL, host) == "yes"
+    return _restore(store, plan, force=force)
+
+
+def _restore(store: CheckpointStore, plan: UndoPlan, *, force: bool) -> Rendered:
+    """Undo `plan` and say what happened, one line a file."""
     undo, lines = store.undo(plan, force=force)
     if undo.files:
         lines.append(
@@ -204,3 +209,104 @@ def _number(argument: str | None) -> int | None:
         return int(argument)
     except ValueError:
         raise UsageError(f"%agent undo takes a checkpoint number, not {argument!r}.") from None
+
+
+# ── the footer's button ────────────────────────────────────────────────────────────────
+
+FOOTER_LABEL = "Undo this cell's changes"
+
+
+def show_cell_checkpoint(host: AgentHost, session: Any, view: Any) -> None:
+    """At a cell's end: say which files were not checkpointed, and, when a widget front end
+    is known to be there, offer **Undo this cell's changes** below the footer (never in
+    nbclient or nbval, whose recorded outputs stay as they were)."""
+    store: CheckpointStore | None = getattr(session, "checkpoints", None)
+    if store is None:
+        return
+    for text in store.take_notices():
+        view.notice(text, level="warning")
+    checkpoint = store.current
+    front_end = host.approver().front_end
+    if checkpoint is None or not checkpoint.files or not front_end.known():
+        return
+    if not front_end.can_show_widgets():
+        return
+    from IPython.display import display
+
+    display(widget_bundle(FooterUndo(host, store, checkpoint).box))
+
+
+class FooterUndo:
+    """The footer's undo button. Its click (and the confirmation buttons' clicks) only
+    start or resolve; the undo runs in a task that writes into the widget's own output
+    area, so it shows under this cell even though the cell has finished."""
+
+    def __init__(self, host: AgentHost, store: CheckpointStore, checkpoint: Checkpoint) -> None:
+        import ipywidgets as widgets  # pyright: ignore[reportMissingImports]
+
+        self.host, self.store, self.checkpoint = host, store, checkpoint
+        self.button = widgets.Button(description=FOOTER_LABEL, icon="undo")
+        self.button.add_class("toolhost-undo")
+        self.output = widgets.Output()
+        self.box = widgets.VBox([self.button, self.output], _view_count=0)
+        self.button.on_click(lambda _b: self._start())  # pyright: ignore[reportUnknownLambdaType]
+        self.task: asyncio.Task[None] | None = None
+
+    def _start(self) -> None:
+        if self.task is None or self.task.done():
+            self.button.disabled = True
+            self.task = asyncio.ensure_future(self._run())
+
+    def _show(self, shown: Rendered) -> None:
+        self.output.append_display_data(shown)
+
+    async def _run(self) -> None:
+        try:
+            if self.checkpoint.undone_by is not None:
+                number = self.checkpoint.undone_by
+                self._show(notice_display(f"Already undone; %agent undo {number} redoes it."))
+                return
+            plan = self.store.plan_undo(self.checkpoint)
+            self._show(diff_display(plan))
+            if await self._confirm(UNDO_LABEL, CANCEL_LABEL) != "yes":
+                self._show(notice_display("Cancelled: nothing was restored."))
+                self.button.disabled = False
+                return
+            force = False
+            if plan.needs_force:
+                changed = ", ".join(
+                    f.record.shown for f in plan.files if f.changed and not f.blocked
+                )
+                self._show(
+                    notice_display(
+                        f"Changed since the agent wrote them: {changed}", level="warning"
+                    )
+                )
+                force = await self._confirm(FORCE_LABEL, SKIP_LABEL) == "yes"
+            self._show(self.restore(plan, force=force))
+        except Exception as exc:  # shown where the person clicked, never lost in a log
+            self._show(notice_display(f"Undo failed: {type(exc).__name__}: {exc}", level="error"))
+
+    def restore(self, plan: UndoPlan, *, force: bool) -> Rendered:
+        return _restore(self.store, plan, force=force)
+
+    async def _confirm(self, yes_label: str, no_label: str) -> Answer:
+        import ipywidgets as widgets  # pyright: ignore[reportMissingImports]
+
+        answer: asyncio.Future[Answer] = asyncio.get_running_loop().create_future()
+
+        def resolve(value: Answer) -> None:
+            if not answer.done():
+                answer.set_result(value)
+
+        yes_button = widgets.Button(description=yes_label, button_style="warning")
+        no_button = widgets.Button(description=no_label)
+        yes_button.on_click(lambda _b: resolve("yes"))  # pyright: ignore[reportUnknownLambdaType]
+        no_button.on_click(lambda _b: resolve("no"))  # pyright: ignore[reportUnknownLambdaType]
+        row = widgets.HBox([yes_button, no_button])
+        self.box.children = (*self.box.children, row)
+        try:
+            return await answer
+        finally:
+            self.box.children = tuple(c for c in self.box.children if c is not row)
+            row.close()
