@@ -12,6 +12,7 @@ replaces is kept as a checkpoint of its own, so ``%agent undo M`` brings it back
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any, Literal
 
 from ..orchestration.checkpoints import Checkpoint, CheckpointStore, UndoPlan, undo_summary
@@ -159,8 +160,8 @@ async def _ask(front_end: FrontEnd, yes_label: str, no_label: str, host: AgentHo
         if not answer.done() and from_owner(owner):
             answer.set_result(value)
 
-    yes_button = widgets.Button(description=yes_label, button_style="warning")
-    no_button = widgets.Button(description=no_label)
+    yes_button = _button(yes_label, style="warning")
+    no_button = _button(no_label)
     yes_button.on_click(lambda _b: resolve("yes"))  # pyright: ignore[reportUnknownLambdaType]
     no_button.on_click(lambda _b: resolve("no"))  # pyright: ignore[reportUnknownLambdaType]
     buttons = [yes_button, no_button]
@@ -237,76 +238,100 @@ def show_cell_checkpoint(host: AgentHost, session: Any, view: Any) -> None:
 
 
 class FooterUndo:
-    """The footer's undo button. Its click (and the confirmation buttons' clicks) only
-    start or resolve; the undo runs in a task that writes into the widget's own output
-    area, so it shows under this cell even though the cell has finished."""
+    """The footer's undo button, a small state machine driven by clicks.
+
+    The cell has finished, so nothing awaits here: each click moves one step (show the diff
+    and ask; ask again for changed files; restore) and writes only into the widget's own
+    output area (a widget state update, shown under this cell whatever message the click
+    came with), never to the kernel's streams.
+    """
 
     def __init__(self, host: AgentHost, store: CheckpointStore, checkpoint: Checkpoint) -> None:
         import ipywidgets as widgets  # pyright: ignore[reportMissingImports]
 
-        self.host, self.store, self.checkpoint = host, store, checkpoint
-        self.button = widgets.Button(description=FOOTER_LABEL, icon="undo")
-        self.button.add_class("toolhost-undo")
+        self.store, self.checkpoint = store, checkpoint
+        self.plan: UndoPlan | None = None
+        self.button = _button(FOOTER_LABEL, icon="undo")
         self.output = widgets.Output()
-        self.box = widgets.VBox([self.button, self.output], _view_count=0)
-        self.button.on_click(lambda _b: self._start())  # pyright: ignore[reportUnknownLambdaType]
-        self.task: asyncio.Task[None] | None = None
+        self.row = widgets.HBox([])
+        self.box = widgets.VBox(
+            [self.button, self.output, self.row],
+            layout=widgets.Layout(align_items="flex-start"),
+            _view_count=0,
+        )
+        self.button.on_click(lambda _b: self._guarded(self._start))  # pyright: ignore[reportUnknownLambdaType]
 
-    def _start(self) -> None:
-        if self.task is None or self.task.done():
-            self.button.disabled = True
-            self.task = asyncio.ensure_future(self._run())
-
-    def _show(self, shown: Rendered) -> None:
-        self.output.append_display_data(shown)
-
-    async def _run(self) -> None:
+    def _guarded(self, step: Callable[[], None]) -> None:
         try:
-            if self.checkpoint.undone_by is not None:
-                number = self.checkpoint.undone_by
-                self._show(notice_display(f"Already undone; %agent undo {number} redoes it."))
-                return
-            plan = self.store.plan_undo(self.checkpoint)
-            self._show(diff_display(plan))
-            if await self._confirm(UNDO_LABEL, CANCEL_LABEL) != "yes":
-                self._show(notice_display("Cancelled: nothing was restored."))
-                self.button.disabled = False
-                return
-            force = False
-            if plan.needs_force:
-                changed = ", ".join(
-                    f.record.shown for f in plan.files if f.changed and not f.blocked
-                )
-                self._show(
-                    notice_display(
-                        f"Changed since the agent wrote them: {changed}", level="warning"
-                    )
-                )
-                force = await self._confirm(FORCE_LABEL, SKIP_LABEL) == "yes"
-            self._show(self.restore(plan, force=force))
+            step()
         except Exception as exc:  # shown where the person clicked, never lost in a log
+            self._ask_nothing()
             self._show(notice_display(f"Undo failed: {type(exc).__name__}: {exc}", level="error"))
 
-    def restore(self, plan: UndoPlan, *, force: bool) -> Rendered:
-        return _restore(self.store, plan, force=force)
+    def _start(self) -> None:
+        self.button.disabled = True
+        if self.checkpoint.undone_by is not None:
+            number = self.checkpoint.undone_by
+            self._show(notice_display(f"Already undone; %agent undo {number} redoes it."))
+            return
+        self.plan = self.store.plan_undo(self.checkpoint)
+        self._show(diff_display(self.plan))
+        self._ask(UNDO_LABEL, self._confirmed, CANCEL_LABEL, self._cancelled)
 
-    async def _confirm(self, yes_label: str, no_label: str) -> Answer:
-        import ipywidgets as widgets  # pyright: ignore[reportMissingImports]
+    def _confirmed(self) -> None:
+        plan = self.plan
+        assert plan is not None
+        if not plan.needs_force:
+            self._restore(force=False)
+            return
+        changed = ", ".join(f.record.shown for f in plan.files if f.changed and not f.blocked)
+        self._show(
+            notice_display(f"Changed since the agent wrote them: {changed}", level="warning")
+        )
+        self._ask(
+            FORCE_LABEL,
+            lambda: self._restore(force=True),
+            SKIP_LABEL,
+            lambda: self._restore(force=False),
+        )
 
-        answer: asyncio.Future[Answer] = asyncio.get_running_loop().create_future()
+    def _cancelled(self) -> None:
+        self._ask_nothing()
+        self._show(notice_display("Cancelled: nothing was restored."))
+        self.button.disabled = False
 
-        def resolve(value: Answer) -> None:
-            if not answer.done():
-                answer.set_result(value)
+    def _restore(self, *, force: bool) -> None:
+        assert self.plan is not None
+        self._ask_nothing()
+        self._show(_restore(self.store, self.plan, force=force))
 
-        yes_button = widgets.Button(description=yes_label, button_style="warning")
-        no_button = widgets.Button(description=no_label)
-        yes_button.on_click(lambda _b: resolve("yes"))  # pyright: ignore[reportUnknownLambdaType]
-        no_button.on_click(lambda _b: resolve("no"))  # pyright: ignore[reportUnknownLambdaType]
-        row = widgets.HBox([yes_button, no_button])
-        self.box.children = (*self.box.children, row)
-        try:
-            return await answer
-        finally:
-            self.box.children = tuple(c for c in self.box.children if c is not row)
-            row.close()
+    def _ask(
+        self, yes: str, on_yes: Callable[[], None], no: str, on_no: Callable[[], None]
+    ) -> None:
+        yes_button = _button(yes, style="warning")
+        no_button = _button(no)
+        yes_button.on_click(lambda _b: self._guarded(on_yes))  # pyright: ignore[reportUnknownLambdaType]
+        no_button.on_click(lambda _b: self._guarded(on_no))  # pyright: ignore[reportUnknownLambdaType]
+        self._ask_nothing()
+        self.row.children = (yes_button, no_button)
+
+    def _ask_nothing(self) -> None:
+        for old in self.row.children:
+            old.close()
+        self.row.children = ()
+
+    def _show(self, shown: Rendered) -> None:
+        # HTML and text only: an Output widget renders the JSON payload as raw JSON.
+        kept = {k: v for k, v in shown.data.items() if k in ("text/html", "text/plain")}
+        self.output.append_display_data(Rendered(kept))
+
+
+def _button(description: str, *, style: str = "", icon: str = "") -> Any:
+    import ipywidgets as widgets  # pyright: ignore[reportMissingImports]
+
+    return widgets.Button(
+        description=description,
+        button_style=style,
+        icon=icon,
+        layout=widgets.Layout(width="auto"),
+    )
