@@ -241,6 +241,8 @@ class Session:
         if not path.exists():
             raise FileNotFoundError(f"no transcript for session {session_id!r} at {path}")
         session._loop.restore(load_transcript(path))
+        if session.checkpoints is not None:
+            session.checkpoints.load()  # its files can still be undone (set aside at start)
         return session
 
     # ── running ─────────────────────────────────────────────────────────────────────────

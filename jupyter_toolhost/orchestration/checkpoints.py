@@ -8,7 +8,8 @@ whether the file changed since the agent wrote it.
 
 What is kept, and where: ``.toolhost/sessions/<session>/checkpoints/`` (``index.json`` and one
 file per kept copy), beside the session's saved results. A session's checkpoints stay on disk
-after the kernel stops; ``%agent resume <session>`` picks them up again. A session may keep
+after the kernel stops; ``%agent resume <session>`` picks them up again (a new conversation
+that reuses an id, as a replayed cassette does, starts with none). A session may keep
 up to `limit_bytes` of copies (``JUPYTER_TOOLHOST_CHECKPOINT_LIMIT``, bytes; default 50 MB);
 a file that does not fit is not checkpointed and a note says so.
 
@@ -143,7 +144,9 @@ def limit_from_environment() -> int:
 class CheckpointStore:
     """A session's checkpoints: one per prompt that changed files, one per undo."""
 
-    def __init__(self, directory: Path, *, limit_bytes: int | None = None) -> None:
+    def __init__(
+        self, directory: Path, *, limit_bytes: int | None = None, resume: bool = False
+    ) -> None:
         self.directory = directory
         self.limit_bytes = limit_from_environment() if limit_bytes is None else limit_bytes
         self.checkpoints: list[Checkpoint] = []
@@ -151,7 +154,10 @@ class CheckpointStore:
         self.notices: list[str] = []
         """What the person is told at the end of the prompt (a file not checkpointed)."""
         self._model_notes: list[str] = []
-        self._load()
+        if resume:
+            self.load()
+        else:
+            self._set_aside()
 
     # ── recording ──────────────────────────────────────────────────────────────────────
 
@@ -419,15 +425,33 @@ class CheckpointStore:
         tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
         os.replace(tmp, self.directory / "index.json")
 
-    def _load(self) -> None:
+    def _set_aside(self) -> None:
+        """A new conversation under a session id used before (a cassette replayed again)
+        starts with no checkpoints; the old index is kept beside, renamed."""
+        index = self.directory / "index.json"
+        if index.exists():
+            with contextlib.suppress(OSError):
+                os.replace(index, self.directory / f"index-{time.time_ns()}.json")
+
+    def load(self) -> None:
+        """Take up the checkpoints saved last under this directory (a resumed session: its
+        index was set aside when the session object was made)."""
+        saved = sorted(self.directory.glob("index-*.json"), key=lambda p: int(p.stem[6:] or 0))
+        current = self.directory / "index.json"
+        newest = current if current.exists() else (saved[-1] if saved else None)
+        if newest is None:
+            return
         try:
-            data = json.loads((self.directory / "index.json").read_text(encoding="utf-8"))
+            data = json.loads(newest.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return
         items: list[Any] = cast(list[Any], data) if isinstance(data, list) else []
         for item in items:
             with contextlib.suppress(TypeError, KeyError, AttributeError):
                 self.checkpoints.append(_checkpoint_from(item))
+        if self.checkpoints:
+            with contextlib.suppress(OSError):
+                self._write_index()
 
 
 def _placed(path: Path) -> tuple[str, str]:

@@ -234,7 +234,10 @@ async def test_checkpoints_outlive_the_process_and_a_tampered_copy_is_refused(tm
     agent.store.begin("cell")
     await agent.write(target, "agent\n")
 
+    fresh = CheckpointStore(agent.store.directory)  # a new conversation reusing the id
+    assert fresh.checkpoints == [] and fresh.get(None) is None
     again = CheckpointStore(agent.store.directory)  # a new kernel resuming the session
+    again.load()
     [checkpoint] = again.checkpoints
     assert checkpoint.label == "cell" and checkpoint.files[0].after is not None
     [blob] = (agent.store.directory / "files").iterdir()
