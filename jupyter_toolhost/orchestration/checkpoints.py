@@ -214,11 +214,21 @@ class CheckpointStore:
         if self.current is None:
             return
         folder, name = _placed(path)
-        for record in self.current.files:
+        for record in list(self.current.files):
             if record.folder == folder and record.name == name:
                 record.after = _state(folder, name)
+                after, before = record.after, record.before
+                if (after.kind, after.digest) == (before.kind, before.digest):
+                    self._forget(record)  # the call changed nothing (it failed, or wrote the same)
                 with contextlib.suppress(OSError):
                     self._save_index(self.current)
+
+    def _forget(self, record: FileRecord) -> None:
+        assert self.current is not None
+        self.current.files.remove(record)
+        if record.before.blob:
+            with contextlib.suppress(OSError):
+                (self.directory / "files" / record.before.blob).unlink()
 
     def take_notices(self) -> list[str]:
         """What to tell the person about the prompt that just ended (then forgotten)."""

@@ -74,6 +74,28 @@ async def test_a_cell_is_undone_to_the_state_before_it(tmp_path: Path):
     assert (tmp_path / "new.txt").read_text() == "made\n", again
 
 
+async def test_a_call_that_changed_nothing_leaves_no_checkpoint_entry(tmp_path: Path):
+    agent = Agent(tmp_path)
+    (tmp_path / "same.txt").write_text("same\n")
+    agent.store.begin("cell")
+    await agent.write(tmp_path / "same.txt", "same\n")
+    failed = await agent.pipeline.run(
+        ToolCall(
+            id="toolu_x",
+            name="Edit",
+            input={
+                "file_path": str(tmp_path / "same.txt"),
+                "old_string": "absent",
+                "new_string": "x",
+            },
+        ),
+        agent.context,
+    )
+    assert failed.is_error
+    assert [r for c in agent.store.checkpoints for r in c.files] == []
+    assert list((agent.store.directory / "files").iterdir()) == []
+
+
 async def test_two_cells_on_one_file_undo_the_later_one_only(tmp_path: Path):
     agent = Agent(tmp_path)
     target = tmp_path / "c.txt"
