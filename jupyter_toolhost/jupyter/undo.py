@@ -13,16 +13,27 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from ..orchestration.checkpoints import Checkpoint, CheckpointStore, UndoPlan, undo_summary
 from .approval import from_owner, message_session
 from .frontend import FrontEnd
-from .host import AgentHost
 from .options import Command, UsageError
 from .render import MIME_TYPE, Rendered, bundle, esc, notice_display, table_display
 from .safe_html import widget_html
 from .widget_prompt import show_and_wait, widget_bundle
+
+
+class AgentHost(Protocol):
+    """What undo needs of `host.AgentHost` (which calls this module when a cell ends, so
+    this module can't import it)."""
+
+    session: Any
+
+    def approver(self) -> Any: ...
+
+    def _emit_line(self, text: str) -> None: ...
+
 
 UNDO_LABEL = "Undo these changes"
 CANCEL_LABEL = "Cancel"
@@ -126,10 +137,7 @@ async def undo_checkpoint(
         if yes:
             force = False  # --yes alone never overwrites a changed file
         else:
-            changed = ", ".join(f.record.shown for f in plan.files if f.changed and not f.blocked)
-            display(
-                notice_display(f"Changed since the agent wrote them: {changed}", level="warning")
-            )
+            display(notice_display(_second_question(plan), level="warning"))
             force = await _ask(front_end, FORCE_LABEL, SKIP_LABEL, host) == "yes"
     return _restore(store, plan, force=force)
 
@@ -188,6 +196,12 @@ async def _ask(front_end: FrontEnd, yes_label: str, no_label: str, host: AgentHo
         emit=host._emit_line,  # pyright: ignore[reportPrivateUsage]
     )
     return decided if outcome == "answered" and decided is not None else outcome
+
+
+def _second_question(plan: UndoPlan) -> str:
+    """Why some files need a second confirmation, one line each."""
+    lines = [f"{f.record.shown}: {f.changed}" for f in plan.files if f.changed and not f.blocked]
+    return "Restore these too? They would be overwritten:\n" + "\n".join(lines)
 
 
 def _unconfirmed(answer: str, number: int, flag: str) -> str:
@@ -284,10 +298,7 @@ class FooterUndo:
         if not plan.needs_force:
             self._restore(force=False)
             return
-        changed = ", ".join(f.record.shown for f in plan.files if f.changed and not f.blocked)
-        self._show(
-            notice_display(f"Changed since the agent wrote them: {changed}", level="warning")
-        )
+        self._show(notice_display(_second_question(plan), level="warning"))
         self._ask(
             FORCE_LABEL,
             lambda: self._restore(force=True),
