@@ -244,8 +244,15 @@ class AgentLoop(LoopRequests):
 
     # ── running ─────────────────────────────────────────────────────────────────────────
 
-    async def run(self, prompt: str, *, on_event: EventSink[LoopEvent] | None = None) -> RunResult:
-        """Send `prompt` and loop until the model stops or a limit is reached."""
+    async def run(
+        self,
+        prompt: str,
+        *,
+        on_event: EventSink[LoopEvent] | None = None,
+        notes: Sequence[str] = (),
+    ) -> RunResult:
+        """Send `prompt` and loop until the model stops or a limit is reached; `notes` are
+        text blocks joined after the prompt (what the person did meanwhile, e.g. an undo)."""
         if self._running:
             raise RuntimeError("this session is already running a prompt")
         run = RunState(sinks=[*self.sinks, *([on_event] if on_event else [])], abort=AbortSignal())
@@ -257,7 +264,9 @@ class AgentLoop(LoopRequests):
                     run.text = blocked_text(verdict.blocked)
                     return run.result("hook_blocked")
                 before = len(self.messages)
-                self.add_user([text_block(prompt), *map(text_block, verdict.context)])
+                self.add_user(
+                    [text_block(prompt), *map(text_block, verdict.context), *map(text_block, notes)]
+                )
                 self.start_cell(before)
             if not self.messages:
                 raise ValueError("nothing to send: the prompt is empty")

@@ -29,6 +29,7 @@ from ..disclosure.deferral import DISCLOSURE_OPTIONS, DisclosureOption
 from ..hooks.hooks import Hooks
 from ..model.anthropic_model import AnthropicModel, default_model_name
 from ..model.base import Model, Usage
+from ..orchestration.checkpoints import CheckpointStore
 from ..permissions.api import Approver, CanUseTool
 from .compaction import CompactBoundary
 from .events import EventSink, LoopEvent, Notice, emit
@@ -240,6 +241,8 @@ class Session:
         if not path.exists():
             raise FileNotFoundError(f"no transcript for session {session_id!r} at {path}")
         session._loop.restore(load_transcript(path))
+        if session.checkpoints is not None:
+            session.checkpoints.load()  # its files can still be undone (set aside at start)
         return session
 
     # ── running ─────────────────────────────────────────────────────────────────────────
@@ -288,7 +291,13 @@ class Session:
                 if text not in self._told:  # each rename is told once, in the cell it shows in
                     self._told.add(text)
                     self._tell(Notice("mcp", f"MCP: {text}"), on_event)
-            result = await self._loop.run(prompt, on_event=on_event)
+            notes: tuple[str, ...] = ()
+            checkpoints = self.checkpoints
+            if checkpoints is not None and prompt.strip():
+                checkpoints.begin(prompt)  # each prompt (a cell) is a checkpoint of its own
+                note = checkpoints.take_model_note()
+                notes = (note,) if note else ()
+            result = await self._loop.run(prompt, on_event=on_event, notes=notes)
         finally:
             self._task = None
             self._running_sink = None
@@ -528,6 +537,12 @@ class Session:
     @property
     def transcript_path(self) -> Path:
         return self.transcript_path_for(self._loop.context)
+
+    @property
+    def checkpoints(self) -> CheckpointStore | None:
+        """The files this session's prompts changed, as they were before (see
+        `orchestration.checkpoints`); None when the pipeline keeps none."""
+        return self._loop.pipeline.checkpoints
 
     @property
     def settings(self) -> LoopSettings:

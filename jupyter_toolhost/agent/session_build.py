@@ -32,6 +32,7 @@ from ..core.tool import Tool
 from ..core.types import PermissionMode, RuleBehavior
 from ..hooks.hooks import Hooks
 from ..model.base import Model
+from ..orchestration.checkpoints import CheckpointStore
 from ..orchestration.pipeline import Pipeline
 from ..permissions.api import Approver, CanUseTool
 from ..permissions.engine import PermissionEngine, no_classifier
@@ -144,6 +145,7 @@ def assemble(
     )
     pipeline = Pipeline(
         results=ResultStore(context.session_dir() / "tool-results"),
+        checkpoints=CheckpointStore(context.session_dir() / "checkpoints"),
         can_use_tool=decide,
         hooks=hooks,
     )

@@ -12,6 +12,7 @@ Its thinking blocks live in its own conversation and never reach the parent's.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any, Literal
 
@@ -83,8 +84,14 @@ class SubagentLoop(AgentLoop):
     def deliver(self, sender: str, text: str) -> None:
         self.mailbox.deliver(sender, text)
 
-    async def run(self, prompt: str, *, on_event: EventSink[LoopEvent] | None = None) -> RunResult:
-        report = await super().run(prompt, on_event=on_event)
+    async def run(
+        self,
+        prompt: str,
+        *,
+        on_event: EventSink[LoopEvent] | None = None,
+        notes: Sequence[str] = (),
+    ) -> RunResult:
+        report = await super().run(prompt, on_event=on_event, notes=notes)
         while self.mailbox.mail:
             report = await super().run(self.mailbox.take(), on_event=on_event)
         return report

@@ -80,6 +80,10 @@ async def run_async_command(host: AgentHost, line: str) -> Rendered | None:
             from .mcp_command import run_mcp
 
             return await run_mcp(host, command)
+        case "undo":
+            from .undo import run_undo
+
+            return await run_undo(host, command)
         case _:
             return _HANDLERS[command.name](host, command)
 
@@ -313,7 +317,14 @@ def _history(host: AgentHost, command: Command) -> Rendered:
         for card in host.history
     ]
     columns = ("batch", "tool", "input", "status", "duration")
-    return table_display("history", columns, rows, title="tool calls", timed=("duration",))
+    calls = table_display("history", columns, rows, title="tool calls", timed=("duration",))
+    from .undo import with_checkpoints
+
+    return with_checkpoints(calls, host)
+
+
+def _undo(host: AgentHost, command: Command) -> Rendered:
+    raise UsageError(AWAITING.format(what="your confirmation"))
 
 
 def _cost(host: AgentHost, command: Command) -> Rendered:
@@ -534,5 +545,6 @@ _HANDLERS: dict[str, Callable[[AgentHost, Command], Rendered | None]] = {
     "key": _key,
     "debug": _debug,
     "output": _output,
+    "undo": _undo,
     "help": _help,
 }

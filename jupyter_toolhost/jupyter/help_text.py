@@ -146,6 +146,16 @@ SUBCOMMANDS_HELP: dict[str, Entry] = {
         "defaultMode (the mode stays this project's to choose). %agent rules shows each "
         "imported rule with its .claude file.",
     ),
+    "undo": Entry(
+        "Conversation",
+        "undo [N] [--yes] [--force]",
+        "undo a cell's file changes (asks first)",
+        "%agent undo shows the diff of the last cell's file changes (checkpoint N with a "
+        "number) and restores the files after you confirm; a file changed since the agent "
+        "wrote it, or one in .git/, .claude/ or .toolhost/, needs a second confirmation "
+        "(--force). Where nobody can click (nbclient, nbval) add --yes. What an undo replaces "
+        "is kept as a checkpoint of its own; %agent history lists them. See docs/undo.md.",
+    ),
     "history": Entry(
         "Looking inside",
         "history [--timeline]",

@@ -232,6 +232,7 @@ class AgentHost:
 
         from .agent import attach_question_asker, permission_mode, run_session
         from .live import LiveView
+        from .undo import show_cell_checkpoint
 
         asking = interactive and permission_mode(session) != "dontAsk"
         attach_question_asker(session, self.question_asker() if asking else None)
@@ -261,6 +262,7 @@ class AgentHost:
             await stop_task(task, grace=STOP_GRACE)
             view.finish(footer=False)
             self._remember(view)
+            show_cell_checkpoint(self, session, view)
             text = background_notice(stopped)
             if text is not None:
                 view.notice(text, level="warning")
@@ -278,6 +280,7 @@ class AgentHost:
             self.mode = permission_mode(session)  # tools (ExitPlanMode) may have changed it
         view.finish()
         self._remember(view)
+        show_cell_checkpoint(self, session, view)
         self._show_scheduled_area(session)
         error = task.exception()
         if error is not None and _cassette_miss(error):

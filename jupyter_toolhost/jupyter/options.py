@@ -49,6 +49,7 @@ Subcommand: TypeAlias = Literal[
     "debug",
     "output",
     "stop",
+    "undo",
 ]
 SUBCOMMANDS: tuple[Subcommand, ...] = get_args(Subcommand)
 
@@ -123,6 +124,8 @@ def parse_command(line: str) -> Command:
     allowed_flags = {"allow": {"--save"}, "ask": {"--save"}, "deny": {"--save"}}.get(name, set())
     if name == "history":
         allowed_flags = {"--timeline"}
+    if name == "undo":
+        allowed_flags = {"--yes", "--force"}
     unknown = flags - allowed_flags
     if unknown:
         raise UsageError(f"%agent {name} does not take {', '.join(sorted(unknown))}.")
@@ -132,7 +135,7 @@ def parse_command(line: str) -> Command:
         return Command(name, " ".join(positional), flags)  # a rule may contain spaces
     if name == "cwd" and positional:
         return Command(name, " ".join(positional), flags)  # a folder's name may hold spaces
-    with_argument = ("mode", "resume", "request", "debug", "cwd", "help")
+    with_argument = ("mode", "resume", "request", "debug", "cwd", "help", "undo")
     if len(positional) > 1 or (positional and name not in with_argument):
         takes = "one argument" if name in with_argument else "no argument"
         raise UsageError(f"%agent {name} takes {takes}.")

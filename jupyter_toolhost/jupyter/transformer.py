@@ -9,8 +9,8 @@ among IPython's cleanup transforms (before its own `%%magic` handling) and rewri
 
 into a single line that awaits the extension's entry point with the option line and the
 body. `%%agent?` is left alone so IPython shows the help. A cell that is only
-`%agent compact` (which awaits the model) or `%agent mcp ...` (which awaits a server)
-becomes an `await` the same way.
+`%agent compact` (which awaits the model), `%agent mcp ...` (which awaits a server) or
+`%agent undo ...` (which awaits a confirmation) becomes an `await` the same way.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ ENTRY_MODULE = "jupyter_toolhost.jupyter.cell"
 ENTRY_FUNCTION = "run_agent_cell"
 COMMAND_FUNCTION = "run_agent_command"
 _AGENT_LINE = re.compile(r"^%%agent(?:\s|$)")
-_ASYNC_COMMAND = re.compile(r"^\s*%agent\s+(compact|mcp(?:\s+\S.*)?)\s*$")
+_ASYNC_COMMAND = re.compile(r"^\s*%agent\s+(compact|(?:mcp|undo)(?:\s+\S.*)?)\s*$")
 
 
 def is_agent_cell(lines: list[str]) -> bool:

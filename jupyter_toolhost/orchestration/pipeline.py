@@ -21,6 +21,7 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any, Literal, TypeAlias, cast
 
 from pydantic import BaseModel, ValidationError
@@ -44,6 +45,7 @@ from ..core.types import (
 )
 from ..hooks.hooks import HookEvent, HookInput, HookOutput, Hooks
 from ..permissions.api import BasicCanUseTool, CanUseTool, PermissionRequest
+from .checkpoints import CheckpointStore, writes_path
 from .concurrency import sync_tool_pool
 
 SYNC_STOP_WAIT_S = 0.5
@@ -146,6 +148,8 @@ class Pipeline:
     """Runs single tool calls for one session; the orchestrator decides when."""
 
     results: ResultStore
+    checkpoints: CheckpointStore | None = None
+    """Where the files calls write are checkpointed before they change (None: nowhere)."""
     can_use_tool: CanUseTool = field(default_factory=BasicCanUseTool)
     hooks: Hooks = field(default_factory=Hooks)
     on_hook_errors: Callable[[HookEvent, Sequence[str]], None] | None = None
@@ -240,6 +244,7 @@ class Pipeline:
             call_context.progress = redacted_progress(
                 call_context.progress, context.options.redactor
             )
+        written = self._checkpoint(tool, parsed, context)
         handle.phase = "calling"
         try:
             output = await _invoke(tool, parsed, call_context, handle)
@@ -255,6 +260,8 @@ class Pipeline:
             return failed
         finally:
             handle.phase = "finishing"
+            if written is not None and self.checkpoints is not None:
+                self.checkpoints.settle(written)
 
         try:
             content = tool.map_result(output)
@@ -271,6 +278,17 @@ class Pipeline:
         )
         post = await self._run_hooks("PostToolUse", call, tool, parsed, context, response=content)
         return _apply_post_hooks(result, post)
+
+    def _checkpoint(
+        self, tool: Tool[Any], parsed: BaseModel, context: ToolUseContext
+    ) -> Path | None:
+        """Keep the prior state of the file the call declares it writes (see `checkpoints`)."""
+        if self.checkpoints is None:
+            return None
+        path = writes_path(tool, parsed, context)
+        if path is not None:
+            self.checkpoints.capture(path, str(tool.get_path(parsed) if tool.get_path else path))
+        return path
 
     def _unknown_tool(self, call: ToolCall, context: ToolUseContext) -> ToolResult:
         names = sorted(t.name for t in context.options.tools if is_enabled(t))
