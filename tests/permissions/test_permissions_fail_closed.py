@@ -21,6 +21,7 @@ import pytest
 
 from jupyter_toolhost.core.types import PermissionAllow, PermissionDeny, PermissionMode
 from jupyter_toolhost.permissions import OsResolver, compile_rules, decide
+from jupyter_toolhost.permissions.startup import kernel_start_modules
 from jupyter_toolhost.shell.commands import analyze
 from jupyter_toolhost.tools.bash import TOOL as BASH_TOOL
 
@@ -152,6 +153,7 @@ def test_the_example_does_harm_in_bash_and_is_never_allowed(
         f"the attack did nothing in bash, so the test proves nothing: {ran}"
     )
     fresh = _project(tmp_path / "again")
+    kernel_start_modules()  # (derived once per process in a child interpreter: not a decision)
     for mode in MODES:
         started = time.perf_counter()
         result = _decide(fresh, example.command, mode, cwd=example.cwd)
