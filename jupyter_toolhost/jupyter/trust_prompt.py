@@ -104,20 +104,12 @@ async def ask_trust(
         _view_count=0,  # a front end that renders the question reports it (see `frontend`)
     )
 
-    async def settle() -> Answer:
-        return answer.result()
-
-    def close() -> None:
-        for button in buttons:
-            button.disabled = True
-
     outcome, decided = await show_and_wait(
         front_end,
         box,
         answer,
         limit=limit,
-        settle=settle,
-        close=close,
+        buttons=buttons,
         interrupted=f"Folder trust question closed (interrupted): {home_path(str(trust.folder))}",
         emit=emit,
     )

@@ -178,20 +178,12 @@ async def _ask(front_end: FrontEnd, yes_label: str, no_label: str, host: AgentHo
         _view_count=0,  # a front end that renders it reports it (see `frontend`)
     )
 
-    async def settle() -> Answer:
-        return answer.result()
-
-    def close() -> None:
-        for button in buttons:
-            button.disabled = True
-
     outcome, decided = await show_and_wait(
         front_end,
         box,
         answer,
         limit=host.approver().timeout,
-        settle=settle,
-        close=close,
+        buttons=buttons,
         interrupted="Undo cancelled (interrupted): nothing was restored.",
         emit=host._emit_line,  # pyright: ignore[reportPrivateUsage]
     )

@@ -14,7 +14,7 @@ cell asked), stays with each prompt.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Literal, TypeAlias, TypeVar
 
 from .comm_ack import acknowledging
@@ -71,8 +71,9 @@ async def show_and_wait(
     answer: asyncio.Future[Any],
     *,
     limit: float | None,
-    settle: Callable[[], Awaitable[T]],
-    close: Callable[[], None],
+    settle: Callable[[], Awaitable[T]] | None = None,
+    close: Callable[[], None] | None = None,
+    buttons: Sequence[Any] = (),
     interrupted: str,
     emit: Callable[[str], None],
 ) -> tuple[Outcome, T | None]:
@@ -82,7 +83,8 @@ async def show_and_wait(
     Returns how the wait ended and, when it was answered, what `settle` made of it (run
     while typing is still acknowledged, so text typed just before the click lands first).
     An interrupt writes `interrupted` through `emit` and is raised again. `close` (which
-    disables the widgets) runs in every case, and the display is emptied.
+    disables the widgets) runs in every case, and the display is emptied. Without `settle`
+    the answer is what was answered; without `close`, `buttons` are disabled.
     """
     from IPython.display import display
 
@@ -90,13 +92,19 @@ async def show_and_wait(
         shown = display(widget_bundle(box), display_id=True)
         try:
             outcome = await front_end.wait(answer, box, limit=limit)
-            settled = await settle() if outcome == "answered" else None
+            if outcome != "answered":
+                settled = None
+            else:
+                settled = await settle() if settle is not None else answer.result()
         except asyncio.CancelledError:
             emit(interrupted)
             raise
         finally:
             answer.cancel()
-            close()
+            if close is not None:
+                close()
+            for button in buttons:
+                button.disabled = True
             if shown is not None:
                 shown.update(DECIDED)
     return outcome, settled
