@@ -8,9 +8,13 @@ holds characters the API refuses is renamed (`server_names`): other characters b
 ``_`` (as Claude Code does), runs of ``_`` become one, ``_`` is cut from both ends, and the
 name is cut to 64 characters. A name that collides with another server's gets ``_`` and
 four hex digits of a hash of its real name. The person is told the old and the new name
-(`renamed_notice`). A clean name is never changed. With clean server names, `parse_name`
-splits any tool name back into its server and its tool, whatever the tool part holds
-(``__`` and leading ``_`` included).
+(`renamed_notice`); deny and ask rules written with the configured name
+(``mcp__<configured>``, ``mcp__<configured>__<tool>``) still apply. Such an old spelling can
+be the new name of another tool (server ``-_`` becomes ``-``, and the old ``mcp__-____`` for
+its tool ``_`` is the new name of its tool ``__``): a deny or ask rule with that text then
+holds for both, since it cannot tell which one the person meant. A clean name is never
+changed. With clean server names, `parse_name` splits any tool name back into its server and
+its tool, whatever the tool part holds (``__`` and leading ``_`` included).
 
 **Tool names.** The API takes tool names matching ``^[a-zA-Z0-9_-]{1,128}$``, unique in a
 request. An MCP tool is ``mcp__<server>__<tool>`` with every other character replaced by

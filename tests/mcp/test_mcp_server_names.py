@@ -18,6 +18,7 @@ server and tool as two names, and rules match those names.
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 from pathlib import Path
@@ -25,7 +26,7 @@ from typing import Any
 
 import mcp_types
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from jupyter_toolhost import Session
@@ -109,8 +110,14 @@ def denied(tools: list[Tool[Any]], rule: str) -> set[str]:
     return whole
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=int(os.environ.get("JUPYTER_TOOLHOST_NAME_EXAMPLES", "150")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 @given(st.dictionaries(names, st.lists(names, min_size=1, max_size=3, unique=True), max_size=4))
+@example({"-_": ["_", "__"]})  # old spelling mcp__-____ is the new name of '__'
+@example({"-___": ["_", "__"]})  # old server spelling mcp__-___ is the new name of '_'
 def test_names_round_trip_and_server_denies_are_exact(servers: dict[str, list[str]]) -> None:
     servers = {k: v for k, v in servers.items() if k.strip()}
     tools = build(servers)
@@ -141,7 +148,18 @@ def test_names_round_trip_and_server_denies_are_exact(servers: dict[str, list[st
             continue  # a name no rule can spell (a dot, a space): the new name serves
         assert own <= denied(tools, f"mcp__{configured}")  # the old name never misses
     for tool in tools:
-        assert denied(tools, tool.name) == {tool.name}
+        # A rule's text names a tool by its name, or by the name it had before its server
+        # was renamed: an ambiguous text denies every tool it can name (fail closed).
+        assert denied(tools, tool.name) == {t.name for t in tools if tool.name in spellings(t)}
+
+
+def spellings(tool: Tool[Any]) -> set[str]:
+    """The texts a deny rule may name `tool` by: its name, and when its server was renamed,
+    ``mcp__<configured>`` and ``mcp__<configured>__<tool>``, as `mcp.naming` promises."""
+    names = tool.mcp_name
+    assert names is not None
+    old = {f"mcp__{names.configured_server}", f"mcp__{names.configured_server}__{names.tool}"}
+    return {tool.name} | (old if names.configured_server != names.server else set())
 
 
 def test_the_renaming_is_clean_and_leaves_clean_names_alone() -> None:
