@@ -167,6 +167,11 @@ async def test_a_host_not_allowed_is_refused_and_the_model_is_told_which_setting
     assert f"add '127.0.0.1:{outside}'" in text(result)
     https = await run(context, "curl -sS https://example.com/")
     assert "example.com:443: it is not in sandbox.network.allowedDomains" in text(https)
+    pip = f"{sys.executable} -m pip download --no-deps --no-cache-dir --retries 0 --timeout 5"
+    pip += f" --index-url https://files.example.test/simple -d dl {PACKAGE}"
+    downloaded = await run(context, pip)
+    assert downloaded.is_error and not list((work / "dl").glob("*.whl"))  # pip makes dl/
+    assert "files.example.test:443: it is not in sandbox.network.allowedDomains" in text(downloaded)
     cloned = await run(context, "git clone -q https://example.org/repo.git copy")
     assert cloned.is_error and "example.org:443" in text(cloned)
     assert not (work / "copy").exists()
