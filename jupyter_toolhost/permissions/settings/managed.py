@@ -89,7 +89,9 @@ class _Permissions(_Model):
     allow: tuple[str, ...] = ()
     ask: tuple[str, ...] = ()
     deny: tuple[str, ...] = ()
-    disable_bypass: Literal["disable"] | None = Field(default=None, alias="disableBypassPermissionsMode")
+    disable_bypass: Literal["disable"] | None = Field(
+        default=None, alias="disableBypassPermissionsMode"
+    )
     disable_auto: Literal["disable"] | None = Field(default=None, alias="disableAutoMode")
 
 
