@@ -59,9 +59,9 @@ EDIT_LABEL = "Edit"
 EDITED_LABEL = "Allow as edited"
 CANCEL_EDIT_LABEL = "Cancel edit"
 ACCESS_KEYS: dict[str, str] = {"allow": "o", "cell": "c", "always": "a", "deny": "d", "edit": "e"}
-"""Each button's access key (Alt+key in Chromium on Linux and Windows, Ctrl+Alt+key in
-Safari): the lab extension sets them from the buttons' ``toolhost-choice-*`` classes, and
-makes Enter allow once and Escape deny while the focus is in the prompt."""
+"""Each button's access key, Alt+key while the focus is in the prompt: the lab extension
+gives them from the buttons' ``toolhost-choice-*`` classes, and makes Enter allow once and
+Escape deny there too."""
 PROMPT_CLASS = "toolhost-approval"
 FEEDBACK_PLACEHOLDER = "reason for Deny, optional (Enter denies)"
 """Short enough to show whole in its box (at least `REASON_WIDTH`) on a 1024 px screen with
