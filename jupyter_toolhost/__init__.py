@@ -60,6 +60,7 @@ _LAZY = {
     "RuleError": "permissions.rules.rules",
     "McpConfigError": "mcp.config",
     "Session": "agent.session",
+    "SessionConfig": "agent.session_config",
     "RunResult": "agent.loop",
 }
 
@@ -80,6 +81,7 @@ __all__ = [
     "RuleError",
     "RunResult",
     "Session",
+    "SessionConfig",
     "SettingsError",
     "StreamBroken",
     "Tool",

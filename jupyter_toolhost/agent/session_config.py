@@ -66,8 +66,8 @@ class SessionConfig:
     think as their session does. Checked when the session is made: a malformed one raises
     `ValueError` in the API's words. Change it between runs through `settings.thinking`."""
     context_management: Mapping[str, Any] | None = None
-    """The API's (beta) context editing object, e.g. ``{"edits": [{"type":
-    "clear_thinking_20251015", "keep": "all"}]}``; checked and changed as `thinking` is."""
+    """The API's (beta) context editing object; checked and changed as `thinking` is. For
+    example: ``{"edits": [{"type": "clear_thinking_20251015", "keep": "all"}]}``"""
 
     # ── where it works and what it keeps ────────────────────────────────────────────
 
