@@ -203,6 +203,10 @@ class Kernel:
         """Comm ids of ToggleButton widgets with this description (opened by `run`, if given)."""
         return self._widgets("ToggleButtonModel", "description", description, run)
 
+    def textareas(self, description: str, run: CellRun | None = None) -> list[str]:
+        """Comm ids of Textarea widgets with this description (opened by `run`, if given)."""
+        return self._widgets("TextareaModel", "description", description, run)
+
     def checkboxes(self, description: str, run: CellRun | None = None) -> list[str]:
         """Comm ids of Checkbox widgets with this description (opened by `run`, if given)."""
         return self._widgets("CheckboxModel", "description", description, run)

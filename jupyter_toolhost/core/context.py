@@ -245,6 +245,11 @@ class SandboxOptions:
     network: bool | None = None
     """Whether sandboxed commands share the host's network; None:
     ``JUPYTER_TOOLHOST_BASH_SANDBOX_NETWORK`` decides (off unless set)."""
+    allowed_domains: tuple[str, ...] = ()
+    """``sandbox.network.allowedDomains``: the hosts sandboxed commands reach through the
+    kernel's proxy (`tools.bash.network`); empty: no network (unless `network` shares it)."""
+    denied_domains: tuple[str, ...] = ()
+    """``sandbox.network.deniedDomains``: hosts the proxy refuses whatever allows them."""
     hidden_paths: tuple[str, ...] = ()
     """More paths to hide from commands (a front end names its kernel's connection file)."""
     environment: Mapping[str, str] | None = None

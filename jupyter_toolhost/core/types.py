@@ -65,6 +65,9 @@ class PermissionAllow:
     updated_input: Mapping[str, Any] | None = None
     reason: DecisionReason | None = None
     behavior: Literal["allow"] = "allow"
+    context: tuple[str, ...] = ()
+    """What the model is told beside the call's result about this decision (a person
+    edited the input, say)."""
 
 
 @dataclass(frozen=True, slots=True)

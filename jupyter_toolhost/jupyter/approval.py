@@ -46,14 +46,23 @@ from .frontend import FrontEnd, headless_message
 from .render import ERROR, FG2
 from .safe_html import markdown_html, widget_html
 from .widget_prompt import DECIDED as DECIDED
-from .widget_prompt import filled_button, show_and_wait
+from .widget_prompt import Fill, filled_button, show_and_wait
 from .widget_prompt import widget_bundle as widget_bundle
 
 BUTTON_LABELS: dict[ApprovalChoice, str] = {
-    "allow": "Allow",
+    "allow": "Allow once",
+    "cell": "Allow for this cell",
     "always": "Always allow",
     "deny": "Deny",
 }
+EDIT_LABEL = "Edit"
+EDITED_LABEL = "Allow as edited"
+CANCEL_EDIT_LABEL = "Cancel edit"
+ACCESS_KEYS: dict[str, str] = {"allow": "o", "cell": "c", "always": "a", "deny": "d", "edit": "e"}
+"""Each button's access key, Alt+key while the focus is in the prompt: the lab extension
+gives them from the buttons' ``toolhost-choice-*`` classes, and makes Enter allow once and
+Escape deny there too."""
+PROMPT_CLASS = "toolhost-approval"
 FEEDBACK_PLACEHOLDER = "reason for Deny, optional (Enter denies)"
 """Short enough to show whole in its box (at least `REASON_WIDTH`) on a 1024 px screen with
 JupyterLab's file browser open; the box's tooltip says the rest (`FEEDBACK_TOOLTIP`)."""
@@ -87,8 +96,15 @@ def record_text(request: ApprovalRequest, decision: ApprovalDecision, *, note: s
     """The plain line that stays in the output after a decision."""
     what = f"{request.display_name}: {request.summary}" if request.summary else request.display_name
     match decision.choice:
+        case "allow" if decision.edited_input is not None:
+            text = f"Allowed {what} (once, as you edited it)"
         case "allow":
             text = f"Allowed {what} (once)"
+        case "cell" if guarded(request):
+            text = f"Allowed {what} (once: asked for safety, no rule added)"
+        case "cell":
+            rules = ", ".join(always_rules(request))
+            text = f"Allowed {what} (for this cell: {rules})"
         case "always" if guarded(request):
             text = f"Allowed {what} (once: asked for safety, no rule added)"
         case "always":
@@ -138,11 +154,12 @@ def input_html(values: Mapping[str, Any]) -> str:
         text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, indent=2)
         escaped = html.escape(text)
         if len(text) > _FOLD_CHARS or text.count("\n") >= _FOLD_LINES:
-            first = html.escape(" ".join(text[:80].split()))
+            # All of it, in a box that scrolls: nothing is decided on a part of the input.
             cell = (
-                f"<details><summary><code>{first}…</code> "
-                f"({format_number(len(text))} characters)</summary>"
-                f"<pre style='margin:0'>{escaped}</pre></details>"
+                f"<div style='color:{FG2}'>{format_number(len(text))} characters, "
+                f"{format_number(text.count(chr(10)) + 1)} lines (all shown; scroll)</div>"
+                f"<pre style='margin:0;white-space:pre-wrap;max-height:24em;overflow:auto'>"
+                f"{escaped}</pre>"
             )
         else:
             cell = f"<pre style='margin:0;white-space:pre-wrap'>{escaped}</pre>"
@@ -204,8 +221,9 @@ def prompt_html(request: ApprovalRequest) -> str:
     else:
         rules = ", ".join(f"<code>{html.escape(r)}</code>" for r in always_rules(request))
         lines.append(
-            f"<div style='color:{FG2}'>Always allow adds {rules} for this session "
-            "(tick the box to save it for this folder too)</div>"
+            f"<div style='color:{FG2}'>Allow for this cell allows {rules} until this cell "
+            f"ends; Always allow adds {rules} for this session (tick the box to save it to "
+            "<code>.toolhost/settings.local.json</code> too)</div>"
         )
     if request.agent_id:
         lines.append(
@@ -304,9 +322,17 @@ def _build_prompt(request: ApprovalRequest, answer: asyncio.Future[ApprovalDecis
         if not answer.done() and from_owner(owner):
             answer.set_result(decision)
 
-    buttons = {
-        choice: filled_button(label, choice, tooltip=f"{label}: {request.display_name}")
+    plan = plan_of(request) is not None
+    shown: dict[ApprovalChoice, str] = {
+        choice: label
         for choice, label in BUTTON_LABELS.items()
+        if choice != "cell" or not (plan or guarded(request))  # no rule to hold for a cell
+    }
+    buttons = {
+        choice: _keyed(
+            filled_button(label, _FILL[choice], tooltip=_tooltip(label, choice, request)), choice
+        )
+        for choice, label in shown.items()
     }
     # It takes the rest of the buttons' row, and a row of its own when less is left.
     reason = widgets.Text(
@@ -323,6 +349,9 @@ def _build_prompt(request: ApprovalRequest, answer: asyncio.Future[ApprovalDecis
     def on_allow(_button: Any) -> None:
         resolve(ApprovalDecision("allow"))
 
+    def on_cell(_button: Any) -> None:
+        resolve(ApprovalDecision("cell"))
+
     def on_always(_button: Any) -> None:
         resolve(ApprovalDecision("always", save=save is not None and bool(save.value)))
 
@@ -334,19 +363,115 @@ def _build_prompt(request: ApprovalRequest, answer: asyncio.Future[ApprovalDecis
             deny_with_reason()
 
     buttons["allow"].on_click(on_allow)
+    if "cell" in buttons:
+        buttons["cell"].on_click(on_cell)
     buttons["always"].on_click(on_always)
     buttons["deny"].on_click(on_deny)
     reason.on_msg(on_reason_message)
     header = widgets.HTML(value=widget_html(prompt_html(request)))
-    row = [*buttons.values(), reason]
+    row = [*buttons.values()]
+    editor = None if plan else _Editor(request, resolve)
+    if editor is not None:
+        row.append(editor.open)
+    row.append(reason)
     if save is not None:
         row.append(save)
+    parts = [header, widgets.HBox(row, layout=widgets.Layout(flex_flow="row wrap"))]
+    if editor is not None:
+        parts.append(editor.panel)
     box = widgets.VBox(
-        [header, widgets.HBox(row, layout=widgets.Layout(flex_flow="row wrap"))],
+        parts,
         layout=widgets.Layout(border="1px solid #e0a800", padding="4px", margin="4px 0"),
         _view_count=0,  # a front end that renders the prompt reports it (see `frontend`)
     )
-    return _Prompt(box, row, reason, TypingWatch([reason]))
+    box.add_class(PROMPT_CLASS)
+    controls = [*row, *(editor.controls if editor is not None else ())]
+    watched = [reason, *(editor.fields.values() if editor is not None else ())]
+    return _Prompt(box, controls, reason, TypingWatch(watched))
+
+
+_FILL: dict[ApprovalChoice, Fill] = {
+    "allow": "allow",
+    "cell": "allow",
+    "always": "always",
+    "deny": "deny",
+}
+
+
+def _tooltip(label: str, choice: str, request: ApprovalRequest) -> str:
+    return f"{label}: {request.display_name} (Alt+{ACCESS_KEYS[choice].upper()})"
+
+
+def _keyed(button: Any, choice: str) -> Any:
+    """`button` with the class the lab extension gives its access key from."""
+    button.add_class(f"toolhost-choice-{choice}")
+    return button
+
+
+class _Editor:
+    """Edit: the call's input in text boxes, one per field, to change before allowing it.
+
+    A text field is edited as it is; any other field as JSON. "Allow as edited" sends what
+    the boxes hold (a field that is not valid JSON says so and sends nothing); the engine
+    checks the edited call against the deny rules and the tool's input model, and the model
+    is told what changed."""
+
+    def __init__(
+        self, request: ApprovalRequest, resolve: Callable[[ApprovalDecision], None]
+    ) -> None:
+        import ipywidgets as widgets  # pyright: ignore[reportMissingImports]
+
+        self.request = request
+        self.resolve = resolve
+        self.open = _keyed(
+            filled_button(EDIT_LABEL, "edit", tooltip=_tooltip(EDIT_LABEL, "edit", request)),
+            "edit",
+        )
+        self.fields: dict[str, Any] = {}
+        for key, value in request.input.items():
+            text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+            lines = min(max(text.count("\n") + 2, 2), 20)
+            self.fields[key] = widgets.Textarea(
+                value=text,
+                description=key,
+                layout=widgets.Layout(width="auto", height=f"{lines * 1.5 + 0.5}em"),
+                style={"description_width": "initial"},
+            )
+        self.allow = filled_button(EDITED_LABEL, "allow", tooltip="Run the call as edited")
+        self.allow.add_class("toolhost-choice-edited")
+        self.cancel = widgets.Button(description=CANCEL_EDIT_LABEL)
+        self.problem = widgets.HTML(value="")
+        self.panel = widgets.VBox(
+            [*self.fields.values(), widgets.HBox([self.allow, self.cancel]), self.problem],
+            layout=widgets.Layout(display="none"),
+        )
+        self.controls = [*self.fields.values(), self.allow, self.cancel]
+        self.open.on_click(lambda _b: self.show(True))
+        self.cancel.on_click(lambda _b: self.show(False))
+        self.allow.on_click(lambda _b: self.submit())
+
+    def show(self, visible: bool) -> None:
+        self.panel.layout.display = "flex" if visible else "none"
+
+    def submit(self) -> None:
+        edited: dict[str, Any] = {}
+        for key, box in self.fields.items():
+            text = str(box.value)
+            if isinstance(self.request.input.get(key), str):
+                edited[key] = text
+                continue
+            try:
+                edited[key] = json.loads(text)
+            except ValueError as exc:
+                self.problem.value = widget_html(
+                    f"<span style='color:{ERROR}'>{html.escape(key)} is not valid JSON "
+                    f"({html.escape(str(exc))}); nothing was sent.</span>"
+                )
+                return
+        if edited == dict(self.request.input):
+            self.resolve(ApprovalDecision("allow"))  # nothing changed: allowed once
+            return
+        self.resolve(ApprovalDecision("allow", edited_input=edited))
 
 
 def message_session() -> str | None:

@@ -230,6 +230,7 @@ class AgentHost:
         except UsageError as exc:
             raise IPythonUsageError(str(exc)) from None
 
+        from ..permissions.engine import end_cell_rules
         from .agent import attach_question_asker, permission_mode, run_session
         from .live import LiveView
         from .undo import show_cell_checkpoint
@@ -278,6 +279,7 @@ class AgentHost:
         finally:
             self._view = None
             self.mode = permission_mode(session)  # tools (ExitPlanMode) may have changed it
+            end_cell_rules(session.context)  # "Allow for this cell" ends with the cell
         view.finish()
         self._remember(view)
         show_cell_checkpoint(self, session, view)

@@ -30,19 +30,20 @@ nbviewer keep no widget, and nbval compares the same empty text as when the prom
 first shown."""
 
 
-Fill: TypeAlias = Literal["allow", "always", "deny", "trust", "submit"]
+Fill: TypeAlias = Literal["allow", "always", "deny", "trust", "submit", "edit"]
 FILLS: dict[Fill, str] = {
     "allow": "#2e7d32",
     "always": "#1565c0",
     "deny": "#c62828",
     "trust": "#a04600",
     "submit": "#1565c0",
+    "edit": "#5d4037",
 }
 """The fill of each prompt's main buttons, under white text: 5.1:1 (green), 5.8:1 (blue),
-5.6:1 (red), 6.2:1 (amber). ipywidgets' `button_style` fills are JupyterLab's
-``--jp-success/info/warn-color1``, under which white text is 4.1:1, 3.5:1 and 2.7:1 in the
-light theme. The label is read against its own fill, so one fixed pair reads the same in
-every theme and in front ends without JupyterLab's variables."""
+5.6:1 (red), 6.2:1 (amber), 9.3:1 (brown, Edit). ipywidgets' `button_style` fills are
+JupyterLab's ``--jp-success/info/warn-color1``, under which white text is 4.1:1, 3.5:1 and
+2.7:1 in the light theme. The label is read against its own fill, so one fixed pair reads
+the same in every theme and in front ends without JupyterLab's variables."""
 
 
 def filled_button(label: str, fill: Fill, *, tooltip: str = "") -> Any:

@@ -227,7 +227,11 @@ class Pipeline:
             parsed = rewritten
 
         result = await self._call(call, tool, parsed, context, decision, handle)
-        result.additional_context = (*pre.additional_context, *result.additional_context)
+        result.additional_context = (
+            *pre.additional_context,
+            *decision.context,
+            *result.additional_context,
+        )
         return result
 
     async def _call(

@@ -40,6 +40,7 @@ from .engine import (
     Classifier,
     PermissionEngine,
     add_session_rules,
+    end_cell_rules,
     read_denied,
     tools_denied_whole,
 )
@@ -79,6 +80,7 @@ __all__ = [
     "analyze",
     "compile_rules",
     "decide",
+    "end_cell_rules",
     "load_settings",
     "parse_rule",
     "read_denied",

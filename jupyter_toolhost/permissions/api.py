@@ -42,7 +42,9 @@ class PermissionRequest:
     hook: HookOutput = field(default_factory=HookOutput)
 
 
-ApprovalChoice: TypeAlias = Literal["allow", "always", "deny"]
+ApprovalChoice: TypeAlias = Literal["allow", "cell", "always", "deny"]
+"""Allow once; allow for this cell (its rules hold until the cell ends); always allow (its
+rules hold for the session, and are saved when asked); deny."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +78,9 @@ class ApprovalDecision:
     feedback: str | None = None
     save: bool = False
     """With "always": also write the rules to the project settings."""
+    edited_input: Mapping[str, Any] | None = None
+    """The input as the person changed it before allowing it (allowed once); the call runs
+    with it if it is valid and no deny rule refuses it, and the model is told."""
 
 
 class Approver(Protocol):
@@ -127,6 +132,9 @@ def approval_request(request: PermissionRequest, ask: PermissionAsk) -> Approval
     )
 
 
+_DETAILS = {"allow": "approved once", "cell": "allowed for this cell", "always": "always allowed"}
+
+
 async def resolve_ask(
     request: PermissionRequest, ask: PermissionAsk, approver: Approver | None
 ) -> PermissionResult:
@@ -147,8 +155,8 @@ async def ask_approver(
         ), None
     decision = await approver.ask(approval_request(request, ask))
     match decision.choice:
-        case "allow" | "always":
-            detail = "approved once" if decision.choice == "allow" else "always allowed"
+        case "allow" | "cell" | "always":
+            detail = _DETAILS[decision.choice]
             return PermissionAllow(ask.updated_input, DecisionReason("approver", detail)), decision
         case "deny":
             message = f"The user denied this {request.tool.name} call."

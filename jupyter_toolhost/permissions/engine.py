@@ -9,10 +9,14 @@ with `save` writes them to the local settings too (``.toolhost/settings.local.js
 
 from __future__ import annotations
 
+import difflib
+import json
 import os
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+
+from pydantic import ValidationError
 
 from ..core.context import AppState
 from ..core.types import (
@@ -28,7 +32,7 @@ from .api import Approver, PermissionRequest, ask_approver, tool_check
 from .decision import PLAN_MODE_MESSAGE, decide
 from .facts import call_facts, mcp_facts
 from .paths import OsResolver, PathResolver, candidates
-from .rules.ruleset import SESSION, CompiledRules, RuleSource, compiled_rules
+from .rules.ruleset import CELL, SESSION, CompiledRules, RuleSource, compiled_rules
 from .settings.settings import SettingsError, save_rule
 from .startup import warm_up
 from .written import written_by
@@ -48,6 +52,8 @@ __all__ = [
     "PermissionEngine",
     "add_session_rules",
     "decide",
+    "edit_note",
+    "end_cell_rules",
     "no_classifier",
     "nothing_hidden",
     "read_denied",
@@ -150,13 +156,67 @@ class PermissionEngine:
             if judged is not None:
                 return judged
         answer, decision = await ask_approver(request, result, self.approver)
+        if decision is None or not isinstance(answer, PermissionAllow):
+            return answer
+        if decision.edited_input is not None:
+            return self._edited(request, decision.edited_input, permission, cwd)
         guarded = result.reason is not None and result.reason.kind == "safety"
-        if decision is not None and decision.choice == "always" and not guarded:
-            rules = result.suggested_rules or (request.tool.name,)
+        rules = result.suggested_rules or (request.tool.name,)
+        if decision.choice == "cell" and not guarded:
+            add_session_rules(context, rules, source=CELL)
+        if decision.choice == "always" and not guarded:
             add_session_rules(context, rules)
             if decision.save:
                 self._save(rules, os.fspath(context.rule_root))
         return answer
+
+    def _edited(
+        self,
+        request: PermissionRequest,
+        edited: Mapping[str, Any],
+        permission: ToolPermissionContext,
+        cwd: str,
+    ) -> PermissionResult:
+        """A call the person changed before allowing it: it runs as changed when the
+        change is valid input and no deny refuses it (the person's approval stands for the
+        rest), and the model is told what changed."""
+        tool = request.tool
+        try:
+            parsed = tool.input_model.model_validate(dict(edited))
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in e['loc']) or 'input'}: {e['msg']}" for e in exc.errors()
+            )
+            return PermissionDeny(
+                f"The person edited this {tool.name} call, but the edited input is not valid "
+                f"({problems}), so it was not run.",
+                DecisionReason("approver", "edited input not valid"),
+            )
+        verdict = decide(
+            tool=tool,
+            input=parsed,
+            rules=self.compiled(permission, os.fspath(request.context.rule_root)),
+            mode=permission.mode,
+            cwd=cwd,
+            resolver=self.resolver,
+            working_dirs=permission.additional_working_directories,
+            hook=request.hook,
+            sandboxed=tool.runs_sandboxed(request.context),
+            written=_written(request.context.get_app_state()),
+        )
+        if isinstance(verdict, PermissionDeny) and not _mode_only(verdict):
+            return PermissionDeny(
+                f"The person edited this {tool.name} call, and the edited call is denied: "
+                f"{verdict.message}",
+                verdict.reason,
+            )
+        values = parsed.model_dump(mode="json", exclude_unset=True)
+        before = request.input.model_dump(mode="json", exclude_unset=True)
+        return PermissionAllow(
+            values,
+            DecisionReason("approver", "edited and allowed once by the user"),
+            context=(edit_note(tool.name, before, values),),
+        )
 
     def _record_writes(self, request: PermissionRequest, cwd: str, shell_cwd: object) -> None:
         """Remember what the allowed call may write (see `written`)."""
@@ -278,20 +338,56 @@ def _merge(
 
 
 def add_session_rules(
-    context: ToolUseContext, rules: Iterable[str], behavior: RuleBehavior = "allow"
+    context: ToolUseContext,
+    rules: Iterable[str],
+    behavior: RuleBehavior = "allow",
+    *,
+    source: str = SESSION,
 ) -> None:
-    """Add rules to the session source of the permission context (atomically)."""
+    """Add rules to the session source of the permission context (atomically), or to
+    `source` (``CELL``: until `end_cell_rules`)."""
     new = tuple(rules)
 
     def update(state: AppState) -> AppState:
         permission = state.tool_permission_context
         all_rules = {source: dict(by) for source, by in permission.rules.items()}
-        session = all_rules.setdefault(SESSION, {})
+        session = all_rules.setdefault(source, {})
         current = tuple(session.get(behavior, ()))
         session[behavior] = current + tuple(r for r in new if r not in current)
         return replace(state, tool_permission_context=replace(permission, rules=all_rules))
 
     context.set_app_state(update)
+
+
+def end_cell_rules(context: ToolUseContext) -> None:
+    """Forget what was allowed "for this cell": the cell (or the run) has ended."""
+
+    def update(state: AppState) -> AppState:
+        permission = state.tool_permission_context
+        if CELL not in permission.rules:
+            return state
+        kept = {source: by for source, by in permission.rules.items() if source != CELL}
+        return replace(state, tool_permission_context=replace(permission, rules=kept))
+
+    context.set_app_state(update)
+
+
+def edit_note(tool: str, before: Mapping[str, Any], after: Mapping[str, Any]) -> str:
+    """What the model is told about a call a person edited: each changed field, a text one
+    as a diff."""
+    lines = [f"The person edited this {tool} call's input before allowing it; it ran as edited."]
+    for key in dict.fromkeys((*before, *after)):
+        old, new = before.get(key), after.get(key)
+        if old == new:
+            continue
+        if isinstance(old, str) and isinstance(new, str) and ("\n" in old or "\n" in new):
+            diff = difflib.unified_diff(
+                old.splitlines(), new.splitlines(), f"{key} (yours)", f"{key} (ran)", lineterm=""
+            )
+            lines.append("\n".join(diff))
+        else:
+            lines.append(f"{key}: {json.dumps(old)} → {json.dumps(new)}")
+    return "\n".join(lines)
 
 
 def with_session_rules(

@@ -11,6 +11,7 @@ import { IEditorLanguageRegistry } from '@jupyterlab/codemirror';
 import { INotebookTracker, type NotebookPanel } from '@jupyterlab/notebook';
 import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 
+import { watchPrompts } from './approvalkeys';
 import { addCommands } from './commands';
 import { ViewPreference, rendererFactory } from './renderer';
 import { openResult } from './tabs';
@@ -86,6 +87,8 @@ const plugin: JupyterFrontEndPlugin<void> = {
       rendererFactory({ preference, highlight, openPersisted, insertCell }),
       20
     );
+
+    watchPrompts(document.body); // access keys, Enter and Escape for approval prompts
 
     const ids = addCommands(app, notebooks, preference);
     if (palette) {

@@ -158,7 +158,7 @@ def test_typing_alone_does_not_decide(kernel: Kernel, server: MessagesServer):
     kernel.set_value(field, "a reason typed, then changed my mind")
     _pump_for(kernel, 1.5)
     assert run.finished_at is None, "typing in the box must not decide"
-    [allow] = kernel.buttons("Allow", run)
+    [allow] = kernel.buttons("Allow once", run)
     kernel.click(allow)  # a reason left in the box does not turn Allow into a deny
     kernel.wait(run)
 
@@ -232,7 +232,7 @@ def test_always_allow_and_save_writes_the_local_settings(
     server.add_turns(Turn([tool_use("stamp", {"label": "two"})]), Turn([text("Stamped again.")]))
     fresh = kernel.run("%%agent --new\nStamp two")
     assert fresh.status == "ok", fresh.text()
-    assert not kernel.buttons("Allow", fresh), "a saved rule must not be asked again"
+    assert not kernel.buttons("Allow once", fresh), "a saved rule must not be asked again"
     [result] = last_tool_results(server)
     assert result_text(result) == "stamped two"
     _healthy(kernel, server)
@@ -253,7 +253,7 @@ def test_a_safety_ask_allows_once_and_offers_no_save(
     assert any(ONCE_NOTE in h for h in kernel.html_values(run))
     assert not kernel.checkboxes(SAVE_LABEL, run), "no rule may waive a safety ask"
     kernel.click(always)
-    second = kernel.wait_for_button(run, "Allow", count=2)  # asked again: no rule was added
+    second = kernel.wait_for_button(run, "Allow once", count=2)  # asked again: no rule was added
     kernel.click(second[1])
     kernel.wait(run)
 

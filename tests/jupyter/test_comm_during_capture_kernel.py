@@ -110,11 +110,11 @@ def test_fifty_allows_under_comm_chatter_leave_no_traceback(
     run = kernel.submit("%%agent --new\nRun the steps, fifty times.")
     for count in range(1, CLICKS + 1):
         deadline = time.monotonic() + 30
-        while len(kernel.buttons("Allow", run)) < count:
+        while len(kernel.buttons("Allow once", run)) < count:
             assert time.monotonic() < deadline, f"prompt {count} never came:\n{run.text()}"
             chatter.burst(run)
             kernel.pump(timeout=0.01)
-        allow = kernel.buttons("Allow", run)[-1]
+        allow = kernel.buttons("Allow once", run)[-1]
         kernel.click(allow)
         # Right after the click, as the front end does when it redraws the decided prompt,
         # and on through the run of the approved code.
@@ -176,9 +176,9 @@ class PhaseChatter(Chatter):
         ]
         if "footer" in kinds:
             return "footer"
-        if self.clicked >= len(self.kernel.buttons("Allow", run)) > 0:
+        if self.clicked >= len(self.kernel.buttons("Allow once", run)) > 0:
             return "tool run"
-        if self.kernel.buttons("Allow", run):
+        if self.kernel.buttons("Allow once", run):
             return "prompt"
         if any(
             m["msg_type"] in ("display_data", "update_display_data")
@@ -223,7 +223,7 @@ def test_widget_messages_in_every_phase_of_a_prompt_leave_no_traceback(
         assert time.monotonic() < deadline, f"the cell did not end:\n{run.text()}"
         chatter.burst(run)
         kernel.pump(timeout=0.01)
-        allows = kernel.buttons("Allow", run)
+        allows = kernel.buttons("Allow once", run)
         if len(allows) > chatter.clicked and chatter.by_phase["prompt"] >= 3 * (
             chatter.clicked + 1
         ):

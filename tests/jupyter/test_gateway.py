@@ -108,7 +108,7 @@ def test_an_approval_click_and_a_stop_cross_the_gateway(
         Turn([text("made it")]),
     )
     run = kernel.submit("%%agent --new\nMake a file.")
-    [allow] = kernel.wait_for_button(run, "Allow", timeout=60)
+    [allow] = kernel.wait_for_button(run, "Allow once", timeout=60)
     kernel.click(allow)
     kernel.wait(run, timeout=120)
     assert run.status == "ok", run.text()

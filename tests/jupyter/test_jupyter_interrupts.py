@@ -162,7 +162,7 @@ def live_updates(run: CellRun) -> str:
 def test_interrupt_during_an_approval_prompt_ends_at_once(kernel: Kernel, server: MessagesServer):
     server.add_turns(Turn([tool_use("PythonExec", {"code": "print('never' + 'ran')"})]))
     run = kernel.submit("%%agent --new\nDo something risky")
-    kernel.wait_for_button(run, "Allow")
+    kernel.wait_for_button(run, "Allow once")
     time.sleep(0.2)
     took = interrupted(kernel, run, kernel.interrupt(), "approval prompt")
     assert took < END_BOUND_S
@@ -275,7 +275,7 @@ def test_a_stopped_python_exec_is_interrupted_and_keeps_what_it_printed(
     server.add_turns(Turn([tool_use("PythonExec", {"code": code})]))
     run = kernel.submit("%%agent\nPrint rows slowly.")
     # PythonExec asks in every mode (it can rewrite .toolhost/): a person allows this one.
-    kernel.click(kernel.wait_for_button(run, "Allow")[0])
+    kernel.click(kernel.wait_for_button(run, "Allow once")[0])
     wait_for_file(kernel, run, root / "python-started")
     sent = kernel.interrupt()
     interrupted(kernel, run, sent, "PythonExec")

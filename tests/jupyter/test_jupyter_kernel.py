@@ -45,7 +45,7 @@ def test_allow_runs_the_tool_and_the_same_cell_finishes(kernel: Kernel, server: 
         Turn([text("The answer is 42.")]),
     )
     run = kernel.submit("%%agent --new\nWhat is 41 + 1?")
-    [allow] = kernel.wait_for_button(run, "Allow")
+    [allow] = kernel.wait_for_button(run, "Allow once")
     assert run.finished_at is None, "the cell must stay busy while the prompt waits"
     kernel.click(allow)
     kernel.wait(run)
@@ -91,7 +91,7 @@ def test_two_concurrent_asks_each_get_a_prompt(kernel: Kernel, server: MessagesS
         Turn([text("Both noted.")]),
     )
     run = kernel.submit("%%agent --new\nNote twice")
-    first, second = kernel.wait_for_button(run, "Allow", count=2)
+    first, second = kernel.wait_for_button(run, "Allow once", count=2)
     kernel.click(second)
     kernel.click(first)
     kernel.wait(run)
@@ -110,7 +110,7 @@ def test_run_all_runs_the_queued_cell_after_the_agent(kernel: Kernel, server: Me
     )
     agent = kernel.submit("%%agent --new\nRecord the order")
     after = kernel.submit("order.append('next cell'); print(order)")
-    [allow] = kernel.wait_for_button(agent, "Allow")
+    [allow] = kernel.wait_for_button(agent, "Allow once")
     assert not after.messages, "the queued cell must not start while the agent waits"
     kernel.click(allow)
     kernel.wait(agent)
@@ -147,7 +147,7 @@ def test_interrupt_during_a_tool(kernel: Kernel, server: MessagesServer):
 def test_interrupt_during_a_prompt(kernel: Kernel, server: MessagesServer):
     server.add_turns(Turn([tool_use("PythonExec", {"code": "print('never' + 'ran')"})]))
     run = kernel.submit("%%agent --new\nDo something risky")
-    [allow] = kernel.wait_for_button(run, "Allow")
+    [allow] = kernel.wait_for_button(run, "Allow once")
     sent = kernel.interrupt()
     kernel.wait(run, timeout=15)
 
@@ -312,7 +312,7 @@ def test_a_plan_is_rendered_then_rejected_and_approved(kernel: Kernel, server: M
     assert "&lt;b&gt;not html&lt;/b&gt;" in header  # raw HTML in a plan stays text
     kernel.set_value(kernel.wait_for_text(run, FEEDBACK_PLACEHOLDER), "count rows")
     kernel.click(deny)
-    allows = kernel.wait_for_button(run, "Allow", count=2)
+    allows = kernel.wait_for_button(run, "Allow once", count=2)
     kernel.click(allows[1])
     kernel.wait(run)
 

@@ -206,7 +206,7 @@ def test_inspect_variable_reaches_no_secret_in_any_mode(
 
     assert run.status == "ok", run.text()
     assert "Done looking." in run.answer
-    assert not kernel.buttons("Allow", run), "reading variables must not ask"
+    assert not kernel.buttons("Allow once", run), "reading variables must not ask"
     results = results_of(server)
     for i, path in enumerate(ATTACKS):
         block = results[f"toolu_a{i}"]
@@ -315,7 +315,7 @@ def test_python_exec_prints_markers_not_keys(kernel: Kernel, server: MessagesSer
         Turn([tool_use("PythonExec", {"code": code}, id="toolu_py")]), Turn([text("Shown.")])
     )
     run = kernel.submit("%%agent --new --mode bypassPermissions\nPrint the key.")
-    [allow] = kernel.wait_for_button(run, "Allow")  # PythonExec asks, in bypass too
+    [allow] = kernel.wait_for_button(run, "Allow once")  # PythonExec asks, in bypass too
     kernel.click(allow)
     kernel.wait(run, timeout=60)
 

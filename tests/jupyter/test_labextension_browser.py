@@ -137,7 +137,7 @@ def test_agent_cell_in_jupyterlab(page: Any, lab: Lab) -> None:
 
     agent_cell = page.locator(".jp-Notebook .jp-CodeCell").nth(1)
     # A real approval prompt (ipywidgets) in the busy cell: `tee` writes a file, so it asks.
-    allow = agent_cell.get_by_role("button", name="Allow", exact=True)
+    allow = agent_cell.get_by_role("button", name="Allow once", exact=True)
     allow.click()
     agent_cell.get_by_text("seq counted to 20000").wait_for()
     bash = agent_cell.locator(".jp-Toolhost-card", has_text="Bash")

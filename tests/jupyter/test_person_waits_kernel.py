@@ -142,7 +142,7 @@ def test_an_approval_is_waited_for_not_run(kernel: Kernel, server: MessagesServe
         Turn([text("It ran.")]),
     )
     run = kernel.submit("%%agent\nRun it.")
-    [allow] = kernel.wait_for_button(run, "Allow")
+    [allow] = kernel.wait_for_button(run, "Allow once")
     pump_for(kernel, WAIT)
     kernel.click(allow)
     kernel.wait(run, timeout=30)

@@ -81,7 +81,7 @@ def test_the_timeline_renders_in_the_notebook_and_in_its_html_export(
         open_notebook(page, lab, "timeline.ipynb")
         run_all(page)
         agent = page.locator(".jp-Notebook .jp-CodeCell").nth(1)
-        allow = agent.get_by_role("button", name="Allow", exact=True)
+        allow = agent.get_by_role("button", name="Allow once", exact=True)
         allow.wait_for(timeout=60_000)
         page.wait_for_timeout(800)  # a person reads the prompt before clicking
         allow.click()

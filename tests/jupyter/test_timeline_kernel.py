@@ -44,7 +44,7 @@ def test_the_timeline_shows_batches_an_approval_wait_and_a_sibling_abort(
     kernel.run("open('a.txt', 'w').write('alpha\\n')")
     server.add_turns(*TURNS)
     run = kernel.submit("%%agent\nLook around, make a file, then read a missing one.")
-    [allow] = kernel.wait_for_button(run, "Allow", timeout=30)
+    [allow] = kernel.wait_for_button(run, "Allow once", timeout=30)
     time.sleep(CLICK_DELAY)
     kernel.click(allow)
     kernel.wait(run, timeout=60)

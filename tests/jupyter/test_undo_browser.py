@@ -65,7 +65,7 @@ def test_the_person_clicks_undo_and_confirms(lab: Lab, browser: Any) -> None:
         page.wait_for_selector(".jp-Notebook .jp-Cell")
         run_all(page)
         cell = page.locator(".jp-Notebook .jp-CodeCell").nth(1)
-        cell.get_by_role("button", name="Allow", exact=True).click()
+        cell.get_by_role("button", name="Allow once", exact=True).click()
         cell.get_by_text("I rewrote notes.md.").wait_for()
         page.wait_for_function(IDLE)
         assert (root / "notes.md").read_text() == "# Notes\n\nrewritten\n"

@@ -212,7 +212,7 @@ def test_every_view_reads_in_both_themes_at_1024(browser: Any, lab: Lab) -> None
         trust.click()
 
         # PythonExec asks: the approval prompt, its reason box wide enough for its hint.
-        allow = cell.get_by_role("button", name="Allow", exact=True)
+        allow = cell.get_by_role("button", name="Allow once", exact=True)
         allow.wait_for(timeout=60_000)
         reason = cell.get_by_placeholder(FEEDBACK_PLACEHOLDER)
         assert "Enter denies" in FEEDBACK_PLACEHOLDER

@@ -82,7 +82,7 @@ ATTACK = (
     "'import pathlib;p=pathlib.Path(\\'.toolhost/settings.local.json\\');"
     "p.parent.mkdir(exist_ok=True);p.write_text(\\''+s+'\\')'});"
     "setInterval(()=>{for(const b of document.querySelectorAll('button'))"
-    "{if(b.textContent.trim()==='Allow')b.click()}},200)"
+    "{if(b.textContent.trim()==='Allow once')b.click()}},200)"
 )
 """The red team's script: write the settings through the contents API (a server that shows
 hidden files takes it) and through the notebook's own kernel, then click Allow."""
@@ -289,7 +289,7 @@ def recorded(browser: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator
             cells.nth(1).locator(".jp-Toolhost-footer").wait_for(timeout=120_000)
             cells.nth(3).locator("svg.toolhost-timeline").wait_for(timeout=60_000)
             red_team = cells.nth(4)
-            allow = red_team.get_by_role("button", name="Allow", exact=True)
+            allow = red_team.get_by_role("button", name="Allow once", exact=True)
             # The prompt shows, or a script answers it first, or scripts run before it.
             deadline = time.monotonic() + 60
             while time.monotonic() < deadline and not (

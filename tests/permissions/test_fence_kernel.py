@@ -69,7 +69,7 @@ ATTACKER = textwrap.dedent(
             if m["msg_type"] != "comm_open":
                 continue
             state = m["content"].get("data", {}).get("state", {})
-            if state.get("description") == "Allow" and m["content"]["comm_id"] not in clicked:
+            if state.get("description") == "Allow once" and m["content"]["comm_id"] not in clicked:
                 comm = m["content"]["comm_id"]
                 data = {"method": "custom", "content": {"event": "click"}}
                 c.shell_channel.send(c.session.msg("comm_msg", {"comm_id": comm, "data": data}))
@@ -135,7 +135,7 @@ def attack(project: Path, sandbox_setting: str) -> tuple[str, str, Any]:
             run = kernel.submit("%%agent --mode acceptEdits\ngo")
             # The person allows running the script (a program the engine can't name for
             # sure asks); what is under attack is the prompt after it, for PythonExec.
-            kernel.click(kernel.wait_for_button(run, "Allow", timeout=120)[0])
+            kernel.click(kernel.wait_for_button(run, "Allow once", timeout=120)[0])
             kernel.wait(run, timeout=180)
             assert run.status == "ok", run.text()
             shown = run.text()

@@ -22,6 +22,8 @@ USER = "userSettings"
 PROJECT = "projectSettings"
 LOCAL = "localSettings"
 SESSION = "session"
+CELL = "cell"
+"""Rules a person allowed "for this cell": they hold until the cell (or the run) ends."""
 BEHAVIORS: tuple[RuleBehavior, ...] = ("deny", "ask", "allow")
 
 
@@ -181,6 +183,7 @@ def default_sources(*, cwd: str, home: str) -> dict[str, RuleSource]:
         PROJECT: RuleSource(f"{cwd}/.toolhost/settings.json", cwd),
         LOCAL: RuleSource(f"{cwd}/.toolhost/settings.local.json", cwd),
         SESSION: RuleSource(SESSION, cwd),
+        CELL: RuleSource("this cell", cwd),
     }
 
 

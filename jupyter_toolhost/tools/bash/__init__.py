@@ -141,8 +141,10 @@ async def run_bash(input: BashInput, context: ToolUseContext) -> str:
     if input.run_in_background:
 
         def swept() -> str | None:
-            """When it ends: what it left for the next kernel start or for git to follow."""
+            """When it ends: what it left for the next kernel start or for git to follow,
+            and what the network proxy refused."""
             notes = [sweep(context, sandbox.startup) if sandbox.startup is not None else None]
+            notes.append(sandbox.finish())
             removed = git_guard.sweep(noted)
             notes.append(git_guard.notice(removed) if removed else None)
             return "\n\n".join(n for n in notes if n) or None
@@ -174,19 +176,24 @@ async def run_bash(input: BashInput, context: ToolUseContext) -> str:
             text = f"{human_size(output.size)} of output so far"
             progress(Progress(text=text, tail=output.tail))
 
-    result = await run_process(
-        [*prefix, _shell(), "-c", script],
-        cwd=cwd,
-        output_dir=output_dir,
-        name=f"{name}-bash",
-        budget_bytes=STDOUT_BUDGET_BYTES,
-        stderr_budget_bytes=STDERR_BUDGET_BYTES,
-        time_limit=timeout_ms / 1000,
-        abort=context.abort,
-        env=_env(),
-        progress=report,
-        redactor=context.options.redactor,
-    )
+    try:
+        result = await run_process(
+            [*prefix, _shell(), "-c", script],
+            cwd=cwd,
+            output_dir=output_dir,
+            name=f"{name}-bash",
+            budget_bytes=STDOUT_BUDGET_BYTES,
+            stderr_budget_bytes=STDERR_BUDGET_BYTES,
+            time_limit=timeout_ms / 1000,
+            abort=context.abort,
+            env=_env(),
+            progress=report,
+            redactor=context.options.redactor,
+        )
+    finally:
+        refused = sandbox.finish()
+    if refused:
+        note += f"\n\n{refused}"
     removed = git_guard.sweep(noted)
     if removed:
         note += f"\n\n{git_guard.notice(removed)}"

@@ -30,10 +30,11 @@ Settings, read once per session (the first command, or `freeze` at session start
 nothing the agent runs later can change them: ``options.sandbox.enabled`` (True/False) or
 ``JUPYTER_TOOLHOST_BASH_SANDBOX`` (``0`` off, ``1`` required; unset means on where bwrap can
 start); ``options.sandbox.network`` (True/False) or
-``JUPYTER_TOOLHOST_BASH_SANDBOX_NETWORK=1`` shares the host's network with sandboxed
-commands (there is no per-host allow-list). Whether bwrap can start is probed once per
-process. Where it cannot and the setting is the default, commands run unsandboxed and the
-first result of the session carries `NOTICE`.
+``JUPYTER_TOOLHOST_BASH_SANDBOX_NETWORK=1`` shares the host's whole network with sandboxed
+commands; ``options.sandbox.allowed_domains`` (``sandbox.network.allowedDomains`` in the
+settings files) lets them reach those hosts alone, through the kernel's proxy (`network`).
+Whether bwrap can start is probed once per process. Where it cannot and the setting is the
+default, commands run unsandboxed and the first result of the session carries `NOTICE`.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ import contextlib
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import threading
 from collections.abc import Iterable, Mapping
@@ -55,6 +57,7 @@ from ...permissions.engine import rules_home
 from ...permissions.rules.ruleset import CompiledRules, compiled_rules
 from ...permissions.startup import StartupPlaces, startup_places, user_folders
 from .git_guard import read_only_paths
+from .network import ALLOWED_KEY, BRIDGE, DENIED_KEY, Channel, NetworkPolicy, open_channel
 from .quarantine import StartupWatch, watch
 from .sandbox_paths import SandboxPaths, sandbox_paths
 
@@ -102,6 +105,12 @@ class Plan:
     paths: SandboxPaths | None = None
     startup: StartupWatch | None = None
     """The start-up files that existed before the command (see `quarantine`)."""
+    channel: Channel | None = None
+    """The command's way to the network proxy, when an allow-list is set (`network`)."""
+
+    def finish(self) -> str | None:
+        """When the command ends: close its proxy channel; what was refused, for the model."""
+        return self.channel.close() if self.channel is not None else None
 
 
 def freeze(context: ToolUseContext) -> Mapping[str, str]:
@@ -204,12 +213,34 @@ def plan(context: ToolUseContext, cwd: Path) -> Plan:
             f"set {SANDBOX_ENV}=0."
         )
     argv = [bwrap, *_base_args()]
-    if not network(context):
+    shared = network(context)
+    if not shared:
         argv.append("--unshare-net")
     for path, kind in mounts:
         argv += _mount_args(path, kind)
     argv += ["--chdir", os.fspath(cwd), "--"]
-    return Plan(prefix=tuple(argv), paths=paths, startup=startup)
+    policy = None if shared else network_policy(context)
+    if policy is None:
+        return Plan(prefix=tuple(argv), paths=paths, startup=startup)
+    channel = open_channel(policy)
+    argv += [sys.executable, "-I", "-S", BRIDGE, channel.path]
+    argv += ["--loopback", "--"] if policy.loopback else ["--"]
+    return Plan(prefix=tuple(argv), paths=paths, startup=startup, channel=channel)
+
+
+def network_policy(context: ToolUseContext) -> NetworkPolicy | None:
+    """The proxy's allow-list (None when ``allowedDomains`` is empty: no network at all);
+    raises `ToolError` for an entry that names no host."""
+    options = context.options.sandbox
+    if not options.allowed_domains:
+        return None
+    try:
+        return NetworkPolicy.parse(options.allowed_domains, options.denied_domains)
+    except ValueError as exc:
+        raise ToolError(
+            f"The sandbox's network settings are not valid: {exc}; the command was not run. "
+            f"Fix the entry in {ALLOWED_KEY} or {DENIED_KEY}."
+        ) from None
 
 
 def _base_args() -> list[str]:
