@@ -60,6 +60,7 @@ _LAZY = {
     "RuleError": "permissions.rules.rules",
     "McpConfigError": "mcp.config",
     "Session": "agent.session",
+    "SessionConfig": "agent.session_config",
     "RunResult": "agent.loop",
 }
 
@@ -80,6 +81,7 @@ __all__ = [
     "RuleError",
     "RunResult",
     "Session",
+    "SessionConfig",
     "SettingsError",
     "StreamBroken",
     "Tool",
@@ -100,6 +102,7 @@ __all__ = [
 if TYPE_CHECKING:
     from .agent.loop_state import RunResult as RunResult
     from .agent.session import Session as Session
+    from .agent.session_config import SessionConfig as SessionConfig
     from .core.context import AbortSignal as AbortSignal
     from .core.context import ToolUseContext as ToolUseContext
     from .core.errors import ConfigurationError as ConfigurationError

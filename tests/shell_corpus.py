@@ -398,7 +398,7 @@ class Project:
         from jupyter_toolhost.permissions.check import check_permission
 
         loop = self.session._loop
-        tool = find_tool("Bash", loop.tools)
+        tool = find_tool("Bash", self.session.tools)
         assert tool is not None
         context = replace(self.session.context, cwd=loop.working_directory())
         decision = Decision(command)

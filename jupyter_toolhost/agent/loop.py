@@ -18,7 +18,9 @@ Whatever happens, the stored conversation stays valid for the API:
   commits what completed with every call answered, and leaves the conversation ending on a
   user message; the next prompt joins that message after its tool_result blocks.
 
-The session's loop also runs the UserPromptSubmit and Stop hooks (see `turn_hooks`).
+The loop holds the conversation (its messages and compact boundaries) and a
+`RequestBuilder` that makes each request from it (`request_builder`). The session's loop
+also runs the UserPromptSubmit and Stop hooks (see `turn_hooks`).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core.context import AbortSignal, ToolUseContext
@@ -33,18 +36,16 @@ from ..core.conversation import (
     Block,
     Message,
     add_assistant,
+    add_user,
     error_result,
     storable,
     text_block,
     text_of,
     tool_uses,
 )
+from ..core.history import MessageList, conversation
 from ..core.tool import Tool
 from ..core.types import ToolResult
-from ..disclosure.deferral import (
-    DisclosureState,
-    DiscoveredTools,
-)
 from ..hooks.hooks import HookEvent, Hooks
 from ..hooks.turn_hooks import STOP_FEEDBACK, blocked_text, run_prompt_hooks, run_stop_hooks
 from ..model.base import (
@@ -68,7 +69,6 @@ from .compaction import (
     summary_messages,
 )
 from .events import Compacted, EventSink, LoopEvent, Notice, TurnEnd, UsageReported, emit
-from .loop_requests import HiddenTools, LoopRequests
 from .loop_state import (
     CUT_BY_MAX_TOKENS,
     NOT_STARTED,
@@ -77,21 +77,24 @@ from .loop_state import (
     RunResult,
     RunState,
 )
+from .request_builder import HiddenTools, RequestBuilder, working_directory
 from .response import ResponseReader, max_tokens_notice, settle
-from .sent import Deferral, SentLog, SentRequest
+from .sent import SentLog, SentRequest
 from .transcript import LoadedTranscript, Transcript
 
 if TYPE_CHECKING:
     from ..core.runner import SubagentRunner
 
 
-class AgentLoop(LoopRequests):
+class AgentLoop:
     """A conversation with a model and a tool pool; `run(prompt)` drives it.
 
-    `extra_tools` are offered beside `tools`, asked for at every request (MCP servers');
-    `hidden_tools` names the tools never to offer (see `loop_requests.HiddenTools`);
-    `sinks` get every run's events; `subagent_runner` makes the runner this loop's tools
-    start subagents with (`subagent_loop.LoopRunner`), installed in the context's options;
+    `tools`, `extra_tools` (offered beside `tools`, asked for at every request: MCP
+    servers'), `hidden_tools` (the tools never to offer, `request_builder.HiddenTools`),
+    `finder` (added while any tool is deferred) and `system_head` (blocks the system prompt
+    starts with) go to the loop's `RequestBuilder`, `requests`. `sinks` get every run's
+    events; `subagent_runner` makes the runner this loop's tools start subagents with
+    (`subagent_loop.LoopRunner`), installed in the context's options;
     `compact_boundaries` are boundaries the conversation starts with (a subagent's carry
     the deferred tools its parent found)."""
 
@@ -109,21 +112,36 @@ class AgentLoop(LoopRequests):
         hooks: Hooks | None = None,
         extra_tools: Callable[[], Sequence[Tool[Any]]] | None = None,
         hidden_tools: HiddenTools | None = None,
+        finder: Tool[Any] | None = None,
+        system_head: Sequence[Block] = (),
         sinks: Sequence[EventSink[LoopEvent]] = (),
         subagent_runner: Callable[[AgentLoop], SubagentRunner] | None = None,
         compact_boundaries: Sequence[CompactBoundary] = (),
     ) -> None:
         self.model = model
         self.model_id = model_id
-        self.tools = list(tools)
         self.pipeline = pipeline
         self.context = context
         self.settings = settings
         self.transcript = transcript
         if transcript is not None and transcript.on_error is None:
             transcript.on_error = lambda text: self.emit(Notice("storage", text))
+        self.requests = RequestBuilder(
+            model=model,
+            model_id=model_id,
+            settings=settings,
+            tools=tools,
+            context=context,
+            results=pipeline.results,
+            notify=self.emit,
+            transcript=transcript,
+            extra_tools=extra_tools,
+            hidden_tools=hidden_tools,
+            finder=finder,
+            system_head=system_head,
+        )
+        """Builds each request from the conversation (`request_builder`)."""
         self.messages = list(messages)  # a `MessageList` copy (see the property)
-        self._discovered = DiscoveredTools()
         self.compact_boundaries = list(compact_boundaries)
         self.usage = Usage()
         self.cost_usd: float | None = 0.0
@@ -132,14 +150,8 @@ class AgentLoop(LoopRequests):
         self.last_cache_expiry: str | None = None
         """What the latest pause cost in cache writes (`%agent cost` shows it)."""
         self._running: RunState | None = None
-        self.disclosure = DisclosureState()
-        self._reloads = 0
-        self._thinking_paused = False
         self.sent = SentLog()
         """The exact body and usage of each request of this conversation (not compaction's)."""
-        self._deferral = Deferral()
-        self.extra_tools = extra_tools
-        self.hidden_tools = hidden_tools
         self.hooks = hooks
         """The session's (a subagent's loop has none): UserPromptSubmit, Stop, and where
         the pipeline reports hook failures."""
@@ -152,6 +164,35 @@ class AgentLoop(LoopRequests):
     def running(self) -> bool:
         """Whether a prompt is running now."""
         return self._running is not None
+
+    @property
+    def messages(self) -> MessageList:
+        """The conversation in API format. Assigning a list (compaction, resume) stores a
+        copy, and what is derived from the conversation starts over (see `history`)."""
+        return self._messages
+
+    @messages.setter
+    def messages(self, messages: list[Message]) -> None:
+        self._messages = conversation(messages)
+        self.requests.new_conversation()
+
+    def add_user(self, blocks: list[Block]) -> None:
+        """Add user content to the conversation (joining a user message that ends it)."""
+        add_user(self.messages, blocks)
+        if self.transcript is not None and blocks:
+            self.transcript.message("user", blocks)
+
+    def discovered_tool_names(self) -> set[str]:
+        """The deferred tools the conversation and its compact boundaries discovered."""
+        return self.requests.discovered_names(self.messages, self.compact_boundaries)
+
+    def working_directory(self) -> Path:
+        """Where the session works now (`request_builder.working_directory`)."""
+        return working_directory(self.context)
+
+    def emit(self, event: LoopEvent) -> None:
+        """Report an event to the running prompt's sinks (the session's when idle)."""
+        emit(self._running.sinks if self._running else self.sinks, event)
 
     def restore(self, loaded: LoadedTranscript) -> None:
         """Continue a stored conversation (`Session.resume`): its messages, its compact
@@ -220,19 +261,11 @@ class AgentLoop(LoopRequests):
         emit(run.sinks, UsageReported(usage, run.usage, self.usage, run.cost_usd, self.cost_usd))
 
     def _note_expired_cache(self, run: RunState, usage: Usage) -> None:
-        """Tell, once per pause, what the pause cost: the first request after more than 5
-        minutes finds the 5-minute cache entries gone and writes them again."""
-        if self.paused_s is None or not usage.cache_creation_input_tokens:
-            return
-        minutes = self.paused_s / 60
-        text = (
-            f"The prompt cache expired after a {minutes:.0f}-minute pause: "
-            f"{usage.cache_creation_input_tokens:,} tokens written again"
-            f" ({usage.cache_read_input_tokens:,} still read from the cache)."
-        )
-        self.last_cache_expiry = text
-        self.paused_s = None
-        emit(run.sinks, Notice("cache", text))
+        """Tell, once per pause, what the pause cost (`RequestBuilder.cache_expiry`)."""
+        text = self.requests.cache_expiry(usage)
+        if text is not None:
+            self.last_cache_expiry = text
+            emit(run.sinks, Notice("cache", text))
 
     def _account_unfinished(self, run: RunState, sent: SentRequest, reader: ResponseReader) -> None:
         """A response that ended before its message was complete (an interrupt, a broken
@@ -267,7 +300,7 @@ class AgentLoop(LoopRequests):
                 self.add_user(
                     [text_block(prompt), *map(text_block, verdict.context), *map(text_block, notes)]
                 )
-                self.start_cell(before)
+                self.requests.start_cell(self.messages, before)
             if not self.messages:
                 raise ValueError("nothing to send: the prompt is empty")
             scope = asyncio.timeout(self.settings.time_budget_s)
@@ -308,8 +341,8 @@ class AgentLoop(LoopRequests):
 
     async def _respond(self, run: RunState) -> tuple[str | None, bool]:
         """One model response with its tool calls; returns (stop reason, go on?)."""
-        request = self.request()
-        sent = self.sent.add(request, self._deferral, history=self.messages)
+        request, deferral = self.requests.next_request(self.messages, self.compact_boundaries)
+        sent = self.sent.add(request, deferral, history=self.messages)
         attempt = 0
         while True:
             attempt += 1
@@ -397,9 +430,9 @@ class AgentLoop(LoopRequests):
         sinks = self.sinks if run is None else run.sinks
         if len(self.messages) < 2:
             return None
-        request = self.request(
+        request = self.requests.summary_request(
             summary_messages(self.messages),
-            tool_choice={"type": "none"},
+            self.compact_boundaries,
             max_tokens=self.settings.compact_max_tokens,
         )
         summary, usage, model = await summarise(self.model, request)
@@ -414,12 +447,12 @@ class AgentLoop(LoopRequests):
             pre_tokens=self.last_context_tokens,
             messages_summarised=len(self.messages),
             pre_compact_discovered_tools=tuple(
-                sorted(known | self._discovered.names(self.messages))
+                sorted(known | self.requests.discovered_names(self.messages))
             ),
             summary=summary,
         )
         self.messages = compacted_conversation(summary, continuing=trigger == "auto")
-        self.disclosure.reset()  # the announcements went with the summarised turns
+        self.requests.disclosure.reset()  # the announcements went with the summarised turns
         self.compact_boundaries.append(boundary)
         self.last_context_tokens = 0
         if self.transcript is not None:

@@ -10,33 +10,25 @@ and `tool-results/` (results too big to send whole).
 from __future__ import annotations
 
 import asyncio
-import os
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..core.context import (
-    SandboxOptions,
-    ToolUseContext,
-)
+from ..core.context import ToolUseContext
 from ..core.conversation import Message
 from ..core.lifetime import Stopped
-from ..core.tool import Tool
+from ..core.tool import Tool, start_session
 from ..core.types import PermissionMode, RuleBehavior
-from ..disclosure.deferral import DISCLOSURE_OPTIONS, DisclosureOption
-from ..hooks.hooks import Hooks
-from ..model.anthropic_model import AnthropicModel, default_model_name
 from ..model.base import Model, Usage
 from ..orchestration.checkpoints import CheckpointStore
-from ..permissions.api import Approver, CanUseTool
 from .compaction import CompactBoundary
 from .events import EventSink, LoopEvent, Notice, emit
 from .loop_state import LoopSettings, RunResult
 from .sent import SentRequest
-from .session_build import assemble, check_call, session_root, transcript_path
-from .session_setup import thinking_options, web_search_for
+from .session_build import assemble, check_call, default_tools, transcript_path
+from .session_config import SessionConfig, takes_options_of
 from .transcript import load_transcript
 
 if TYPE_CHECKING:
@@ -46,164 +38,48 @@ if TYPE_CHECKING:
     from ..permissions.check import CheckReport
     from ..permissions.settings.settings_file import ClaudeImport
 
-
-def default_tools(
-    cwd: str | os.PathLike[str] | None = None, *, web_search: Any = None
-) -> list[Tool[Any]]:
-    """The built-in tool pool (`jupyter_toolhost.tools.builtin_tools()`)."""
-    from ..tools import builtin_tools
-
-    return builtin_tools(cwd=cwd, web_search=web_search)
+__all__ = ["Session", "SessionConfig", "default_tools"]
 
 
 class Session:
     """A conversation with a model and a tool pool. `await session.run(prompt)` returns a
     `RunResult`: the final text (a `str`) with `.stop_reason`, `.usage` and `.cost_usd`.
 
-    `model` is a model id or a `Model` (an `AnthropicModel`, a `CassetteModel`, ...); the
-    id comes from the option, then `JUPYTER_TOOLHOST_MODEL`, then `DEFAULT_MODEL`. Without
-    `tools`, the built-in pool is used. `small_model` is the id of the fast model that
-    answers WebFetch's `prompt` on the same client (else `JUPYTER_TOOLHOST_SMALL_MODEL`,
-    else `claude-haiku-4-5`; `""` or `"none"` turns it off).
+    `Session(**options)` takes the fields of `SessionConfig` as keywords, each documented
+    there (the model, the tools, permissions and folder trust, thinking, the sandbox, the
+    loop's limits, ...); every one has a default, so `Session()` is a session on the
+    built-in tools and the default model. `Session.from_config(config)` takes a
+    `SessionConfig` made beforehand (one config can make several sessions); `config` is
+    the one a session was made from. Its limits can be changed between runs in
+    `settings`.
 
-    Permissions: unless `can_use_tool` is given, the `PermissionEngine` decides, with the
-    rules, default mode and hooks of the settings files (`~/.toolhost/settings.json`,
-    `.toolhost/settings.json`, `.toolhost/settings.local.json` under `cwd`; problems in them
-    are in `settings_problems`, never raised). The mode is `JUPYTER_TOOLHOST_PERMISSION_MODE`
-    (so CI can force `dontAsk`), else `permission_mode`, else the settings' `defaultMode`,
-    else `default`. Claude Code's settings files (`.claude/settings.json`, ...) add their
-    rules and hooks only with `"importClaudeCodeSettings": true` in those files, or after
-    `import_claude_settings()`: off by default, since their allow rules widen what runs.
-    What is left as "ask" goes to `approver`; with none, it is denied with advice.
-    `load_settings=False` ignores the files (rules then come only from code).
-
-    Folder trust: the files of the working folder itself (``.toolhost/settings.json``,
-    ``settings.local.json``, Claude Code's ``.claude/`` files when imported) apply whole only
-    once the folder is trusted: listed in the user's ``trustedFolders``, trusted before with
-    the same actions (``~/.toolhost/trusted-folders.json``), or `trust_folder=True` for this
-    session. Until then only their deny and ask rules and a narrower mode apply; their hooks,
-    MCP servers, allow rules, wider mode and directories are held back, and
-    `folder_trust` says what (see `permissions.settings.trust`). `trust_folder=False`
-    holds them back even in a trusted folder. `rules` are
-    ``(rule, behavior)`` pairs the session starts with, as its own (the ``session`` source);
-    `add_rule()` adds more later, and `rules` reads all of them by source. In `auto`
-    mode the session's own model judges calls that would ask (`ModelClassifier`); when it
-    is unsure, offline or slow, the call is asked as in `default` mode.
-
-    `disclosure` says how deferred tools (MCP tools, by default) reach the model: ``auto``
-    (the default) uses the Messages API's own `defer_loading` when the model supports it
-    (`AnthropicModel`, a cassette recorded that way), so a discovery keeps the prompt
-    cache, and ``discovered`` otherwise; ``defer_loading``, ``discovered``, ``server_bm25``
-    and ``server_regex`` (the API's server-side tool search instead of ToolSearch) force
-    one. It can be changed between runs through `settings.disclosure`.
-
-    `thinking` is the Messages API's own `thinking` object, sent as it is with every request
-    (e.g. ``{"type": "enabled", "budget_tokens": 10000}``; add ``"display": "omitted"`` to
-    get signatures without the text); None, the default, is off. Each request then asks for
-    `max_tokens` plus the budget, so the answer keeps its `max_tokens`. Thinking tokens are
-    billed as output tokens (they are in `usage.output_tokens`, and counted apart in
-    `usage.thinking_tokens`). Subagents think as their session does. `context_management`
-    is the API's (beta) context editing object, e.g. ``{"edits": [{"type":
-    "clear_thinking_20251015", "keep": "all"}]}``. Both are checked here: a malformed one
-    raises `ValueError` in the API's words. Change them between runs through
-    `settings.thinking` and `settings.context_management`.
-
-    `sandbox` says how the Bash sandbox runs commands (`context.SandboxOptions`: required
-    or off, the network, more paths to hide); by default the environment decides. Scheduled
-    prompts (CronCreate) run through `run(prompt)`, or through `run_scheduled(session,
-    prompt)` when given (a notebook shows them in an area of their own).
-
-    Every tool result is redacted before the model, the cell or a saved file sees it
-    (`core.redaction`): the model's own key or token, the credentials in the environment,
-    `secrets` (label -> value: the kernel's signing key, for instance) and well-known token
-    shapes become ``[redacted: LABEL]``.
+    Permissions are decided by the `PermissionEngine` with the settings files' rules, mode
+    and hooks (their problems are in `settings_problems`, never raised), unless
+    `can_use_tool` is given; what is left as "ask" goes to `approver`. The working folder's
+    own settings apply whole only once it is trusted (`folder_trust` says whether, why and
+    what is held back). Every tool result is redacted before the model, the cell or a saved
+    file sees it (`SessionConfig.secrets`).
     """
 
-    def __init__(
-        self,
-        *,
-        tools: Sequence[Tool[Any]] | None = None,
-        model: str | Model | None = None,
-        model_id: str | None = None,
-        permission_mode: PermissionMode | None = None,
-        cwd: str | os.PathLike[str] | None = None,
-        approver: Approver | None = None,
-        can_use_tool: CanUseTool | None = None,
-        hooks: Hooks | None = None,
-        session_id: str | None = None,
-        on_event: EventSink[LoopEvent] | None = None,
-        max_turns: int = 100,
-        max_tokens: int = 8192,
-        time_budget_s: float | None = None,
-        compact_threshold_tokens: int | None = 150_000,
-        stream_retries: int = 3,
-        retry_backoff_s: float = 1.0,
-        write_transcript: bool = True,
-        load_settings: bool = True,
-        mcp: McpManager | None = None,
-        small_model: str | None = None,
-        disclosure: DisclosureOption = "auto",
-        thinking: Mapping[str, Any] | None = None,
-        context_management: Mapping[str, Any] | None = None,
-        rules: Iterable[tuple[str, RuleBehavior]] = (),
-        sandbox: SandboxOptions | None = None,
-        run_scheduled: Callable[[Session, str], Awaitable[Any]] | None = None,
-        secrets: Mapping[str, str] | None = None,
-        trust_folder: bool | None = None,
-    ) -> None:
-        if disclosure not in DISCLOSURE_OPTIONS:
-            raise ValueError(
-                f"disclosure must be one of {', '.join(DISCLOSURE_OPTIONS)}, not {disclosure!r}"
-            )
-        thinking, context_management = thinking_options(thinking, context_management)
-        if isinstance(model, str) or model is None:
-            model_id = default_model_name(model)
-            model = AnthropicModel()
-        else:
-            model_id = default_model_name(model_id)
-        search = web_search_for(model, model_id)
-        pool = list(default_tools(cwd, web_search=search) if tools is None else tools)
-        names = [t.name for t in pool]
-        duplicates = sorted({n for n in names if names.count(n) > 1})
-        if duplicates:
-            raise ValueError(f"tool names must be unique; repeated: {', '.join(duplicates)}")
-        settings = LoopSettings(
-            max_turns=max_turns,
-            max_tokens=max_tokens,
-            time_budget_s=time_budget_s,
-            stream_retries=stream_retries,
-            retry_backoff_s=retry_backoff_s,
-            compact_threshold_tokens=compact_threshold_tokens,
-            disclosure=disclosure,
-            thinking=thinking,
-            context_management=context_management,
-        )
+    @takes_options_of(SessionConfig)
+    def __init__(self, config: SessionConfig) -> None:
+        self._start(config)
+
+    @classmethod
+    def from_config(cls, config: SessionConfig) -> Session:
+        """A session made from `config` (`Session(**options)` makes the config itself)."""
+        session = cls.__new__(cls)
+        session._start(config)
+        return session
+
+    def _start(self, config: SessionConfig) -> None:
+        self.config = config
+        """The options this session was made from, as given."""
         # Scheduled prompts (CronCreate) queue behind the running one, through `run`, or
         # through the host's `run_scheduled(session, prompt)` when it shows them itself.
+        run_scheduled = config.run_scheduled
         scheduled = self.run if run_scheduled is None else partial(run_scheduled, self)
-        parts = assemble(
-            pool=pool,
-            model=model,
-            model_id=model_id,
-            web_search=search,
-            root=session_root(cwd),
-            settings=settings,
-            permission_mode=permission_mode,
-            approver=approver,
-            can_use_tool=can_use_tool,
-            hooks=hooks if hooks is not None else Hooks(),  # an empty Hooks is falsy
-            session_id=session_id,
-            on_event=on_event,
-            write_transcript=write_transcript,
-            load_settings=load_settings,
-            mcp=mcp,
-            small_model=small_model,
-            rules=rules,
-            sandbox=sandbox,
-            run_prompt=scheduled,
-            secrets=secrets,
-            trust_folder=trust_folder,
-        )
+        parts = assemble(config, run_prompt=scheduled)
         self._loop = parts.loop
         self._engine = parts.engine
         self._settings_watch = parts.settings_watch
@@ -228,10 +104,6 @@ class Session:
         """MCP renames the person has been told about."""
         self.last_stopped: Stopped | None = None
         """What the last `interrupt()` stopped, and what goes on."""
-
-    @staticmethod
-    def transcript_path_for(context: ToolUseContext) -> Path:
-        return transcript_path(context)
 
     @classmethod
     def resume(cls, session_id: str, **options: Any) -> Session:
@@ -371,8 +243,10 @@ class Session:
         names = [t.name for t in pool]
         if len(set(names)) != len(names):
             raise ValueError("tool names must be unique")
-        self._loop.tools[:] = pool
+        current = self._loop.requests.tools
         context = self._loop.context
+        start_session([t for t in pool if all(t is not old for old in current)], context)
+        current[:] = pool
         context.options = replace(context.options, tools=tuple(pool))
 
     def attach_mcp(self, manager: McpManager | None = None) -> McpManager:
@@ -383,7 +257,7 @@ class Session:
 
             manager = McpManager()
         self.mcp = manager
-        self._loop.extra_tools = manager.tools
+        self._loop.requests.extra_tools = manager.tools
         return manager
 
     def import_claude_settings(self) -> list[ClaudeImport]:
@@ -457,10 +331,6 @@ class Session:
         `permissions.check`). A string `input` goes to the tool's primary field."""
         return check_call(self._loop, tool_name, input)
 
-    def add_event_sink(self, sink: EventSink[LoopEvent]) -> None:
-        """Report every run's events to `sink` too."""
-        self._loop.sinks.append(sink)
-
     # ── state ───────────────────────────────────────────────────────────────────────────
 
     @property
@@ -473,10 +343,6 @@ class Session:
     @property
     def compact_boundaries(self) -> list[CompactBoundary]:
         return self._loop.compact_boundaries
-
-    @property
-    def last_stop_reason(self) -> str | None:
-        return self.last_result.stop_reason if self.last_result else None
 
     @property
     def usage(self) -> Usage:
@@ -520,7 +386,8 @@ class Session:
 
     @property
     def tools(self) -> list[Tool[Any]]:
-        return self._loop.tools
+        """The session's tool pool (`set_tools` changes it)."""
+        return self._loop.requests.tools
 
     @property
     def context(self) -> ToolUseContext:
@@ -536,7 +403,7 @@ class Session:
 
     @property
     def transcript_path(self) -> Path:
-        return self.transcript_path_for(self._loop.context)
+        return transcript_path(self._loop.context)
 
     @property
     def checkpoints(self) -> CheckpointStore | None:

@@ -1,18 +1,21 @@
 """Building a `Session`'s parts in one pass: `assemble()` is the one way a session is made.
 
-Each part is made with everything it needs, in dependency order: the permission state and
-decision function from the settings files, the context with every typed option the session
-provides to tools (small model, web search, sandbox settings, a way to run prompts), the
-pipeline, then the loop, which installs its own subagent runner. Nothing is set on a part
-after it is made. The two back references (the approver's reports and the auto-mode
-classifier need the loop's events and conversation) are closures over the loop.
+It takes the `SessionConfig` whole and resolves what the options leave open (the model and
+its id, the tool pool, the working folder). Each part is made with everything it needs, in
+dependency order: the permission state and decision function from the settings files, the
+context with every typed option the session provides to tools (small model, web search,
+sandbox settings, a way to run prompts), then each tool's session-start hook
+(`Tool.on_session_start`), the pipeline, then the loop, which installs its own subagent
+runner. Nothing is set on a part after it is made. The two back references (the
+approver's reports and the auto-mode classifier need the loop's events and conversation)
+are closures over the loop.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -28,26 +31,25 @@ from ..core.context import (
 )
 from ..core.redaction import Redactor
 from ..core.results import ResultStore
-from ..core.tool import Tool
-from ..core.types import PermissionMode, RuleBehavior
+from ..core.tool import Tool, start_session
 from ..hooks.hooks import Hooks
+from ..model.anthropic_model import AnthropicModel, default_model_name
 from ..model.base import Model
 from ..orchestration.checkpoints import CheckpointStore
 from ..orchestration.pipeline import Pipeline
-from ..permissions.api import Approver, CanUseTool
 from ..permissions.engine import PermissionEngine, no_classifier
-from .events import EventSink, LoopEvent
+from .events import LoopEvent
 from .loop import AgentLoop
-from .loop_state import LoopSettings
+from .session_config import SessionConfig
 from .session_setup import (
     ReportingApprover,
     cassette_session,
     folder_trust_for,
     mcp_from_settings,
-    sandbox_environment,
     side_models,
     starting_permissions,
     watch_settings,
+    web_search_for,
 )
 from .subagent_loop import LoopRunner
 from .transcript import Transcript
@@ -78,55 +80,46 @@ class SessionParts:
     folder_trust: FolderTrust | None = None
 
 
-def assemble(
-    *,
-    pool: Sequence[Tool[Any]],
-    model: Model,
-    model_id: str,
-    web_search: Any,
-    root: Path,
-    settings: LoopSettings,
-    permission_mode: PermissionMode | None,
-    approver: Approver | None,
-    can_use_tool: CanUseTool | None,
-    hooks: Hooks,
-    session_id: str | None,
-    on_event: EventSink[LoopEvent] | None,
-    write_transcript: bool,
-    load_settings: bool,
-    mcp: McpManager | None,
-    small_model: str | None,
-    rules: Iterable[tuple[str, RuleBehavior]],
-    sandbox: SandboxOptions | None,
-    run_prompt: RunPrompt,
-    secrets: Mapping[str, str] | None = None,
-    trust_folder: bool | None = None,
-) -> SessionParts:
-    """Every part of a session, made once (see the module docstring)."""
+def assemble(config: SessionConfig, *, run_prompt: RunPrompt) -> SessionParts:
+    """Every part of a session made from `config`, once (see the module docstring);
+    `run_prompt` runs a scheduled prompt in the session."""
+    settings = config.loop_settings()
+    model, model_id = session_model(config.model, config.model_id)
+    web_search = web_search_for(model, model_id)
+    pool = session_pool(config.tools, config.cwd, web_search)
+    root = session_root(config.cwd)
+    hooks = config.hooks if config.hooks is not None else Hooks()  # an empty Hooks is falsy
+    load_settings = config.load_settings
     loop: AgentLoop | None = None
 
     def emit(event: LoopEvent) -> None:
         if loop is not None:
             loop.emit(event)
 
-    reporter = ReportingApprover(approver, emit=emit)
+    reporter = ReportingApprover(config.approver, emit=emit)
     # Auto mode: the session's own model judges what would ask (unsure -> ask).
     judge = _classifier(model, model_id, lambda: loop)
-    trust = folder_trust_for(root, load_settings, trust_folder)
+    trust = folder_trust_for(root, load_settings, config.trust_folder)
     trusted = trust is not None and trust.trusted
     permissions, decide = starting_permissions(
-        root, permission_mode, reporter, can_use_tool, hooks, load_settings, rules, judge, trusted
+        root,
+        config.permission_mode,
+        reporter,
+        config.can_use_tool,
+        hooks,
+        load_settings,
+        config.rules,
+        judge,
+        trusted,
     )
     engine = decide if isinstance(decide, PermissionEngine) else None
     if engine is not None and engine.classifier is no_classifier:
         engine.classifier = judge  # the caller's own engine, made without a judge
-    small = side_models(model, small_model)
-    sandbox = sandbox if sandbox is not None else SandboxOptions()
-    if sandbox.environment is None:  # read once for the session (see `tools.bash.sandbox`)
-        sandbox.environment = sandbox_environment()
+    small = side_models(model, config.small_model)
+    sandbox = config.sandbox if config.sandbox is not None else SandboxOptions()
     # A session on a cassette takes its id from it, so the paths it shows
     # (`.toolhost/sessions/<id>/...`) are the same when it is recorded and replayed.
-    session_id = session_id or cassette_session(model) or new_session_id()
+    session_id = config.session_id or cassette_session(model) or new_session_id()
     context = ToolUseContext(
         options=ToolUseOptions(
             tools=tuple(pool),
@@ -135,7 +128,7 @@ def assemble(
             web_search=web_search,
             sandbox=sandbox,
             run_prompt=run_prompt,
-            redactor=session_redactor(model, secrets),
+            redactor=session_redactor(model, config.secrets),
         ),
         app_state=AppStateStore(AppState(tool_permission_context=permissions.context)),
         cwd=root,
@@ -143,14 +136,17 @@ def assemble(
         state_home=toolhost_home(root),
         session_id=session_id,
     )
+    start_session(pool, context)  # what each tool reads once per session (`Tool.on_session_start`)
     pipeline = Pipeline(
         results=ResultStore(context.session_dir() / "tool-results"),
         checkpoints=CheckpointStore(context.session_dir() / "checkpoints"),
         can_use_tool=decide,
         hooks=hooks,
     )
-    transcript = Transcript(transcript_path(context)) if write_transcript else None
-    manager = mcp if mcp is not None else mcp_from_settings(root, load_settings, trusted)
+    transcript = Transcript(transcript_path(context)) if config.write_transcript else None
+    manager = (
+        config.mcp if config.mcp is not None else mcp_from_settings(root, load_settings, trusted)
+    )
     loop = AgentLoop(
         model=model,
         model_id=model_id,
@@ -162,7 +158,8 @@ def assemble(
         hooks=hooks,  # UserPromptSubmit, Stop, and where hook failures are shown
         extra_tools=manager.tools if manager is not None else None,
         hidden_tools=engine.tools_denied_whole if engine is not None else None,
-        sinks=[on_event] if on_event is not None else [],
+        finder=deferred_tool_finder(),
+        sinks=[config.on_event] if config.on_event is not None else [],
         subagent_runner=LoopRunner,
     )
     return SessionParts(
@@ -174,6 +171,42 @@ def assemble(
         claude_imports=list(permissions.claude_imports),
         folder_trust=trust,
     )
+
+
+def session_model(model: str | Model | None, model_id: str | None) -> tuple[Model, str]:
+    """The model and the id to send (`SessionConfig.model`): a `Model` as given, anything
+    else the Anthropic client."""
+    if isinstance(model, str) or model is None:
+        return AnthropicModel(), default_model_name(model)
+    return model, default_model_name(model_id)
+
+
+def default_tools(
+    cwd: str | os.PathLike[str] | None = None, *, web_search: Any = None
+) -> list[Tool[Any]]:
+    """The built-in tool pool (`jupyter_toolhost.tools.builtin_tools()`)."""
+    from ..tools import builtin_tools
+
+    return builtin_tools(cwd=cwd, web_search=web_search)
+
+
+def deferred_tool_finder() -> Tool[Any]:
+    """The tool the loop adds while any tool is deferred (`tools.deferred_tool_finder`)."""
+    from ..tools import deferred_tool_finder
+
+    return deferred_tool_finder()
+
+
+def session_pool(
+    tools: Sequence[Tool[Any]] | None, cwd: str | os.PathLike[str] | None, web_search: Any
+) -> list[Tool[Any]]:
+    """The session's tool pool: `tools`, else the built-in one; names must be unique."""
+    pool = list(default_tools(cwd, web_search=web_search) if tools is None else tools)
+    names = [t.name for t in pool]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise ValueError(f"tool names must be unique; repeated: {', '.join(duplicates)}")
+    return pool
 
 
 def session_redactor(model: Model, secrets: Mapping[str, str] | None) -> Redactor:
@@ -216,8 +249,9 @@ def check_call(loop: AgentLoop, tool_name: str, input: Mapping[str, Any] | str) 
     from ..orchestration.pipeline import ToolInputValidationError, find_tool, parse_input
     from ..permissions.check import check_permission, find_tool_named, input_for, run_blocking
 
-    extra = list(loop.extra_tools()) if loop.extra_tools is not None else []
-    tool = find_tool_named(tool_name, [*loop.tool_pool(), *loop.tools, *extra])
+    requests = loop.requests
+    extra = list(requests.extra_tools()) if requests.extra_tools is not None else []
+    tool = find_tool_named(tool_name, [*requests.tool_pool(), *requests.tools, *extra])
     raw = input_for(tool, input)
     parsed, refused = None, f"{tool.name} is disabled: the pipeline answers 'No such tool'"
     if find_tool(tool.name, [tool]) is not None:

@@ -71,13 +71,6 @@ def side_models(model: Model, small_model: str | None) -> SmallModel | None:
     return small_model_for(model, small_model_name(small_model))
 
 
-def sandbox_environment() -> dict[str, str]:
-    """The Bash sandbox's environment settings, read once when the session starts."""
-    from ..tools.bash.sandbox import read_environment
-
-    return read_environment()
-
-
 class ReportingApprover:
     """Reports each approval request as a `PermissionRequested` event, asks, and reports
     the answer (or that none came) as a `PermissionAnswered` event, through `emit` (the

@@ -18,7 +18,6 @@ from typing import Any, Literal
 
 from ..core.conversation import text_block
 from ..core.runner import SubagentSpec, mail_text
-from ..model.base import ModelRequest
 from .compaction import CompactBoundary
 from .events import EventSink, LoopEvent, TurnEnd
 from .loop import AgentLoop
@@ -69,17 +68,12 @@ class SubagentLoop(AgentLoop):
     mailbox whose late mail runs as follow-up prompts."""
 
     def __init__(self, *, type_prompt: str, **options: Any) -> None:
-        super().__init__(**options)
-        self.type_prompt = type_prompt
+        super().__init__(system_head=[text_block(type_prompt)], **options)
         self.mailbox = Mailbox(self, afterwards="follow_up")
         # Its own subagents' runner delivers to this mailbox, so it is made here, once the
         # mailbox exists (the base class would make one with a mailbox of its own).
         runner = LoopRunner(self, mailbox=self.mailbox)
         self.context.options = replace(self.context.options, subagent_runner=runner)
-
-    def request(self, *args: Any, **kwargs: Any) -> ModelRequest:
-        request = super().request(*args, **kwargs)
-        return replace(request, system=[text_block(self.type_prompt), *request.system])
 
     def deliver(self, sender: str, text: str) -> None:
         self.mailbox.deliver(sender, text)
@@ -137,6 +131,7 @@ class LoopRunner:
             context=spec.context,
             settings=replace(parent.settings),
             transcript=transcript,
-            hidden_tools=parent.hidden_tools,
+            hidden_tools=parent.requests.hidden_tools,
+            finder=parent.requests.finder,
             compact_boundaries=[carried] if inherited else [],
         )

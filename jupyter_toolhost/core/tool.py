@@ -14,7 +14,7 @@ import inspect
 import json
 import re
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar, cast, get_type_hints, overload
 
@@ -183,6 +183,11 @@ class Tool(Generic[InputT]):
     input_schema_override: dict[str, Any] | None = None
     """A JSON schema sent to the API as is, instead of one derived from `input_model` (MCP
     tools pass their server's schema through and validate with a permissive model)."""
+    on_session_start: Callable[[ToolUseContext], None] | None = None
+    """Called once with a session's context when the session takes the tool into its pool
+    (when it starts, or through `set_tools`): for what the tool reads once per session,
+    such as Bash's sandbox settings. What outlives a prompt stops through the context's
+    `Lifetime` instead. None: nothing to do."""
     extras: dict[str, Any] = field(default_factory=dict[str, Any])
     _schema: dict[str, Any] | None = field(default=None, init=False, repr=False)
     _schema_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
@@ -326,6 +331,7 @@ def build_tool(
     sandboxed: Callable[[ToolUseContext], bool] | None = None,
     unconfined: bool = False,
     input_schema_override: dict[str, Any] | None = None,
+    on_session_start: Callable[[ToolUseContext], None] | None = None,
     extras: dict[str, Any] | None = None,
 ) -> Tool[InputT]:
     """Build a `Tool`, filling in the fail-closed defaults for everything not given.
@@ -370,8 +376,17 @@ def build_tool(
         sandboxed=sandboxed,
         unconfined=unconfined,
         input_schema_override=input_schema_override,
+        on_session_start=on_session_start,
         extras=dict(extras or {}),
     )
+
+
+def start_session(tools: Iterable[Tool[Any]], context: ToolUseContext) -> None:
+    """Tell each tool that a session (its `context`) took it into its pool: run its
+    `on_session_start`. The session calls this; it never asks which tool needs it."""
+    for tool in tools:
+        if tool.on_session_start is not None:
+            tool.on_session_start(context)
 
 
 # ── @tool ────────────────────────────────────────────────────────────────────────────────

@@ -26,6 +26,7 @@ from .deferral import (
     resolve_disclosure,
     searches_deferred_tools,
     tools_for_request,
+    with_finder,
 )
 from .search import Bm25Ranker, Ranker, SearchResult, parse_select, search_tools
 
@@ -52,4 +53,5 @@ __all__ = [
     "search_tools",
     "searches_deferred_tools",
     "tools_for_request",
+    "with_finder",
 ]

@@ -105,6 +105,17 @@ def searches_deferred_tools(tool: Tool[Any]) -> bool:
     return bool(tool.extras.get(SEARCHES_DEFERRED_TOOLS))
 
 
+def with_finder(tools: Sequence[Tool[Any]], finder: Tool[Any] | None) -> list[Tool[Any]]:
+    """The pool plus `finder` (a tool with the `SEARCHES_DEFERRED_TOOLS` flag) while a
+    deferred tool is in it and no finder is there yet."""
+    pool = list(tools)
+    if finder is None or any(searches_deferred_tools(tool) for tool in pool):
+        return pool
+    if any(is_deferred(tool) for tool in pool):
+        pool.append(finder)
+    return pool
+
+
 def is_tool_search_enabled(tools: Iterable[Tool[Any]]) -> bool:
     """ToolSearch is offered only while at least one enabled deferred tool exists."""
     return any(is_deferred(tool) and _enabled(tool) for tool in tools)

@@ -1,9 +1,13 @@
 """The built-in tools, one package each, their prompt text beside the implementation.
 
 `builtin_tools()` returns fresh instances of the default pool; `Session()` without `tools`
-uses it. Shared helpers: `_files` (encodings, line endings, atomic writes, read-before-edit
-checks), `_search` (ripgrep location and its file rules, for Glob and Grep). Subprocesses
-go through `jupyter_toolhost.core.process`.
+uses it. `deferred_tool_finder()` is the tool a session adds to any pool while a tool in it
+is deferred (ToolSearch). A session reaches the tools only through these two and the flags
+and hooks each tool declares (`core.tool.Tool`), never into a tool's own modules.
+
+Shared helpers: `_files` (encodings, line endings, atomic writes, read-before-edit checks),
+`_search` (ripgrep location and its file rules, for Glob and Grep). Subprocesses go through
+`jupyter_toolhost.core.process`.
 """
 
 from __future__ import annotations
@@ -76,4 +80,11 @@ def builtin_tools(
     return tools
 
 
-__all__ = ["builtin_tools"]
+def deferred_tool_finder() -> Tool[Any]:
+    """ToolSearch: what finds deferred tools (`disclosure.with_finder` adds it to a pool)."""
+    from .tool_search import TOOL
+
+    return TOOL
+
+
+__all__ = ["builtin_tools", "deferred_tool_finder"]

@@ -97,7 +97,7 @@ async def test_displays_reach_the_result_and_the_sink_but_not_the_api(tmp_path: 
     assert big.persisted_path is not None and "<persisted-output>" in str(big.content)
     assert len(bodies) == 2 and "vvvvv" in bodies[1]
     assert not any(SECRET in body for body in bodies)
-    transcript = session.transcript_path_for(session.context)
+    transcript = session.transcript_path
     assert "vvvvv" in transcript.read_text() and SECRET not in transcript.read_text()
     assert cassette_path.exists() and SECRET not in cassette_path.read_text()
 

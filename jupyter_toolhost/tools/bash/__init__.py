@@ -47,7 +47,7 @@ from .prompt import (
 )
 from .quarantine import sweep
 from .readonly import is_read_only_command
-from .sandbox import plan, sandboxed
+from .sandbox import freeze, plan, sandboxed
 
 
 class BashInput(BaseModel):
@@ -270,7 +270,14 @@ def make_tool() -> Tool[BashInput]:
         render_tool_use=_summary,
         render_code=_code,
         search_hint="shell command terminal run execute bash script",
+        on_session_start=_read_sandbox_settings,
     )
+
+
+def _read_sandbox_settings(context: ToolUseContext) -> None:
+    """The sandbox's environment settings are the session's from its start: a command that
+    changes them later changes nothing (`sandbox.freeze`)."""
+    freeze(context)
 
 
 TOOL = make_tool()

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ...core.context import ToolUseContext
 from ...core.tool import Tool, build_tool
 from ...core.types import ContentBlock, ToolInputError
-from ...disclosure import SEARCHES_DEFERRED_TOOLS, is_deferred, search_tools
+from ...disclosure import SEARCHES_DEFERRED_TOOLS, is_deferred, search_tools, with_finder
 from ...disclosure.semantic import semantic_ranker
 from .prompt import DESCRIPTION, NAME, SEARCH_HINT
 
@@ -82,8 +82,4 @@ TOOL = build_tool(
 
 def with_tool_search(tools: Sequence[Tool[Any]]) -> list[Tool[Any]]:
     """The pool plus ToolSearch when a deferred tool exists and no finder is there yet."""
-    pool = list(tools)
-    has_finder = any(tool.extras.get(SEARCHES_DEFERRED_TOOLS) for tool in pool)
-    if not has_finder and any(is_deferred(tool) for tool in pool):
-        pool.append(TOOL)
-    return pool
+    return with_finder(tools, TOOL)
