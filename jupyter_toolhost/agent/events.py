@@ -97,6 +97,7 @@ class PermissionAnswered:
 
 
 NoticeKind: TypeAlias = Literal[
+    "budget",
     "retry",
     "max_tokens",
     "refusal",

@@ -26,6 +26,7 @@ also runs the UserPromptSubmit and Stop hooks (see `turn_hooks`).
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -147,6 +148,9 @@ class AgentLoop:
         self.cost_usd: float | None = 0.0
         self.sinks: list[EventSink[LoopEvent]] = list(sinks)
         self.last_context_tokens = 0
+        self.last_output_tokens = 0
+        self._sent_upto = 0
+        """How many messages the latest request carried (what was added since is new)."""
         self.last_cache_expiry: str | None = None
         """What the latest pause cost in cache writes (`%agent cost` shows it)."""
         self._running: RunState | None = None
@@ -249,6 +253,17 @@ class AgentLoop:
             self.add_user([*answers, *extra])
         return kept
 
+    def _over_budget(self) -> str | None:
+        """Why the next request would pass a budget cap (None when none is set or passed).
+        It is expected to read the context the previous request read, what that request
+        wrote, and what was added since (about four characters a token)."""
+        budget = self.settings.budget
+        if budget is None:
+            return None
+        added = sum(len(json.dumps(m.get("content", ""))) for m in self.messages[self._sent_upto :])
+        context = self.last_context_tokens + self.last_output_tokens + added // 4
+        return budget.refusal(self.model_id, budget.expected(context))
+
     def _account(self, run: RunState, usage: Usage, model: str = "") -> None:
         model = model or self.model_id
         run.usage += usage
@@ -256,6 +271,9 @@ class AgentLoop:
         run.cost_usd = add_cost(run.cost_usd, model, usage)
         self.cost_usd = add_cost(self.cost_usd, model, usage)
         self.last_context_tokens = usage.context_tokens
+        self.last_output_tokens = usage.output_tokens
+        if self.settings.budget is not None:
+            self.settings.budget.record(model or self.model_id, usage)
         if self.transcript is not None:
             self.transcript.usage(model, usage)
         emit(run.sinks, UsageReported(usage, run.usage, self.usage, run.cost_usd, self.cost_usd))
@@ -296,6 +314,8 @@ class AgentLoop:
                 if verdict.blocked is not None:
                     run.text = blocked_text(verdict.blocked)
                     return run.result("hook_blocked")
+                if self.settings.budget is not None:
+                    self.settings.budget.start_cell()
                 before = len(self.messages)
                 self.add_user(
                     [text_block(prompt), *map(text_block, verdict.context), *map(text_block, notes)]
@@ -325,6 +345,10 @@ class AgentLoop:
             threshold = self.settings.compact_threshold_tokens
             if threshold is not None and self.last_context_tokens > threshold:
                 await self.compact(trigger="auto", run=run)
+            refused = self._over_budget()
+            if refused is not None:  # every tool_use already has its result: nothing is lost
+                emit(run.sinks, Notice("budget", refused))
+                return run.result("budget")
             stop_reason, again = await self._respond(run)
             run.turns += 1
             emit(run.sinks, TurnEnd(run.turns, stop_reason))
@@ -343,6 +367,7 @@ class AgentLoop:
         """One model response with its tool calls; returns (stop reason, go on?)."""
         request, deferral = self.requests.next_request(self.messages, self.compact_boundaries)
         sent = self.sent.add(request, deferral, history=self.messages)
+        self._sent_upto = len(self.messages)
         attempt = 0
         while True:
             attempt += 1
@@ -455,6 +480,9 @@ class AgentLoop:
         self.requests.disclosure.reset()  # the announcements went with the summarised turns
         self.compact_boundaries.append(boundary)
         self.last_context_tokens = 0
+        self.last_output_tokens = 0
+        self._sent_upto = 0
+        """How many messages the latest request carried (what was added since is new)."""
         if self.transcript is not None:
             self.transcript.usage(model, usage)
             self.transcript.append(boundary.to_record(self.messages))

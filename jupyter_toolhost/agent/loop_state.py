@@ -11,6 +11,7 @@ from ..core.context import AbortSignal
 from ..disclosure.deferral import DisclosureOption
 from ..model.base import Usage
 from ..model.prompt_cache import DEFAULT_CACHE_POLICY, CachePolicy
+from .budget import BudgetGuard
 from .events import EventSink, LoopEvent
 
 NOT_STARTED = "Not run: the response stopped before this call could start"
@@ -61,6 +62,9 @@ class LoopSettings:
     itself in cache reads (`clearing`)."""
     clock: Callable[[], float] = time.monotonic
     """Seconds, for the time between requests (a pause); a test moves its own."""
+    budget: BudgetGuard | None = None
+    """Caps on what a run (a cell), the session and the day may spend (`budget`): checked
+    before each request; None: no cap."""
 
 
 class RunResult(str):

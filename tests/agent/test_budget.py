@@ -108,3 +108,56 @@ def test_a_broken_day_file_counts_as_the_cap_reached(tmp_path: Path) -> None:
     data = json.loads(day_file.read_text())
     assert data["tokens"] == 10 and abs(data["usd"] - 1e-05) < 1e-12  # started again
     assert counter.read().tokens == 10
+
+
+async def test_a_looping_cell_stops_before_the_request_that_would_pass_its_cap(
+    tmp_path: Path,
+) -> None:
+    """The real loop and client against the loopback Messages API: a model that calls a
+    tool again and again is stopped by the cell's token cap; no request past it is sent,
+    every tool_use has its result, and the conversation carries on once the cap allows."""
+    from jupyter_toolhost import Session, tool
+    from jupyter_toolhost.agent.events import Notice
+    from jupyter_toolhost.model.anthropic_model import AnthropicModel
+    from jupyter_toolhost.testing import MessagesServer, Turn, text, tool_use
+
+    @tool(read_only=True)
+    def step(n: int) -> str:
+        """One more step."""
+        return "x" * 2_000
+
+    script = [Turn([tool_use("step", {"n": i})]) for i in range(10)] + [Turn([text("Carried on.")])]
+    with MessagesServer(script) as server:
+        session = Session(
+            tools=[step],
+            model=AnthropicModel(base_url=server.base_url, api_key="test-key"),
+            model_id=MODEL,
+            cwd=tmp_path,
+            permission_mode="bypassPermissions",
+        )
+        session.settings.budget = BudgetGuard(
+            budgets(cellTokens=6_000), sources={"cellTokens": "policy:/etc/p.json"}
+        )
+        notices: list[str] = []
+        result = await session.run(
+            "Loop", on_event=lambda e: notices.append(e.text) if isinstance(e, Notice) else None
+        )
+        assert result.stop_reason == "budget"
+        sent = len(server.requests)
+        assert 1 < sent < 10, sent
+        assert any("Budget reached: cellTokens 6,000 tokens for this cell" in n for n in notices)
+        spent = session.settings.budget.cell.tokens
+        assert spent <= 6_000, spent  # the request that would pass the cap was not sent
+        messages = session.messages
+        uses = [b["id"] for m in messages for b in m["content"] if b.get("type") == "tool_use"]
+        answered = [
+            b["tool_use_id"]
+            for m in messages
+            if isinstance(m["content"], list)
+            for b in m["content"]
+            if b.get("type") == "tool_result"
+        ]
+        assert uses == answered  # every tool_use has exactly one result
+        session.settings.budget = None  # the person raised the cap: the loop goes on
+        again = await session.run("Go on")
+        assert again == "Carried on." and server.errors == []
