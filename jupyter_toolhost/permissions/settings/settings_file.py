@@ -36,11 +36,17 @@ NARROWING_MODES = ("default", "plan", "dontAsk")
 class SettingsError(ConfigurationError):
     """A problem in a settings file: where it is and what is wrong."""
 
-    def __init__(self, file: str, message: str, line: int | None = None) -> None:
+    def __init__(
+        self, file: str, message: str, line: int | None = None, *, field: str | None = None
+    ) -> None:
         super().__init__(f"{file}:{line}: {message}" if line else f"{file}: {message}")
         self.file = file
         self.line = line
         self.message = message
+        """What is wrong, starting with the field when there is one (``permissions.allow[3]:
+        must be a rule string...``)."""
+        self.field = field
+        """The field as a JSON path (``hooks.PreToolUse[0].matcher``), when one is wrong."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,7 +255,7 @@ def _checked(
             found = field_problems(error, expected=EXPECTED)
         for problem in found:
             line = line_of(text, problem.loc, value_at(current, problem.loc))
-            problems.append(SettingsError(file, str(problem), line))
+            problems.append(SettingsError(file, str(problem), line, field=problem.path))
         smaller = without(current, {_part(problem.loc) for problem in found})
         if smaller == current:
             break
