@@ -9,6 +9,10 @@ the model instead; for Stop it is what the model is told to go on with); any oth
 a non-blocking error that is shown to the user. ``continue: false`` (with ``stopReason``)
 ends a Stop for good and blocks the call or prompt of the other events. The timeout kills
 the hook's whole process group.
+
+The JSON is read through `HookAnswer`: a field of the wrong kind (``"permissionDecision":
+"maybe"``, an ``updatedInput`` that is not an object) is an error naming the hook and the
+field, shown to the user, and the answer's other fields still count.
 """
 
 from __future__ import annotations

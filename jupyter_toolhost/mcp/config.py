@@ -5,8 +5,11 @@ Read from ``~/.toolhost/settings.json`` (user) and ``<cwd>/.toolhost/settings.js
 (``command``, ``args``, ``env``, optional ``cwd``) or streamable HTTP (``url``, ``headers``;
 ``"type": "http"``), with options ``alwaysLoad`` (send its tools in every request instead of
 deferring them), ``timeout`` (seconds to connect) and ``toolTimeout`` (seconds per call).
-``${VAR}`` and ``${VAR:-default}`` in strings take values from the environment. A bad entry
-becomes a clear error for that server; the others still load.
+``${VAR}`` and ``${VAR:-default}`` in strings take values from the environment. Entries are
+checked against pydantic types (`_StdioEntry`, `_HttpEntry`), as JSON: ``"5"`` is not a number
+of seconds. A bad entry becomes an error for that server naming the file and each field that is
+wrong (``mcpServers.db.args[1]: must be a string, not the number 3``); the others still load.
+Unknown keys are ignored, as Claude Code ignores them.
 """
 
 from __future__ import annotations
