@@ -9,6 +9,10 @@ the model instead; for Stop it is what the model is told to go on with); any oth
 a non-blocking error that is shown to the user. ``continue: false`` (with ``stopReason``)
 ends a Stop for good and blocks the call or prompt of the other events. The timeout kills
 the hook's whole process group.
+
+The JSON is read through `HookAnswer`: a field of the wrong kind (``"permissionDecision":
+"maybe"``, an ``updatedInput`` that is not an object) is an error naming the hook and the
+field, shown to the user, and the answer's other fields still count.
 """
 
 from __future__ import annotations
@@ -20,8 +24,20 @@ import os
 import signal
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Annotated, Literal
 
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationError,
+)
+
+from ..core.json_checks import FieldProblem, field_problems, without
+from ..core.json_values import json_mapping, json_object
 from ..core.types import DecisionReason, RuleBehavior
 from .hooks import DEFAULT_HOOK_TIMEOUT, Hook, HookEvent, HookInput, HookOutput, Hooks
 
@@ -120,53 +136,97 @@ def interpret(event: HookEvent, code: int, stdout: str, stderr: str, *, source: 
             return HookOutput(additional_context=(text,))
         return HookOutput()
     try:
-        data = json.loads(text)
+        data = json_object(json.loads(text))
     except json.JSONDecodeError as exc:
         return HookOutput(errors=(f"{event} hook `{source}` printed invalid JSON: {exc}",))
-    if not isinstance(data, dict):
+    if data is None:
         return HookOutput(errors=(f"{event} hook `{source}` printed JSON that is not an object",))
-    return _from_json(event, cast("dict[str, Any]", data), source)
+    return _from_json(event, data, source)
 
 
-def _from_json(event: HookEvent, data: Mapping[str, Any], source: str) -> HookOutput:
-    specific = data.get("hookSpecificOutput")
-    fields: dict[str, Any] = dict(data)
-    if isinstance(specific, Mapping):
-        fields.update(cast("Mapping[str, Any]", specific))
+def _text_or_nothing(value: object) -> object:
+    """An ``additionalContext`` that is not text has always been passed over, not refused."""
+    return value if isinstance(value, str) else None
+
+
+class HookAnswer(BaseModel):
+    """What a hook printed on stdout, as far as it is read here: ``hookSpecificOutput``'s
+    keys over the same keys at the top level. Other keys are ignored (Claude Code has more
+    than this package reads); ``continue``, the reasons and ``updatedMCPToolOutput`` are
+    taken as they come, as they always were."""
+
+    model_config = ConfigDict(strict=True, extra="ignore", frozen=True)
+
+    decision: Literal["allow", "approve", "ask", "deny", "block"] | None = Field(
+        None, validation_alias=AliasChoices("permissionDecision", "decision")
+    )
+    reason: object = Field(
+        None, validation_alias=AliasChoices("permissionDecisionReason", "reason")
+    )
+    proceed: object = Field(None, alias="continue")
+    stop_reason: object = Field(None, alias="stopReason")
+    additional_context: Annotated[str | None, BeforeValidator(_text_or_nothing)] = Field(
+        None, alias="additionalContext"
+    )
+    updated_input: dict[str, object] | None = Field(None, alias="updatedInput")
+    updated_output: object = Field(None, alias="updatedMCPToolOutput")
+
+
+_ANSWER = TypeAdapter(HookAnswer)
+_DECISION_WORDS = '"allow", "deny" or "ask" (or the older "approve" and "block")'
+_EXPECTED = {
+    "permissionDecision": _DECISION_WORDS,
+    "decision": _DECISION_WORDS,
+    "updatedInput": 'an object of the tool\'s input fields, such as {"command": "ls"}',
+}
+"""What belongs in each field a hook prints, in the words an error shows."""
+
+
+def read_answer(
+    event: HookEvent, data: Mapping[str, object], source: str
+) -> tuple[HookAnswer, list[str]]:
+    """What a hook printed, and an error for each field that is wrong (naming the hook and
+    the field, ``hookSpecificOutput.permissionDecision``); a wrong field is left out and
+    the others still count."""
+    specific = json_mapping(data.get("hookSpecificOutput"))
+    fields = {**data, **(specific or {})}
     errors: list[str] = []
-    raw = fields.get("permissionDecision", fields.get("decision"))
-    decision = _DECISIONS.get(raw) if isinstance(raw, str) else None
-    if raw is not None and decision is None:
-        errors.append(f"{event} hook `{source}`: unknown decision {raw!r}")
-    text = fields.get("permissionDecisionReason", fields.get("reason"))
-    stop = fields.get("continue") is False
-    stop_reason = str(fields.get("stopReason") or text or f"a {event} hook stopped the agent")
+    try:
+        return _ANSWER.validate_python(fields), errors
+    except ValidationError as error:
+        problems = field_problems(error, expected=_EXPECTED)
+    for problem in problems:
+        inside = specific is not None and problem.loc[:1] and problem.loc[0] in specific
+        where = FieldProblem(("hookSpecificOutput", *problem.loc), problem.message)
+        errors.append(f"{event} hook `{source}` printed {where if inside else problem}")
+    kept = without(fields, [problem.loc[:1] for problem in problems])
+    return _ANSWER.validate_python(kept), errors
+
+
+def _from_json(event: HookEvent, data: Mapping[str, object], source: str) -> HookOutput:
+    answer, errors = read_answer(event, data, source)
+    decision = _DECISIONS[answer.decision] if answer.decision is not None else None
+    text = answer.reason
+    stop = answer.proceed is False
+    stop_reason = str(answer.stop_reason or text or f"a {event} hook stopped the agent")
     if stop and event == "Stop":
         decision = None  # ``continue: false`` wins over a block: the agent stops here
     elif stop:
         decision = "deny"
-        text = fields.get("stopReason") or text or "the hook stopped the call"
-    context = (
-        [fields["additionalContext"]] if isinstance(fields.get("additionalContext"), str) else []
-    )
+        text = answer.stop_reason or text or "the hook stopped the call"
+    context = [answer.additional_context] if answer.additional_context is not None else []
     if event in _AFTER_THE_CALL and decision == "deny":
         context.append(str(text or "the hook objected to the result"))
         decision = None
-    raw_updated: object = fields.get("updatedInput")
-    updated: Mapping[str, Any] | None = None
-    if isinstance(raw_updated, Mapping):
-        updated = cast("Mapping[str, Any]", raw_updated)
-    elif raw_updated is not None:
-        errors.append(f"{event} hook `{source}`: updatedInput is not an object")
     reason = None
     if decision is not None:
         reason = DecisionReason("hook", str(text) if text else f"{event} hook: {decision}", source)
     return HookOutput(
         permission_decision=decision,
         reason=reason,
-        updated_input=dict(updated) if updated is not None else None,
+        updated_input=answer.updated_input,
         additional_context=tuple(context),
-        updated_output=fields.get("updatedMCPToolOutput"),
+        updated_output=answer.updated_output,
         errors=tuple(errors),
         prevent_continuation=stop,
         stop_reason=stop_reason if stop else None,

@@ -5,8 +5,11 @@ Read from ``~/.toolhost/settings.json`` (user) and ``<cwd>/.toolhost/settings.js
 (``command``, ``args``, ``env``, optional ``cwd``) or streamable HTTP (``url``, ``headers``;
 ``"type": "http"``), with options ``alwaysLoad`` (send its tools in every request instead of
 deferring them), ``timeout`` (seconds to connect) and ``toolTimeout`` (seconds per call).
-``${VAR}`` and ``${VAR:-default}`` in strings take values from the environment. A bad entry
-becomes a clear error for that server; the others still load.
+``${VAR}`` and ``${VAR:-default}`` in strings take values from the environment. Entries are
+checked against pydantic types (`_StdioEntry`, `_HttpEntry`), as JSON: ``"5"`` is not a number
+of seconds. A bad entry becomes an error for that server naming the file and each field that is
+wrong (``mcpServers.db.args[1]: must be a string, not the number 3``); the others still load.
+Unknown keys are ignored, as Claude Code ignores them.
 """
 
 from __future__ import annotations
@@ -17,15 +20,28 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, NoReturn, TypeVar
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationError,
+)
+from pydantic_core import PydanticCustomError
 
 from ..core.errors import ConfigurationError
-from ..core.json_values import json_object, json_string_map, json_strings
+from ..core.json_checks import FieldProblem, Location, describe_value, field_problems
+from ..core.json_values import json_object
 
 DEFAULT_CONNECT_TIMEOUT = 30.0
 DEFAULT_TOOL_TIMEOUT = 300.0
 
 MAX_CONFIGURED_NAME = 200
+_K = TypeVar("_K", str, int)
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
@@ -89,64 +105,107 @@ def expand_env(value: str, environ: Mapping[str, str] | None = None) -> str:
     return _ENV_REF.sub(replace, value)
 
 
-def _strings(raw: object, what: str) -> tuple[str, ...]:
-    if raw is None:
-        return ()
-    strings = json_strings(raw)
-    if strings is None:
-        raise McpConfigError(f"{what} must be a list of strings")
-    return tuple(expand_env(item) for item in strings)
+def _server_type(kind: str) -> str:
+    if kind not in _HTTP_TYPES and kind != "stdio":
+        raise PydanticCustomError(
+            "server_type",
+            "unknown type {kind} (use 'stdio' or 'http'; the older SSE transport is not supported)",
+            {"kind": repr(kind)},
+        )
+    return kind
 
 
-def _mapping(raw: object, what: str) -> dict[str, str]:
-    if raw is None:
-        return {}
-    strings = json_string_map(raw)
-    if strings is None:
-        raise McpConfigError(f"{what} must be an object of strings")
-    return {key: expand_env(value) for key, value in strings.items()}
+def _text_or_nothing(value: object) -> object:
+    """A `cwd` that is not text has always been left out (the server starts in the kernel's
+    folder), not refused."""
+    return value if isinstance(value, str) else None
 
 
-def _seconds(raw: object, what: str, default: float) -> float:
-    if raw is None:
-        return default
-    if isinstance(raw, bool) or not isinstance(raw, int | float) or raw <= 0:
-        raise McpConfigError(f"{what} must be a positive number of seconds")
-    return float(raw)
+_HTTP_TYPES = ("http", "streamable-http", "streamableHttp")
+_Seconds = Annotated[float, Field(gt=0)]
+_TO_START = 'the program to start, such as "uvx" or "npx"'
+_URL = 'the server\'s URL, such as "https://example.com/mcp"'
+
+
+class _Entry(BaseModel):
+    """What every `mcpServers` entry may say (checked as JSON: ``"5"`` is not a number)."""
+
+    model_config = ConfigDict(strict=True, extra="ignore", frozen=True)
+
+    type: Annotated[str, AfterValidator(_server_type)] | None = None
+    headers: dict[str, str] | None = None
+    always_load: Annotated[bool, BeforeValidator(bool)] = Field(False, alias="alwaysLoad")
+    """Any value is read for its truth, as it always was (``1`` and ``"yes"`` are true)."""
+    timeout: _Seconds | None = None
+    tool_timeout: _Seconds | None = Field(None, alias="toolTimeout")
+    trust_annotations: bool | None = Field(None, alias="trustAnnotations")
+
+
+class _StdioEntry(_Entry):
+    """A server started as a process, spoken to over its stdin and stdout."""
+
+    command: str = ""
+    args: list[str] | None = None
+    env: dict[str, str] | None = None
+    cwd: Annotated[str | None, BeforeValidator(_text_or_nothing)] = None
+
+
+class _HttpEntry(_Entry):
+    """A server reached over streamable HTTP (its other keys are not read)."""
+
+    url: str = ""
+
+
+_STDIO = TypeAdapter(_StdioEntry)
+_HTTP = TypeAdapter(_HttpEntry)
+_EXPECTED = {
+    "": 'an object such as {"command": "uvx", "args": ["mcp-server-git"]} or '
+    '{"type": "http", "url": "https://example.com/mcp"}',
+    "type": '"stdio" or "http"',
+    "command": _TO_START,
+    "args": 'a list of strings such as ["-y", "some-server"]',
+    "args[*]": "a string",
+    "env": 'an object of strings such as {"LOG_LEVEL": "debug"}',
+    "env.*": "a string",
+    "url": _URL,
+    "headers": 'an object of strings such as {"Authorization": "Bearer ${TOKEN}"}',
+    "headers.*": "a string",
+    "timeout": "a positive number of seconds",
+    "toolTimeout": "a positive number of seconds",
+    "trustAnnotations": "true or false",
+}
+"""What belongs in each field of an entry, in the words a problem shows."""
 
 
 def parse_server_config(name: str, raw: object, *, source: str | None = None) -> McpServerConfig:
-    """One `mcpServers` entry; raises `McpConfigError` saying what is wrong."""
+    """One `mcpServers` entry; raises `McpConfigError` naming each field that is wrong
+    (``mcpServers.db.args[1]: must be a string, not the number 3``) and what to write."""
     check_server_name(name)
+    at: Location = ("mcpServers", name)
     entry = json_object(raw)
-    if entry is None:
-        raise McpConfigError(f"mcpServers.{name} must be an object")
-    kind = entry.get("type")
-    if kind is None:
+    kind = entry.get("type") if entry is not None else None
+    if kind is None and entry is not None:
         kind = "http" if "url" in entry else "stdio"
-    if kind in ("http", "streamable-http", "streamableHttp"):
-        url = entry.get("url")
-        if not isinstance(url, str) or not url:
-            raise McpConfigError(f"mcpServers.{name}: an http server needs a 'url'")
+    try:
+        checked = (_HTTP if kind in _HTTP_TYPES else _STDIO).validate_python(raw)
+    except ValidationError as error:
+        problems = field_problems(error, expected=_EXPECTED, at=at)
+        raise McpConfigError("; ".join(map(str, problems))) from None
+    headers = _expand_all(checked.headers or {}, (*at, "headers"))
+    if isinstance(checked, _HttpEntry):
+        if not checked.url:
+            _refuse(at, "url", f"an http server needs a 'url': {_URL}")
         transport: Literal["stdio", "http"] = "http"
         command, args, env, cwd = None, (), {}, None
-        url = expand_env(url)
-    elif kind == "stdio":
-        command = entry.get("command")
-        if not isinstance(command, str) or not command:
-            raise McpConfigError(f"mcpServers.{name}: a stdio server needs a 'command'")
-        transport = "stdio"
-        command = expand_env(command)
-        args = _strings(entry.get("args"), f"mcpServers.{name}.args")
-        env = _mapping(entry.get("env"), f"mcpServers.{name}.env")
-        cwd = entry.get("cwd")
-        cwd = expand_env(cwd) if isinstance(cwd, str) else None
-        url = None
+        url = _expand(checked.url, (*at, "url"))
     else:
-        raise McpConfigError(
-            f"mcpServers.{name}: unknown type {kind!r} (use 'stdio' or 'http'; "
-            "the older SSE transport is not supported)"
-        )
+        if not checked.command:
+            _refuse(at, "command", f"a stdio server needs a 'command': {_TO_START}")
+        transport, url = "stdio", None
+        command = _expand(checked.command, (*at, "command"))
+        args = tuple(_expand_all(dict(enumerate(checked.args or ())), (*at, "args")).values())
+        env = _expand_all(checked.env or {}, (*at, "env"))
+        cwd = _expand(checked.cwd, (*at, "cwd")) if checked.cwd is not None else None
     return McpServerConfig(
         name=name,
         transport=transport,
@@ -155,27 +214,29 @@ def parse_server_config(name: str, raw: object, *, source: str | None = None) ->
         env=env,
         cwd=cwd,
         url=url,
-        headers=_mapping(entry.get("headers"), f"mcpServers.{name}.headers"),
-        always_load=bool(entry.get("alwaysLoad", False)),
-        connect_timeout=_seconds(
-            entry.get("timeout"), f"mcpServers.{name}.timeout", DEFAULT_CONNECT_TIMEOUT
-        ),
-        tool_timeout=_seconds(
-            entry.get("toolTimeout"), f"mcpServers.{name}.toolTimeout", DEFAULT_TOOL_TIMEOUT
-        ),
+        headers=headers,
+        always_load=checked.always_load,
+        connect_timeout=checked.timeout or DEFAULT_CONNECT_TIMEOUT,
+        tool_timeout=checked.tool_timeout or DEFAULT_TOOL_TIMEOUT,
         source=source,
-        trust_annotations=_flag(
-            entry.get("trustAnnotations"), f"mcpServers.{name}.trustAnnotations"
-        ),
+        trust_annotations=bool(checked.trust_annotations),
     )
 
 
-def _flag(raw: object, what: str) -> bool:
-    if raw is None:
-        return False
-    if not isinstance(raw, bool):
-        raise McpConfigError(f"{what} must be true or false")
-    return raw
+def _refuse(at: Location, key: str, message: str) -> NoReturn:
+    raise McpConfigError(str(FieldProblem((*at, key), message)))
+
+
+def _expand(value: str, loc: Location) -> str:
+    """`expand_env` of one field's text; an unset variable is named with its field."""
+    try:
+        return expand_env(value)
+    except McpConfigError as exc:
+        raise McpConfigError(str(FieldProblem(loc, str(exc)))) from None
+
+
+def _expand_all(values: Mapping[_K, str], loc: Location) -> dict[_K, str]:
+    return {key: _expand(value, (*loc, key)) for key, value in values.items()}
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,7 +281,10 @@ def load_mcp_configs(
             continue
         entries = json_object(section)
         if entries is None:
-            errors[str(path)] = f"{path}: mcpServers must be an object"
+            errors[str(path)] = (
+                f"{path}: mcpServers: must be an object of server names to entries, not "
+                f"{describe_value(section)}"
+            )
             continue
         for name, raw in entries.items():
             try:
@@ -228,5 +292,5 @@ def load_mcp_configs(
                 errors.pop(name, None)
             except McpConfigError as exc:
                 servers.pop(name, None)
-                errors[name] = f"{exc} ({path})"
+                errors[name] = f"{path}: {exc}"
     return McpConfigs(servers, errors)

@@ -46,8 +46,21 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal, TypeAlias
+from typing import Annotated, Any, Literal, TypeAlias, cast
 
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    TypeAdapter,
+    ValidationError,
+    ValidationInfo,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
+
+from ..core.json_checks import field_problems
 from ..core.json_values import json_array, json_mapping, json_object
 from .base import CUTTING_STOPS, ModelError, ModelRequest
 
@@ -228,10 +241,95 @@ class CassetteFile:
         return self.version >= 2
 
 
+def _object_or_nothing(value: object) -> object:
+    """`source` that is not an object has always been read as no source, not refused."""
+    return json_object(value)
+
+
+def _readable_version(version: float) -> float:
+    if version not in READABLE_VERSIONS:
+        raise PydanticCustomError(
+            "version",
+            "this package reads cassettes of version 1 or {current}, not {version}; "
+            "re-record it with this version (cassette mode 'record')",
+            {"current": CASSETTE_VERSION, "version": version},
+        )
+    return version
+
+
+class _Checked(BaseModel):
+    model_config = ConfigDict(strict=True, extra="ignore", frozen=True)
+
+
+class _Block(_Checked):
+    type: str
+
+
+class _Failure(_Checked):
+    status: int | None = None
+    message: str | None = None
+
+
+class _Response(_Checked):
+    content: list[_Block]
+    stop_reason: str | None = None
+    usage: dict[str, object] | None = None
+    model: str | None = None
+    broken: str | None = None
+    error: _Failure | None = None
+    last_input_complete: bool | None = None
+    thinking_deltas: dict[str, list[str]] | None = None
+
+
+class _Interaction(_Checked):
+    key: str | None = None
+    request: dict[str, object] | None = None
+    response: _Response | None = None
+
+    @model_validator(mode="after")
+    def _servable(self, info: ValidationInfo) -> _Interaction:
+        """What replay serves needs a request and a response: an interaction with a key
+        (version 2), and every interaction of a version-1 file (served in order)."""
+        context = json_object(info.context) or {}
+        positional = context.get("version") == 1
+        if (self.key is not None or positional) and (self.request is None or self.response is None):
+            raise PydanticCustomError(
+                "interaction", "needs a 'request' object and a 'response' object", {}
+            )
+        return self
+
+
+class _Cassette(_Checked):
+    version: Annotated[float, AfterValidator(_readable_version)]
+    source: Annotated[dict[str, object] | None, BeforeValidator(_object_or_nothing)] = None
+    interactions: list[_Interaction]
+
+
+_CASSETTE = TypeAdapter(_Cassette)
+_INTERACTION = '{"key": "<sha256>", "request": {...}, "response": {"content": [...]}}'
+_EXPECTED = {
+    "": f'an object such as {{"version": {CASSETTE_VERSION}, "interactions": [...]}}',
+    "version": f"1 or {CASSETTE_VERSION}",
+    "interactions": f"a list of recorded interactions such as [{_INTERACTION}]",
+    "interactions[*]": f"a recorded interaction such as {_INTERACTION}",
+    "interactions[*].key": "the request's sha256 key (hex text)",
+    "interactions[*].request": "the request's summary (an object)",
+    "interactions[*].response": 'the recorded response, such as {"content": [...]}',
+    "interactions[*].response.content": 'a list of content blocks such as [{"type": "text"}]',
+    "interactions[*].response.content[*]": 'a content block such as {"type": "text"}',
+    "interactions[*].response.content[*].type": 'the block\'s type, such as "text"',
+    "interactions[*].response.usage": "the usage object the API returned",
+    "interactions[*].response.thinking_deltas": (
+        'an object of block indexes to lists of text, such as {"0": ["Let me", " see"]}'
+    ),
+}
+"""What belongs at each place of a cassette, in the words a problem shows."""
+
+
 def read_cassette(path: Path) -> CassetteFile:
-    """Load a version-1 or version-2 cassette."""
+    """Load a version-1 or version-2 cassette; `CassetteError` names the field that is wrong."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data: object = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise CassetteError(
             f"The cassette {path} does not exist. Record it first: cassette mode 'record' "
@@ -240,26 +338,19 @@ def read_cassette(path: Path) -> CassetteFile:
     except ValueError as exc:
         raise CassetteError(f"The cassette {path} is not valid JSON: {exc}") from None
     found = json_object(data) or {}
-    version = found.get("version")
-    if not isinstance(version, int | float) or version not in READABLE_VERSIONS:
-        raise CassetteError(f"{path} is not a version 1 or {CASSETTE_VERSION} cassette")
-    listed = json_array(found.get("interactions"))
-    if listed is None:
-        raise CassetteError(f"{path} has no interactions list")
-    interactions: list[dict[str, Any]] = []
-    for number, item in enumerate(listed):
-        interaction = json_object(item)
-        if interaction is None:
-            raise CassetteError(f"{path}: interaction {number} is not an object")
-        interactions.append(interaction)
-    source = json_mapping(found.get("source"))
-    session = found.get("session")
-    disclosure = found.get("disclosure")
+    try:
+        checked = _CASSETTE.validate_python(data, context={"version": found.get("version")})
+    except ValidationError as error:
+        problems = "; ".join(map(str, field_problems(error, expected=_EXPECTED)))
+        raise CassetteError(f"The cassette {path} cannot be replayed: {problems}") from None
+    session, disclosure = found.get("session"), found.get("disclosure")
     return CassetteFile(
-        version=int(version),
-        source=dict(source) if source is not None else None,
+        version=int(checked.version),
+        source=checked.source,
         session=str(session) if session else None,
-        interactions=interactions,
+        interactions=[
+            cast("dict[str, Any]", item) for item in json_array(found["interactions"]) or ()
+        ],
         disclosure=disclosure if isinstance(disclosure, str) else None,
     )
 

@@ -185,7 +185,10 @@ async def test_a_cassette_whose_interaction_is_not_an_object_is_refused_on_readi
     cassette = tmp_path / "broken.json"
     cassette.write_text(json.dumps({"version": 2, "interactions": [{}, "not a record"]}))
     session = session_with(CassetteModel(cassette, mode="replay"), tmp_path)
-    with pytest.raises(CassetteError, match=r"broken\.json: interaction 1 is not an object"):
+    with pytest.raises(
+        CassetteError,
+        match=r"broken\.json cannot be replayed: interactions\[1\]: must be a recorded interaction",
+    ):
         await session.run("hi")
 
 

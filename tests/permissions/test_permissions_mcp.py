@@ -85,5 +85,7 @@ def test_trust_is_off_by_default_and_must_be_a_boolean() -> None:
     assert not parse_server_config("demo", {"command": "x"}).trust_annotations
     from jupyter_toolhost.mcp import McpConfigError
 
-    with pytest.raises(McpConfigError, match="trustAnnotations must be true or false"):
+    with pytest.raises(
+        McpConfigError, match=r"mcpServers\.demo\.trustAnnotations: must be true or false"
+    ):
         parse_server_config("demo", {"command": "x", "trustAnnotations": "yes"})

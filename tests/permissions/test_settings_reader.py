@@ -37,4 +37,7 @@ def test_a_rule_that_is_not_a_string_is_a_problem_of_its_file(tmp_path: Path) ->
     (folder / "settings.json").write_text('{"permissions": {"allow": [["Bash(ls)"], "Read"]}}')
     settings = load_settings(cwd=tmp_path, home=tmp_path / "home")
     assert settings.rules["projectSettings"]["allow"] == ("Read",)
-    assert any("a rule must be a string, not list" in str(p) for p in settings.problems)
+    (problem,) = settings.problems
+    assert problem.file == str(folder / "settings.json") and problem.line == 1
+    assert problem.message.startswith("permissions.allow[0]: must be a rule string such as")
+    assert problem.message.endswith("not a list")

@@ -19,8 +19,9 @@ import os
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal, TypeAlias
+from typing import Literal, TypeAlias
 
+from ...core.json_values import json_array, json_object
 from ...core.types import RuleBehavior
 from ..rules.rules import parse_rule
 from ..rules.ruleset import BEHAVIORS, LOCAL, PROJECT, SESSION, USER, RuleSource
@@ -29,8 +30,8 @@ from .settings_file import IMPORT_CLAUDE_KEY as IMPORT_CLAUDE_KEY
 from .settings_file import MODE_ENV as MODE_ENV
 from .settings_file import Settings as Settings
 from .settings_file import SettingsError as SettingsError
-from .settings_file import json_array, json_object, parse_settings_json, read_scope
 from .settings_file import load_file as load_file
+from .settings_file import parse_settings_json, read_scope
 from .settings_file import scope_files as scope_files
 
 Scope: TypeAlias = Literal["user", "project", "local"]
@@ -87,7 +88,7 @@ def save_rule(
     parse_rule(rule)
     source = _SCOPE_SOURCE[scope]
     path = next(p for s, p, _ in settings_files(cwd=cwd, home=home) if s == source)
-    data: dict[str, Any] = {}
+    data: dict[str, object] = {}
     if path.is_file():
         parsed = parse_settings_json(str(path), path.read_text(encoding="utf-8"))
         if isinstance(parsed, SettingsError):

@@ -11,22 +11,24 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import cast
+
+from pydantic import ValidationError
 
 from ...core.errors import ConfigurationError
+from ...core.json_checks import Location, field_problems, line_of, value_at, without
+from ...core.json_values import json_array, json_object
 from ...core.types import PERMISSION_MODES, PermissionMode, RuleBehavior, ToolPermissionContext
-from ...hooks.hooks import DEFAULT_HOOK_TIMEOUT, HOOK_EVENTS, HookEvent, Hooks
+from ...hooks.hooks import HOOK_EVENTS, HookEvent, Hooks
 from ...hooks.shell_hooks import HookSpec, register_shell_hooks
-from ..rules.rules import RuleError, parse_rule
-from ..rules.ruleset import BEHAVIORS, RuleSource
+from ..rules.ruleset import RuleSource
+from .settings_schema import EXPECTED, SETTINGS_FILE, SettingsFileModel
+from .settings_schema import IMPORT_CLAUDE_KEY as IMPORT_CLAUDE_KEY
 
 MODE_ENV = "JUPYTER_TOOLHOST_PERMISSION_MODE"
-IMPORT_CLAUDE_KEY = "importClaudeCodeSettings"
-"""The settings key that reads Claude Code's settings files as extra scopes (off by default)."""
 NARROWING_MODES = ("default", "plan", "dontAsk")
 """Modes a folder may choose before it is trusted: none of them allows more than `default`."""
 
@@ -34,11 +36,17 @@ NARROWING_MODES = ("default", "plan", "dontAsk")
 class SettingsError(ConfigurationError):
     """A problem in a settings file: where it is and what is wrong."""
 
-    def __init__(self, file: str, message: str, line: int | None = None) -> None:
+    def __init__(
+        self, file: str, message: str, line: int | None = None, *, field: str | None = None
+    ) -> None:
         super().__init__(f"{file}:{line}: {message}" if line else f"{file}: {message}")
         self.file = file
         self.line = line
         self.message = message
+        """What is wrong, starting with the field when there is one (``permissions.allow[3]:
+        must be a rule string...``)."""
+        self.field = field
+        """The field as a JSON path (``hooks.PreToolUse[0].matcher``), when one is wrong."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,7 +163,7 @@ def read_scope(
     return True
 
 
-def parse_settings_json(file: str, text: str) -> dict[str, Any] | SettingsError:
+def parse_settings_json(file: str, text: str) -> dict[str, object] | SettingsError:
     """A settings file's JSON object (an empty file is an empty one), or what is wrong."""
     try:
         data: object = json.loads(text) if text.strip() else {}
@@ -167,24 +175,14 @@ def parse_settings_json(file: str, text: str) -> dict[str, Any] | SettingsError:
     return found
 
 
-def json_object(value: object) -> dict[str, Any] | None:
-    """`value` when it is a JSON object (a dict), else None."""
-    return cast("dict[str, Any]", value) if isinstance(value, dict) else None
-
-
-def json_array(value: object) -> list[Any] | None:
-    """`value` when it is a JSON array (a list), else None."""
-    return cast("list[Any]", value) if isinstance(value, list) else None
-
-
-def narrowing_part(data: Mapping[str, Any]) -> dict[str, Any]:
+def narrowing_part(data: Mapping[str, object]) -> dict[str, object]:
     """The part of a folder's settings that applies before the folder is trusted (see
     `trust`): deny and ask rules, and a mode no wider than `default`. Every other key is
     left out, those a later version may read included."""
     permissions = json_object(data.get("permissions"))
     if permissions is None:
         return {}
-    kept: dict[str, Any] = {key: permissions[key] for key in ("deny", "ask") if key in permissions}
+    kept = {key: permissions[key] for key in ("deny", "ask") if key in permissions}
     if permissions.get("defaultMode") in NARROWING_MODES:
         kept["defaultMode"] = permissions["defaultMode"]
     return {"permissions": kept} if kept else {}
@@ -201,10 +199,16 @@ def load_file(
 ) -> None:
     """Add one settings file's rules, directories and hooks to `settings` (problems too).
 
-    With `ignored` the file is another program's (Claude Code's): its `defaultMode` is not
-    applied, and hook events and hook types this package does not have are skipped; each of
-    these is listed in `ignored` rather than reported as a problem. With `narrow` (a folder
-    not trusted yet) only its `narrowing_part` is read.
+    Each broken part is a problem naming its field, and only that part is left out: a rule
+    (not its list), a hook (not its group), a group whose matcher is not a regex, a list or
+    section that has the wrong type, the whole ``additionalDirectories`` list (a directory
+    list is taken whole or not at all, as it widens what the tools may touch).
+
+    With `ignored` the file is another program's (Claude Code's): its `defaultMode` and
+    ``importClaudeCodeSettings`` are not applied, and hook events and hook types this
+    package does not have are skipped; each of these is listed in `ignored` rather than
+    reported as a problem. With `narrow` (a folder not trusted yet) only its
+    `narrowing_part` is read.
     """
     data = parse_settings_json(file, text)
     if isinstance(data, SettingsError):
@@ -212,130 +216,109 @@ def load_file(
         return
     if narrow:
         data = narrowing_part(data)
-    problem = _Reporter(settings, file, text)
-    permissions = json_object(data.get("permissions", {}))
-    if permissions is None:
-        problem("'permissions' must be an object", '"permissions"')
-        permissions = {}
-    rules: dict[RuleBehavior, tuple[str, ...]] = {}
-    for behavior in BEHAVIORS:
-        listed = json_array(permissions.get(behavior, []))
-        if listed is None:
-            problem(f"'permissions.{behavior}' must be a list of rule strings", f'"{behavior}"')
-            continue
-        good: list[str] = []
-        for rule in listed:
-            try:
-                parse_rule(rule)
-            except RuleError as exc:
-                problem(
-                    f"permissions.{behavior}: {exc}",
-                    json.dumps(rule) if isinstance(rule, str) else f'"{behavior}"',
-                )
-                continue
-            good.append(rule)
-        rules[behavior] = tuple(good)
-    settings.rules[source] = rules
-    mode = permissions.get("defaultMode")
-    if mode is not None and ignored is not None:
+    if ignored is not None:
+        data = _foreign_part(data, ignored)
+    checked = _checked(data, file, text, settings.problems)
+    permissions = checked.permissions
+    settings.rules[source] = {
+        "allow": tuple(permissions.allow),
+        "ask": tuple(permissions.ask),
+        "deny": tuple(permissions.deny),
+    }
+    if permissions.default_mode is not None:
+        settings.default_mode = permissions.default_mode
+    settings.additional_directories += tuple(permissions.additional_directories)
+    settings.hooks += tuple(
+        HookSpec(cast("HookEvent", event), group.matcher, hook.command, hook.timeout, file)
+        for event, groups in checked.hooks.items()
+        for group in groups
+        for hook in group.hooks
+    )
+    if checked.import_claude is not None:
+        settings.import_claude = checked.import_claude
+
+
+_MAX_ROUNDS = 8
+"""Checks of one file before giving up on it: each round leaves out every part found broken,
+so a second round passes unless a part only shows its problem once its siblings are gone."""
+
+
+def _checked(
+    data: dict[str, object], file: str, text: str, problems: list[SettingsError]
+) -> SettingsFileModel:
+    """The file as `SettingsFileModel`, its broken parts reported and left out (`_part`)."""
+    current: object = data
+    for _ in range(_MAX_ROUNDS):
+        try:
+            return SETTINGS_FILE.validate_python(current)
+        except ValidationError as error:
+            found = field_problems(error, expected=EXPECTED)
+        for problem in found:
+            line = line_of(text, problem.loc, value_at(current, problem.loc))
+            problems.append(SettingsError(file, str(problem), line, field=problem.path))
+        smaller = without(current, {_part(problem.loc) for problem in found})
+        if smaller == current:
+            break
+        current = smaller
+    return SettingsFileModel()
+
+
+def _part(loc: Location) -> Location:
+    """The part of a settings file left out for a problem at `loc`."""
+    match loc:
+        case ("permissions", "additionalDirectories", *_):
+            return loc[:2]
+        case ("permissions", str(), int(), *_):
+            return loc[:3]  # one rule
+        case ("hooks", str(), int(), "hooks", int(), *_):
+            return loc[:5]  # one hook
+        case ("hooks", str(), int(), *_):
+            return loc[:3]  # one group
+        case _:
+            return loc[:2]  # a key of a section, or a section
+
+
+def _foreign_part(data: Mapping[str, object], ignored: list[str]) -> dict[str, object]:
+    """Claude Code's file without what this package does not take from it, each part listed
+    in `ignored`: its defaultMode, its importClaudeCodeSettings, hooks of other events and
+    hooks of other types."""
+    kept = {key: value for key, value in data.items() if key != IMPORT_CLAUDE_KEY}
+    permissions = json_object(kept.get("permissions"))
+    mode = permissions.get("defaultMode") if permissions is not None else None
+    if permissions is not None and mode is not None:
         ignored.append(f"defaultMode {mode!r} (the mode is this project's to choose)")
-    elif mode is not None:
-        if mode in PERMISSION_MODES:
-            settings.default_mode = mode
-        else:
-            problem(
-                f"unknown defaultMode {mode!r}; expected one of {', '.join(PERMISSION_MODES)}",
-                '"defaultMode"',
-            )
-    extra = json_array(permissions.get("additionalDirectories", []))
-    if extra is not None and all(isinstance(d, str) for d in extra):
-        settings.additional_directories += tuple(str(d) for d in extra)
-    else:
-        problem(
-            "'permissions.additionalDirectories' must be a list of paths", '"additionalDirectories"'
+        kept["permissions"] = {k: v for k, v in permissions.items() if k != "defaultMode"}
+    hooks = json_object(kept.get("hooks"))
+    if hooks is not None:
+        ignored.extend(
+            f"hooks.{e} (no such hook event here)" for e in hooks if e not in HOOK_EVENTS
         )
-    settings.hooks += tuple(_hooks(data.get("hooks", {}), problem, file, ignored))
-    flag = data.get(IMPORT_CLAUDE_KEY)
-    if flag is not None and ignored is None:
-        if isinstance(flag, bool):
-            settings.import_claude = flag
-        else:
-            problem(f"'{IMPORT_CLAUDE_KEY}' must be true or false", f'"{IMPORT_CLAUDE_KEY}"')
+        kept["hooks"] = {
+            event: _command_hooks(event, groups, ignored)
+            for event, groups in hooks.items()
+            if event in HOOK_EVENTS
+        }
+    return kept
 
 
-class _Reporter:
-    def __init__(self, settings: Settings, file: str, text: str) -> None:
-        self.settings, self.file, self.text = settings, file, text
-
-    def __call__(self, message: str, needle: str) -> None:
-        at = self.text.find(needle)
-        line = self.text.count("\n", 0, at) + 1 if at >= 0 else None
-        self.settings.problems.append(SettingsError(self.file, message, line))
-
-
-def _hooks(
-    config: object, problem: _Reporter, file: str, ignored: list[str] | None = None
-) -> list[HookSpec]:
-    events = json_object(config)
-    if events is None:
-        problem("'hooks' must be an object of event names", '"hooks"')
-        return []
-    specs: list[HookSpec] = []
-    for event, value in events.items():
-        if event not in HOOK_EVENTS and ignored is not None:
-            ignored.append(f"hooks.{event} (no such hook event here)")
+def _command_hooks(event: str, groups: object, ignored: list[str]) -> object:
+    """An event's groups without the hooks of another type than ``command`` (listed)."""
+    listed = json_array(groups)
+    if listed is None:
+        return groups
+    kept: list[object] = []
+    for item in listed:
+        group = json_object(item)
+        entries = json_array(group.get("hooks")) if group is not None else None
+        if group is None or entries is None:
+            kept.append(item)
             continue
-        if event not in HOOK_EVENTS:
-            problem(
-                f"unknown hook event {event!r}; expected one of {', '.join(HOOK_EVENTS)}",
-                f'"{event}"',
-            )
-            continue
-        groups = json_array(value)
-        if groups is None:
-            problem(f"hooks.{event} must be a list of {{matcher, hooks}} objects", f'"{event}"')
-            continue
-        for item in groups:
-            group = json_object(item)
-            matcher: object = group.get("matcher", "") if group is not None else None
-            entries = json_array(group.get("hooks")) if group is not None else None
-            if not isinstance(matcher, str) or entries is None:
-                problem(
-                    f"hooks.{event}: each entry needs a 'hooks' list and a string 'matcher'",
-                    f'"{event}"',
-                )
-                continue
-            try:
-                re.compile("" if matcher == "*" else matcher)  # "*" matches every tool
-            except re.error as exc:
-                problem(
-                    f"hooks.{event}: matcher {matcher!r} is not a valid regex: {exc}",
-                    json.dumps(matcher),
-                )
-                continue
-            for entry in entries:
-                fields = json_object(entry)
-                kind: object = fields.get("type", "command") if fields is not None else None
-                if ignored is not None and isinstance(kind, str) and kind != "command":
-                    ignored.append(f"hooks.{event}: a {kind!r} hook (only command hooks run here)")
-                    continue
-                spec = _hook_entry(event, matcher, fields, file)
-                if isinstance(spec, str):
-                    problem(f"hooks.{event}: {spec}", f'"{event}"')
-                else:
-                    specs.append(spec)
-    return specs
-
-
-def _hook_entry(
-    event: HookEvent, matcher: str, entry: dict[str, Any] | None, file: str
-) -> HookSpec | str:
-    if entry is None or entry.get("type", "command") != "command":
-        return 'each hook must be {"type": "command", "command": ...}'
-    command: object = entry.get("command")
-    if not isinstance(command, str) or not command.strip():
-        return "a hook needs a non-empty 'command' string"
-    timeout: object = entry.get("timeout", DEFAULT_HOOK_TIMEOUT)
-    if not isinstance(timeout, int | float) or isinstance(timeout, bool) or timeout <= 0:
-        return f"timeout {timeout!r} must be a positive number of seconds"
-    return HookSpec(event, matcher, command, float(timeout), file)
+        commands: list[object] = []
+        for entry in entries:
+            kind = (json_object(entry) or {}).get("type", "command")
+            if isinstance(kind, str) and kind != "command":
+                ignored.append(f"hooks.{event}: a {kind!r} hook (only command hooks run here)")
+            else:
+                commands.append(entry)
+        kept.append({**group, "hooks": commands})
+    return kept

@@ -53,13 +53,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
-from .settings_file import (
-    IMPORT_CLAUDE_KEY,
-    NARROWING_MODES,
-    json_array,
-    json_object,
-    parse_settings_json,
-)
+from ...core.json_values import json_array, json_object
+from .settings_file import IMPORT_CLAUDE_KEY, NARROWING_MODES, SettingsError, parse_settings_json
 from .settings_file import narrowing_part as narrowing_part
 
 TRUST_FILE = "trusted-folders.json"
@@ -262,7 +257,7 @@ def _data(path: Path) -> dict[str, Any]:
     except (OSError, UnicodeDecodeError):
         return {}
     parsed = parse_settings_json(str(path), text)
-    return parsed if isinstance(parsed, dict) else {}
+    return {} if isinstance(parsed, SettingsError) else dict(parsed)
 
 
 def _actions_of(data: Mapping[str, Any], file: str) -> list[str]:
