@@ -169,7 +169,8 @@ def _remove_user(name: str) -> None:
     except KeyError:
         return
     for _ in range(50):  # the hub stops the servers; kernels they started may linger
-        left = [int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit() and _owner(p) == uid]
+        procs = Path("/proc").iterdir()
+        left = [int(p.name) for p in procs if p.name.isdigit() and _owner(p) == uid]
         if not left:
             break
         for pid in left:
@@ -380,6 +381,7 @@ def running_hub(
                 stdout=sink,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
+                umask=0o022,  # the usual one, which the servers and kernels inherit
             )
         hub = Hub(
             url=f"http://127.0.0.1:{settings['port']}",

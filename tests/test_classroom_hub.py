@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import stat
 import time
 from collections.abc import Iterator
@@ -164,7 +163,7 @@ def test_each_kernel_starts_in_its_notebook_folder_and_each_click_reaches_only_i
             assert f"cwd={user.notebooks / 'course'}" in shown, shown
 
         allow.click()
-        code_cell(page_a, 2).get_by_text(f"{a.name}: finished").wait_for()
+        code_cell(page_a, 2).get_by_text(f"{a.name}: finished", exact=True).wait_for()
         _settled(page_a, code_cell(page_a, 2))
         # A's click decided A's call only: B's prompt still waits, B's model heard nothing.
         page_b.wait_for_timeout(1_000)
@@ -173,7 +172,7 @@ def test_each_kernel_starts_in_its_notebook_folder_and_each_click_reaches_only_i
         assert not (b.notebooks / "course" / "note.txt").exists()
 
         deny.click()
-        code_cell(page_b, 2).get_by_text(f"{b.name}: finished").wait_for()
+        code_cell(page_b, 2).get_by_text(f"{b.name}: finished", exact=True).wait_for()
         _settled(page_b, code_cell(page_b, 2))
         assert "Denied Bash" in code_cell(page_b, 2).inner_text()
 
@@ -189,3 +188,144 @@ def test_each_kernel_starts_in_its_notebook_folder_and_each_click_reaches_only_i
         keys = {_sent_key(request.headers) for request in user.server.requests}
         assert keys == {user.key}, (user.name, keys)
         assert user.server.errors == [], user.server.errors
+
+
+def _saved_state(user: HubUser) -> list[Path]:
+    """Every file and folder under `user`'s project `.toolhost/` and `~/.toolhost/`."""
+    found: list[Path] = []
+    for top in (user.notebooks / "course" / ".toolhost", user.home / ".toolhost"):
+        if top.exists():
+            found += [top, *sorted(top.rglob("*"))]
+    return found
+
+
+def _readable_by(other: HubUser, paths: list[Path]) -> list[str]:
+    """The paths `other` can read (a file) or list (a folder), tried as that system user."""
+    script = (
+        'for p; do if [ -d "$p" ]; then ls "$p"; else cat "$p"; fi >/dev/null 2>&1'
+        ' && echo "$p"; done'
+    )
+    done = run_as(other.name, ["sh", "-c", script, "sh", *map(str, paths)])
+    return done.stdout.split()
+
+
+def _allow_until(page: Any, cell: Any, final: str) -> int:
+    """Click Allow on each prompt `cell` shows until `final` appears; the clicks made."""
+    clicks = 0
+    deadline = time.monotonic() + 90
+    while not cell.get_by_text(final, exact=True).is_visible():
+        assert time.monotonic() < deadline, cell.inner_text()
+        allow = cell.get_by_role("button", name="Allow", exact=True)
+        if allow.count() and allow.first.is_enabled():
+            allow.first.click()
+            clicks += 1
+        page.wait_for_timeout(200)
+    _settled(page, cell)
+    return clicks
+
+
+def test_another_users_saved_state_is_out_of_reach_of_a_students_agent(
+    hub: Hub, browser: Any
+) -> None:
+    a, b = hub.users["a"], hub.users["b"]
+    project_b = b.notebooks / "course"
+    # B's own kernel saves B's state, under the default umask: a result too big to send
+    # whole, a checkpoint (Write), a recorded cassette, project and user settings.
+    b.server.add_turns(
+        Turn(
+            [
+                tool_use("Write", {"file_path": "plan.md", "content": "B's plan\n"}),
+                tool_use("Bash", {"command": "seq 1 20000"}),
+            ]
+        ),
+        Turn([text("B saved")]),
+    )
+    _lesson(
+        b,
+        "%load_ext jupyter_toolhost",
+        "%%agent --new --mode acceptEdits --cassette .toolhost/cassettes/lesson.json"
+        " --cassette-mode record\nPlan and count",
+        "from jupyter_toolhost.permissions.settings.settings import save_rule\n"
+        "print(save_rule('Bash(seq:*)', scope='user', cwd='.'))\n"
+        "print(save_rule('Read(./plan.md)', scope='project', cwd='.'))",
+    )
+    with _page(browser, hub, b, "b-state") as page_b:
+        run_all(page_b)
+        code_cell(page_b, 1).get_by_text("B saved", exact=True).wait_for()
+        page_b.wait_for_function(IDLE)
+        code_cell(page_b, 2).get_by_text("settings.json").first.wait_for()
+        _settled(page_b, code_cell(page_b, 2))
+    state = _saved_state(b)
+    [result] = [p for p in state if p.parent.name == "tool-results" and p.is_file()]
+    [cassette] = [p for p in state if p.name == "lesson.json"]
+    checkpoints = [p for p in state if "checkpoints" in p.parts and p.is_file()]
+    user_settings = b.home / ".toolhost" / "settings.json"
+    assert checkpoints and user_settings in state and project_b / ".toolhost/settings.json" in state
+    modes = {str(p.relative_to(b.home)): oct(stat.S_IMODE(p.stat().st_mode)) for p in state}
+    print("B's saved state:", json.dumps(modes, indent=1))
+    # The operating system itself keeps A out: nothing is readable or listable as A.
+    assert _readable_by(a, state) == []
+    before = {p: p.read_bytes() for p in state if p.is_file()}
+
+    # A's agent is asked to read and change B's files through Read and Bash (in the
+    # sandbox), and A allows every call it asks for; then it saves a result of its own.
+    a.server.add_turns(
+        Turn(
+            [
+                tool_use("Read", {"file_path": str(result)}),
+                tool_use("Read", {"file_path": str(user_settings)}),
+            ]
+        ),
+        Turn(
+            [
+                tool_use(
+                    "Bash",
+                    {
+                        "command": f"cat {result} {cassette}; ls {project_b / '.toolhost'}; "
+                        f"echo '{{}}' > {user_settings}"
+                    },
+                )
+            ]
+        ),
+        Turn([tool_use("Bash", {"command": "seq 1 20000"})]),
+        Turn([text("A done")]),
+    )
+    _lesson(a, "%load_ext jupyter_toolhost", "%%agent\nRead what B saved")
+    earlier = len(a.server.requests)
+    with _page(browser, hub, a, "a-reads-b") as page_a:
+        run_all(page_a)
+        _allow_until(page_a, code_cell(page_a, 1), "A done")
+        # The results comm, as the lab extension opens it: B's result, then a link to it
+        # from A's own results folder, then the list, then A's own result.
+        asked = {"offset": 0, "limit": 4_000_000, "encoding": "base64"}
+        to_b = page_a.evaluate(RESULTS_COMM, {**asked, "path": str(result)})
+        [mine] = [p for p in a.notebooks.rglob("tool-results/*") if p.is_file()]
+        link = mine.parent / "link-to-b.txt"
+        run_as(a.name, ["ln", "-s", str(result), str(link)])
+        through_link = page_a.evaluate(RESULTS_COMM, {**asked, "path": str(link)})
+        listed = page_a.evaluate(RESULTS_COMM, {"list": True})
+        own = page_a.evaluate(RESULTS_COMM, {**asked, "path": str(mine)})
+
+    requests = [r.body for r in a.server.requests[earlier:] if r.path == "/v1/messages"]
+
+    def results_of(turn: int) -> list[dict[str, Any]]:
+        last = requests[turn]["messages"][-1]["content"]
+        return [x for x in last if isinstance(x, dict) and x.get("type") == "tool_result"]
+
+    read_result, read_settings = results_of(1)
+    for block, path in ((read_result, result), (read_settings, user_settings)):
+        assert block.get("is_error") is True, block
+        assert f"Permission denied: cannot read {path}" in _result_text(block), block
+    [bash] = results_of(2)
+    shown = _result_text(bash)
+    assert shown.count("Permission denied") >= 3, shown
+    assert "19999" not in shown and "Bash(seq" not in shown, shown
+    for answer, path in ((to_b, result), (through_link, link)):
+        [refusal] = answer
+        assert refusal["ok"] is False, refusal
+        assert str(path) in refusal["error"] and "saved tool result" in refusal["error"], refusal
+    [catalogue] = listed
+    assert [r["path"] for r in catalogue["results"]] == [str(mine)], catalogue
+    assert own[0]["ok"] is True and own[0]["size"] == mine.stat().st_size, own[0]
+    # Nothing of B's changed.
+    assert {p: p.read_bytes() for p in state if p.is_file()} == before
