@@ -3,7 +3,7 @@
 `tests/hub_helpers.py` starts the hub (PAM login, `LocalProcessSpawner`, the npm proxy) with
 two freshly created system users, each with a key of their own and a scripted loopback
 Messages API server of their own. Both log in, open a notebook in a subfolder of their
-notebook folder, and run `%%agent` cells at the same time, with the Bash sandox required
+notebook folder, and run `%%agent` cells at the same time, with the Bash sandbox required
 (real bubblewrap, run by the unprivileged user).
 
 What is proved, in the order the module runs:
