@@ -12,6 +12,7 @@ always new, so what it holds is private even under an older `.toolhost/` left re
 
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path
 from typing import BinaryIO
@@ -21,14 +22,13 @@ FILE_MODE = 0o600
 
 
 def private_folder(path: str | os.PathLike[str]) -> Path:
-    """`path` as a folder, created (with each missing parent) for its owner alone."""
+    """`path` as a folder, created (with each missing parent) for its owner alone; raises
+    as `Path.mkdir(parents=True, exist_ok=True)` does (a file in the way, no permission)."""
     folder = Path(path)
     missing: list[Path] = []
     at = folder
-    while not at.is_dir():
+    while not at.exists() and at.parent != at:
         missing.append(at)
-        if at.parent == at:
-            break
         at = at.parent
     for each in reversed(missing):
         try:
@@ -36,6 +36,8 @@ def private_folder(path: str | os.PathLike[str]) -> Path:
         except FileExistsError:  # made meanwhile (another thread or process), or a file
             if not each.is_dir():
                 raise
+    if not folder.is_dir():
+        raise FileExistsError(errno.EEXIST, "A file is where a folder should be", str(folder))
     return folder
 
 

@@ -59,9 +59,12 @@ def test_a_private_folder_is_made_with_its_missing_parents_for_the_owner_alone(
     # A folder that was there keeps its mode; making it again changes nothing.
     assert stat.S_IMODE((tmp_path / "shared").stat().st_mode) == 0o755
     assert private_folder(made) == made
+    # A file in the way fails as Path.mkdir does.
     (tmp_path / "a-file").write_text("x")
-    with pytest.raises(FileExistsError):
+    with pytest.raises(NotADirectoryError):
         private_folder(tmp_path / "a-file" / "below")
+    with pytest.raises(FileExistsError):
+        private_folder(tmp_path / "a-file")
 
 
 def test_a_private_file_is_for_the_owner_alone_and_appends_when_asked(
