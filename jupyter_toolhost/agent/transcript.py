@@ -19,6 +19,7 @@ from typing import Any
 
 from ..core.conversation import Message, add_assistant, add_user, blocks_of, repair
 from ..core.json_values import json_array, json_mapping, json_object
+from ..core.private import FILE_MODE, private_folder
 from ..core.results import describe_error
 from ..model.base import Usage
 from ..model.thinking import drop_settled_thinking
@@ -48,7 +49,7 @@ class Transcript:
             try:
                 self._write(line)
             except FileNotFoundError:  # the first record, or its folder was removed
-                self.path.parent.mkdir(parents=True, exist_ok=True)
+                private_folder(self.path.parent)
                 self._write(line)
         except OSError as exc:
             self.failures += 1
@@ -64,7 +65,7 @@ class Transcript:
         # os-level append: no buffered text file built and torn down for each line.
         data = line.encode("utf-8")
         flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_BINARY", 0)
-        descriptor = os.open(self.path, flags, 0o666)
+        descriptor = os.open(self.path, flags, FILE_MODE)
         try:
             while data:
                 data = data[os.write(descriptor, data) :]

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import IO
 
 from .context import AbortSignal
+from .private import private_file, private_folder
 from .redaction import Redactor
 
 PREVIEW_BYTES = 2_000
@@ -172,7 +173,7 @@ async def run_process(
     """
     out_path, err_path = _output_paths(output_dir, name)
     started = time.monotonic()
-    with out_path.open("wb") as out_file, err_path.open("wb") as err_file:
+    with private_file(out_path) as out_file, private_file(err_path) as err_file:
         process = await asyncio.create_subprocess_exec(
             *argv,
             cwd=os.fspath(cwd),
@@ -231,7 +232,7 @@ async def run_process(
 
 
 def _output_paths(output_dir: Path, name: str) -> tuple[Path, Path]:
-    output_dir.mkdir(parents=True, exist_ok=True)
+    private_folder(output_dir)
     return output_dir / f"{name}.txt", output_dir / f"{name}.stderr.txt"
 
 
@@ -359,8 +360,8 @@ def spawn_detached(
     env: Mapping[str, str] | None = None,
 ) -> subprocess.Popen[bytes]:
     """Start a background process in its own session, stdout and stderr appended to a file."""
-    output_path.parent.mkdir(parents=True, exist_ok=True)
-    with open(output_path, "ab") as output:
+    private_folder(output_path.parent)
+    with private_file(output_path, append=True) as output:
         return subprocess.Popen(
             list(argv),
             cwd=os.fspath(cwd),

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import cast
 
+from .private import private_folder
 from .types import ToolResult, ToolResultContent
 
 DEFAULT_RESULT_CAP = 50_000
@@ -260,7 +261,7 @@ _MAX_NAME_TRIES = 1000
 def _write_unique(directory: Path, stem: str, text: str) -> Path:
     """Write `text` atomically to `<stem>.txt`, or `<stem>-2.txt`, ... when a file of that
     name holds something else (a reader sees all or nothing; nothing is overwritten)."""
-    directory.mkdir(parents=True, exist_ok=True)
+    private_folder(directory)
     fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=".txt")
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:

@@ -135,6 +135,8 @@ def saved_result(path: str, *, cwd: str | None = None) -> Path:
     given = Path(path) if os.path.isabs(path) else Path(base) / path
     try:
         real = given.resolve(strict=True)
+    except PermissionError:  # a folder on the way is closed to this user: another user's
+        raise ValueError(f"{path} is not a saved tool result of this kernel's sessions.") from None
     except (OSError, RuntimeError):
         raise ValueError(f"{path} is gone: the saved result no longer exists.") from None
     if not _is_saved_result(real, base):

@@ -62,6 +62,7 @@ from pydantic_core import PydanticCustomError
 
 from ..core.json_checks import field_problems
 from ..core.json_values import json_array, json_mapping, json_object
+from ..core.private import private_folder, private_opener
 from .base import CUTTING_STOPS, ModelError, ModelRequest
 
 CASSETTE_VERSION = 2
@@ -365,9 +366,10 @@ def write_cassette(path: Path, cassette: CassetteFile) -> None:
         "interactions": list(cassette.interactions),
     }
     text = json.dumps(data, ensure_ascii=False, indent=1) + "\n"
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_folder(path.parent)
     tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
+    with open(tmp, "w", encoding="utf-8", opener=private_opener) as out:
+        out.write(text)
     os.replace(tmp, path)
 
 

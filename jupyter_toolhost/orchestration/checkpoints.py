@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any, Literal, cast
 
 from ..core.context import ToolUseContext
+from ..core.private import private_folder, private_opener
 from ..core.results import human_size
 from ..core.tool import Tool
 from ..permissions.guards import PROTECTED_DIRS
@@ -336,9 +337,10 @@ class CheckpointStore:
 
     def _write_blob(self, data: bytes) -> str:
         blobs = self.directory / "files"
-        blobs.mkdir(parents=True, exist_ok=True)
+        private_folder(blobs)
         name = f"{hashlib.sha256(data).hexdigest()[:16]}-{secrets.token_hex(4)}"
-        (blobs / name).write_bytes(data)
+        with open(blobs / name, "wb", opener=private_opener) as blob:
+            blob.write(data)
         return name
 
     def _blob(self, state: FileState) -> bytes:
@@ -429,10 +431,11 @@ class CheckpointStore:
         self._write_index()
 
     def _write_index(self) -> None:
-        self.directory.mkdir(parents=True, exist_ok=True)
+        private_folder(self.directory)
         data = [asdict(c) for c in self.checkpoints]
         tmp = self.directory / f".index.{secrets.token_hex(4)}.tmp"
-        tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
+        with open(tmp, "w", encoding="utf-8", opener=private_opener) as index:
+            index.write(json.dumps(data, indent=1))
         os.replace(tmp, self.directory / "index.json")
 
     def _set_aside(self) -> None:

@@ -146,13 +146,19 @@ def _write_in(folder: int, name: str, data: bytes) -> None:
 
 
 def require_regular_file(path: Path) -> None:
-    """Raise a clear `ToolInputError` unless `path` is an existing regular file."""
-    if path.is_dir():
-        raise ToolInputError(f"{path} is a directory, not a file.")
-    if not path.exists():
-        raise ToolInputError(f"File does not exist: {path}")
-    if not path.is_file():
-        raise ToolInputError(f"{path} is not a regular file.")
+    """Raise a clear `ToolInputError` unless `path` is an existing regular file (one in a
+    folder this user may not enter, such as another user's, is refused as such)."""
+    try:
+        if path.is_dir():
+            raise ToolInputError(f"{path} is a directory, not a file.")
+        if not path.exists():
+            raise ToolInputError(f"File does not exist: {path}")
+        if not path.is_file():
+            raise ToolInputError(f"{path} is not a regular file.")
+    except PermissionError:
+        raise ToolInputError(
+            f"Permission denied: cannot read {path} (a folder on its way is closed to this user)"
+        ) from None
 
 
 def require_fresh_read(context: ToolUseContext, path: Path, *, verb: str = "edit") -> None:

@@ -210,6 +210,29 @@ def test_read_permission_denied(unprivileged_dir: Path) -> None:
     assert not allowed["is_error"] and allowed["content"] == "     1\tyes"
 
 
+def test_a_file_in_a_folder_closed_to_the_user_is_refused_by_name(unprivileged_dir: Path) -> None:
+    # Another user's saved results on a shared machine: the folder, not the file, is closed.
+    (unprivileged_dir / "theirs").mkdir()
+    (unprivileged_dir / "theirs" / "result.txt").write_text("their-bytes")
+    results = run_unprivileged(
+        unprivileged_dir,
+        [
+            ("chmod", "theirs", 0),
+            ("run", "Read", {"file_path": "theirs/result.txt"}),
+            (
+                "run",
+                "Edit",
+                {"file_path": "theirs/result.txt", "old_string": "their", "new_string": "my"},
+            ),
+        ],
+    )
+    hand_back = unprivileged_dir / "theirs" / "result.txt"
+    for result in results:
+        assert result["is_error"], result
+        assert f"Permission denied: cannot read {hand_back}" in result["content"], result
+        assert "their-bytes" not in result["content"]
+
+
 def test_read_shows_images_as_image_blocks(tmp_path: Path) -> None:
     (tmp_path / "dot.png").write_bytes(PNG)
     blocks = read.read_file(read.ReadInput(file_path="dot.png"), make_context(tmp_path))

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Literal, TypeAlias
 
 from ...core.json_values import json_array, json_object
+from ...core.private import private_folder
 from ...core.types import RuleBehavior
 from ..rules.rules import parse_rule
 from ..rules.ruleset import BEHAVIORS, LOCAL, PROJECT, SESSION, USER, RuleSource
@@ -100,7 +101,7 @@ def save_rule(
         raise SettingsError(str(path), f"'permissions.{behavior}' is not a list, not changed")
     if rule not in listed:
         listed.append(rule)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_folder(path.parent)
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".settings-", suffix=".json")
     with os.fdopen(handle, "w", encoding="utf-8") as out:
         json.dump(data, out, indent=2, ensure_ascii=False)

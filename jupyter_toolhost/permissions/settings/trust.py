@@ -54,6 +54,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
 from ...core.json_values import json_array, json_object
+from ...core.private import private_folder
 from .settings_file import IMPORT_CLAUDE_KEY, NARROWING_MODES, SettingsError, parse_settings_json
 from .settings_file import narrowing_part as narrowing_part
 
@@ -234,7 +235,7 @@ def remember_trust(trust: FolderTrust, *, home: str | os.PathLike[str] | None = 
     entry["hasTrustDialogAccepted"] = True
     entry["trustedActions"] = list(dict.fromkeys([*before, *trust.actions]))
     projects[str(trust.folder)] = entry
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_folder(path.parent)
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".trust-", suffix=".json")
     with os.fdopen(handle, "w", encoding="utf-8") as out:
         json.dump(data, out, indent=2, ensure_ascii=False)

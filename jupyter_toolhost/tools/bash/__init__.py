@@ -31,6 +31,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from ...core.context import AppState, Progress, ToolUseContext
+from ...core.private import private_folder
 from ...core.process import CapturedStream, OutputSoFar, ProcessResult, run_process
 from ...core.results import human_size, persisted_reference, safe_name
 from ...core.tool import Tool, build_tool
@@ -164,8 +165,7 @@ async def run_bash(input: BashInput, context: ToolUseContext) -> str:
             f"Read that file to check on it; Sleep to wait.{note}"
         )
     name = safe_name(context.tool_use_id or uuid.uuid4().hex, "call")
-    output_dir = context.session_dir() / "tool-results"
-    output_dir.mkdir(parents=True, exist_ok=True)
+    output_dir = private_folder(context.session_dir() / "tool-results")
     cwd_file = output_dir / f"{name}.cwd"
     script = f"trap 'pwd -P >| {shlex.quote(str(cwd_file))}' EXIT\n{input.command}"
     timeout_ms = input.timeout or DEFAULT_TIMEOUT_MS

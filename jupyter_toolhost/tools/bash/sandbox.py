@@ -52,6 +52,7 @@ from pathlib import Path
 from typing import Literal, TypeAlias, assert_never
 
 from ...core.context import AppState, ToolUseContext
+from ...core.private import private_folder
 from ...core.types import ToolError
 from ...permissions.engine import rules_home
 from ...permissions.rules.ruleset import CompiledRules, compiled_rules
@@ -290,7 +291,7 @@ def _mounts(
     home = Path(os.path.expanduser("~"))
     projects = list(dict.fromkeys((context.rule_root, context.cwd)))
     for folder in (*(p / ".toolhost" for p in projects), home / ".toolhost"):
-        folder.mkdir(parents=True, exist_ok=True)
+        private_folder(folder)
         wanted.append((os.fspath(folder), "ro"))
         for name in ("settings.json", "settings.local.json"):
             target = folder / name
@@ -305,8 +306,8 @@ def _mounts(
     wanted += _of(_hidden_extras(context), "hide")
     sessions = context.rule_root / ".toolhost" / "sessions"
     session = context.session_dir()
-    session.mkdir(parents=True, exist_ok=True)
-    sessions.mkdir(parents=True, exist_ok=True)
+    private_folder(session)
+    private_folder(sessions)
     wanted.append((os.fspath(sessions), "rw"))
     worktrees = context.rule_root / ".toolhost" / "worktrees"  # EnterWorktree's checkouts
     if worktrees.is_dir():

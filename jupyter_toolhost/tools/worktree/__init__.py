@@ -28,6 +28,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ...core.context import AppState, ToolUseContext
+from ...core.private import private_folder
 from ...core.process import run_capture
 from ...core.tool import Tool, ToolOutput, build_tool
 from ...core.types import ToolInputError
@@ -137,7 +138,7 @@ async def enter_worktree(input: EnterWorktreeInput, context: ToolUseContext) -> 
     )
     if code == 0:
         raise ToolInputError(f"The branch {branch} exists already; choose another name.")
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_folder(path.parent)
     ignore = path.parent / ".gitignore"
     if not ignore.exists():
         ignore.write_text("*\n", encoding="utf-8")
