@@ -47,10 +47,6 @@ _MENTION = re.compile(r"(?<![\w@\\])@([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)")
 _ESCAPED = re.compile(r"\\@(?=[A-Za-z_])")
 
 
-class AttachError(UsageError):
-    """A named variable that cannot be attached; nothing was sent."""
-
-
 @dataclass(frozen=True, slots=True)
 class Attached:
     """What a cell attaches: the block to send, and what was cut."""
@@ -94,7 +90,7 @@ def attach(
     limits: tuple[int, int] | None = None,
 ) -> Attached | None:
     """The block describing `names` in `shell`'s namespace now (None for no names); raises
-    `AttachError` naming every variable that cannot be attached."""
+    `UsageError` naming every variable that cannot be attached."""
     names = list(dict.fromkeys(names))
     if not names:
         return None
@@ -113,7 +109,7 @@ def attach(
             continue
         found.append((name, describe(value, name=name, state=state)))
     if problems:
-        raise AttachError(
+        raise UsageError(
             "Nothing was sent: " + "; ".join(problems) + ". Write `\\@name` (or put it in "
             "backticks) to keep an @ in the prompt as text."
         )

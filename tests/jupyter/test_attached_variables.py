@@ -18,11 +18,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 from IPython.core.interactiveshell import InteractiveShell
 
+from jupyter_toolhost.core.errors import UsageError
 from jupyter_toolhost.core.redaction import Redactor
 from jupyter_toolhost.jupyter.attached import (
     CLOSE,
     OPEN,
-    AttachError,
     attach,
     mentioned,
     unescaped,
@@ -68,7 +68,7 @@ def test_names_are_resolved_when_attached(shell: Any) -> None:
 
 
 def test_a_missing_name_stops_with_the_nearest_names_and_the_escape(shell: Any) -> None:
-    with pytest.raises(AttachError) as raised:
+    with pytest.raises(UsageError) as raised:
         attach(shell, ["dff", "weights", "nothing_like_it"])
     message = str(raised.value)
     assert "Nothing was sent" in message
@@ -79,7 +79,7 @@ def test_a_missing_name_stops_with_the_nearest_names_and_the_escape(shell: Any) 
 @pytest.mark.parametrize("name", ["os", "get_ipython", "In", "_oh", "df.__class__"])
 def test_the_kernels_own_objects_are_refused(shell: Any, name: str) -> None:
     shell.user_ns.setdefault("os", os)
-    with pytest.raises(AttachError, match="Nothing was sent"):
+    with pytest.raises(UsageError, match="Nothing was sent"):
         attach(shell, [name])
 
 
