@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.context import ToolUseContext
 from ..core.conversation import Message
+from ..core.errors import UsageError
 from ..core.lifetime import Stopped
 from ..core.tool import Tool, start_session
 from ..core.types import PermissionMode, RuleBehavior
@@ -89,6 +90,9 @@ class Session:
         """What was read from Claude Code's settings files, file by file (only when
         `importClaudeCodeSettings` is on, or after `import_claude_settings()`)."""
         self.folder_trust = parts.folder_trust
+        self.policy = parts.policy
+        """The managed settings in force (`permissions.settings.managed`): what a hub's or a
+        machine's administrator forbids, above every settings file and cell."""
         """Whether the working folder is trusted, why, and what its settings would do
         (`permissions.settings.trust.FolderTrust`); None with `load_settings=False`."""
         self.mcp = parts.mcp
@@ -293,7 +297,11 @@ class Session:
         return folder_trust(self.context.cwd, import_claude=True).trusted
 
     def set_mode(self, mode: PermissionMode) -> None:
-        """Change the permission mode (it lives in the app state's permission context)."""
+        """Change the permission mode (it lives in the app state's permission context);
+        raises `UsageError` naming the policy for a mode the managed settings forbid."""
+        refused = self.policy.refuse_mode(mode)
+        if refused is not None:
+            raise UsageError(refused)
         self.context.set_app_state(
             lambda state: replace(
                 state,

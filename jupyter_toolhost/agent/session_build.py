@@ -29,6 +29,7 @@ from ..core.context import (
     new_session_id,
     toolhost_home,
 )
+from ..core.errors import ConfigurationError
 from ..core.redaction import Redactor
 from ..core.results import ResultStore
 from ..core.tool import Tool, start_session
@@ -38,6 +39,8 @@ from ..model.base import Model
 from ..orchestration.checkpoints import CheckpointStore
 from ..orchestration.pipeline import Pipeline
 from ..permissions.engine import PermissionEngine, no_classifier
+from ..permissions.settings.managed import Policy
+from .budget import BudgetGuard, DayCounter
 from .events import LoopEvent
 from .loop import AgentLoop
 from .session_config import SessionConfig
@@ -78,6 +81,8 @@ class SessionParts:
     problems: list[str] = field(default_factory=list[str])
     claude_imports: list[ClaudeImport] = field(default_factory=list["ClaudeImport"])
     folder_trust: FolderTrust | None = None
+    policy: Policy = field(default_factory=lambda: Policy())
+    """The managed settings in force (`permissions.settings.managed`)."""
 
 
 def assemble(config: SessionConfig, *, run_prompt: RunPrompt) -> SessionParts:
@@ -116,7 +121,23 @@ def assemble(config: SessionConfig, *, run_prompt: RunPrompt) -> SessionParts:
     if engine is not None and engine.classifier is no_classifier:
         engine.classifier = judge  # the caller's own engine, made without a judge
     small = side_models(model, config.small_model)
+    policy = permissions.policy
+    if policy.broken is not None:
+        raise ConfigurationError(f"The policy for this server cannot be used: {policy.broken}.")
+    refused_model = policy.refuse_model(model_id)
+    if refused_model is not None:
+        raise ConfigurationError(refused_model)
     sandbox = config.sandbox if config.sandbox is not None else SandboxOptions()
+    if not sandbox.allowed_domains:
+        sandbox.allowed_domains = permissions.allowed_domains
+    sandbox.denied_domains = (*sandbox.denied_domains, *permissions.denied_domains)
+    if policy.require_sandbox:
+        sandbox.enabled = True  # Bash refuses to run where bubblewrap cannot start
+    if permissions.budgets.caps() and settings.budget is None:
+        home = Path(os.environ.get("HOME") or Path.home())
+        settings.budget = BudgetGuard(
+            permissions.budgets, dict(permissions.budget_sources), day=DayCounter(home)
+        )
     # A session on a cassette takes its id from it, so the paths it shows
     # (`.toolhost/sessions/<id>/...`) are the same when it is recorded and replayed.
     session_id = config.session_id or cassette_session(model) or new_session_id()
@@ -170,6 +191,7 @@ def assemble(config: SessionConfig, *, run_prompt: RunPrompt) -> SessionParts:
         problems=[str(p) for p in permissions.problems],
         claude_imports=list(permissions.claude_imports),
         folder_trust=trust,
+        policy=policy,
     )
 
 

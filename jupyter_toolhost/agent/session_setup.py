@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -15,6 +15,9 @@ from ..model.anthropic_model import AnthropicModel
 from ..model.base import Model
 from ..permissions.api import ApprovalDecision, ApprovalRequest, Approver, CanUseTool
 from ..permissions.engine import Classifier, PermissionEngine, no_classifier, with_session_rules
+from ..permissions.rules.ruleset import RuleSource
+from ..permissions.settings.managed import SOURCE as MANAGED
+from ..permissions.settings.managed import Budgets, Policy, load_policy
 from .events import LoopEvent, PermissionAnswered, PermissionRequested
 
 if TYPE_CHECKING:
@@ -104,6 +107,12 @@ class StartingPermissions:
     context: ToolPermissionContext
     problems: tuple[object, ...] = ()
     claude_imports: tuple[ClaudeImport, ...] = ()
+    policy: Policy = field(default_factory=lambda: Policy())
+    allowed_domains: tuple[str, ...] = ()
+    """The sandbox's network allow-list: the settings files', within the policy's."""
+    denied_domains: tuple[str, ...] = ()
+    budgets: Budgets = field(default_factory=lambda: Budgets())
+    budget_sources: dict[str, str] = field(default_factory=dict[str, str])
 
 
 def starting_permissions(
@@ -126,13 +135,40 @@ def starting_permissions(
     settings = load_settings(cwd=cwd, trusted=trusted) if load else Settings()
     if load:
         settings.register_hooks(hooks)
+    policy = load_policy()  # the managed settings hold whether or not the files are read
+    problems: list[object] = list(settings.problems)
     context = settings.permission_context(mode=mode)  # may note a bad mode variable
     context = with_session_rules(context, rules)
+    refused = policy.refuse_mode(context.mode)
+    if refused is not None:
+        problems.append(refused.replace("the cell kept its mode", "the session starts in default"))
+        context = replace(context, mode="default")
+    if policy.files:
+        managed = {"allow": policy.allow, "ask": policy.ask, "deny": policy.deny}
+        context = replace(context, rules={**context.rules, MANAGED: managed})
+    allowed = settings.allowed_domains
+    if policy.allowed_domains is not None:  # the policy's list is the widest it may be
+        allowed = tuple(d for d in allowed if d in policy.allowed_domains)
+    budgets = policy.budgets.lowest(Budgets.model_validate(settings.budgets))
+    sources = {name: f"policy:{policy.files[-1]}" for name in policy.budgets.caps()}
+    for name, cap in settings.budgets.items():
+        if policy.budgets.caps().get(name, float("inf")) > cap:
+            sources[name] = settings.budget_files[name]
     starting = StartingPermissions(
-        context, tuple(settings.problems), tuple(settings.claude_imports)
+        context,
+        tuple(problems),
+        tuple(settings.claude_imports),
+        policy,
+        allowed,
+        (*settings.denied_domains, *policy.denied_domains),
+        budgets,
+        sources,
     )
     engine = can_use_tool or PermissionEngine(
-        approver=approver, sources=settings.sources, classifier=classifier
+        approver=approver,
+        sources={**settings.sources, MANAGED: RuleSource(", ".join(policy.files), str(cwd))},
+        classifier=classifier,
+        policy=policy,
     )
     return starting, engine
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import difflib
 import json
 import os
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
@@ -33,6 +33,8 @@ from .decision import PLAN_MODE_MESSAGE, decide
 from .facts import call_facts, mcp_facts
 from .paths import OsResolver, PathResolver, candidates
 from .rules.ruleset import CELL, SESSION, CompiledRules, RuleSource, compiled_rules
+from .settings.managed import SOURCE as MANAGED
+from .settings.managed import Policy
 from .settings.settings import SettingsError, save_rule
 from .startup import warm_up
 from .written import written_by
@@ -78,7 +80,12 @@ class PermissionEngine:
         resolver: PathResolver | None = None,
         sources: Mapping[str, RuleSource] | None = None,
         home: str | None = None,
+        policy: Policy | None = None,
     ) -> None:
+        self.policy = policy or Policy()
+        """The managed settings (`settings.managed`): a mode they forbid decides as
+        ``default``, and with ``allowManagedPermissionRulesOnly`` only their allow rules
+        count, whatever adds others later (Always allow, a cell's scope, `add_rule`)."""
         self.approver = approver
         self.classifier = classifier
         self.resolver: PathResolver = resolver or OsResolver(home=home)
@@ -90,9 +97,13 @@ class PermissionEngine:
 
     def compiled(self, permission: ToolPermissionContext, cwd: str) -> CompiledRules:
         """The rules of `permission`, compiled once for each new rules mapping."""
-        compiled = compiled_rules(
-            permission.rules, cwd=cwd, home=self.resolver.home(), sources=self.sources
-        )
+        rules: Mapping[str, Mapping[RuleBehavior, Sequence[str]]] = permission.rules
+        if self.policy.managed_rules_only:
+            rules = {
+                source: by if source == MANAGED else {b: r for b, r in by.items() if b != "allow"}
+                for source, by in rules.items()
+            }
+        compiled = compiled_rules(rules, cwd=cwd, home=self.resolver.home(), sources=self.sources)
         self.problems.extend(p for p in compiled.problems if p not in self.problems)
         return compiled
 
@@ -102,6 +113,8 @@ class PermissionEngine:
         context.home = self.resolver.home()
         state = context.get_app_state()
         permission = state.tool_permission_context
+        if self.policy.refuse_mode(permission.mode) is not None:
+            permission = replace(permission, mode="default")  # however the mode was set
         cwd = os.fspath(context.cwd)
         tool = request.tool
         shell_cwd = state.shell_cwd if tool.shell_command is not None else None

@@ -84,6 +84,13 @@ class Settings:
     sources: dict[str, RuleSource] = field(default_factory=dict[str, RuleSource])
     default_mode: PermissionMode | None = None
     additional_directories: tuple[str, ...] = ()
+    allowed_domains: tuple[str, ...] = ()
+    """``sandbox.network.allowedDomains`` of every file (`tools.bash.network`)."""
+    denied_domains: tuple[str, ...] = ()
+    budgets: dict[str, float] = field(default_factory=dict[str, float])
+    """``budgets``: each cap by its name, the lowest any file sets; with `budget_files`,
+    the file that set it."""
+    budget_files: dict[str, str] = field(default_factory=dict[str, str])
     hooks: tuple[HookSpec, ...] = ()
     problems: list[SettingsError] = field(default_factory=list[SettingsError])
     import_claude: bool = False
@@ -185,7 +192,7 @@ def narrowing_part(data: Mapping[str, object]) -> dict[str, object]:
     kept = {key: permissions[key] for key in ("deny", "ask") if key in permissions}
     if permissions.get("defaultMode") in NARROWING_MODES:
         kept["defaultMode"] = permissions["defaultMode"]
-    return {"permissions": kept} if kept else {}
+    return {"permissions": kept} if kept else {}  # hosts widen; its budgets wait for trust too
 
 
 def load_file(
@@ -228,6 +235,13 @@ def load_file(
     if permissions.default_mode is not None:
         settings.default_mode = permissions.default_mode
     settings.additional_directories += tuple(permissions.additional_directories)
+    network = checked.sandbox.network
+    settings.allowed_domains += tuple(network.allowed_domains)
+    settings.denied_domains += tuple(network.denied_domains)
+    for name, cap in checked.budgets.model_dump(by_alias=True).items():
+        if cap is not None and cap < settings.budgets.get(name, float("inf")):
+            settings.budgets[name] = cap
+            settings.budget_files[name] = file
     settings.hooks += tuple(
         HookSpec(cast("HookEvent", event), group.matcher, hook.command, hook.timeout, file)
         for event, groups in checked.hooks.items()
@@ -270,6 +284,8 @@ def _part(loc: Location) -> Location:
             return loc[:2]
         case ("permissions", str(), int(), *_):
             return loc[:3]  # one rule
+        case ("sandbox", "network", str(), int(), *_):
+            return loc[:4]  # one host
         case ("hooks", str(), int(), "hooks", int(), *_):
             return loc[:5]  # one hook
         case ("hooks", str(), int(), *_):

@@ -96,10 +96,36 @@ class PermissionsSection(_Section):
     additional_directories: list[str] = Field(default=[], alias="additionalDirectories")
 
 
+class NetworkSection(_Section):
+    """``sandbox.network``: the hosts Bash's sandbox reaches through the kernel's proxy."""
+
+    allowed_domains: list[str] = Field(default=[], alias="allowedDomains")
+    denied_domains: list[str] = Field(default=[], alias="deniedDomains")
+
+
+class SandboxSection(_Section):
+    """``sandbox``: what this package reads of it (the network allow-list)."""
+
+    network: NetworkSection = NetworkSection()
+
+
+class BudgetsSection(_Section):
+    """``budgets``: the user's own caps (`agent.budget`); the policy's lower ones win."""
+
+    cell_usd: Annotated[float, Field(ge=0)] | None = Field(default=None, alias="cellUsd")
+    session_usd: Annotated[float, Field(ge=0)] | None = Field(default=None, alias="sessionUsd")
+    day_usd: Annotated[float, Field(ge=0)] | None = Field(default=None, alias="dayUsd")
+    cell_tokens: Annotated[int, Field(ge=0)] | None = Field(default=None, alias="cellTokens")
+    session_tokens: Annotated[int, Field(ge=0)] | None = Field(default=None, alias="sessionTokens")
+    day_tokens: Annotated[int, Field(ge=0)] | None = Field(default=None, alias="dayTokens")
+
+
 class SettingsFileModel(_Section):
     """A whole settings file, as far as this package reads it."""
 
     permissions: PermissionsSection = PermissionsSection()
+    sandbox: SandboxSection = SandboxSection()
+    budgets: BudgetsSection = BudgetsSection()
     hooks: dict[Annotated[str, AfterValidator(_event)], list[HookGroup]] = {}
     """Hook event (one of `HOOK_EVENTS`) -> its groups."""
     import_claude: bool | None = Field(default=None, alias=IMPORT_CLAUDE_KEY)
@@ -126,5 +152,11 @@ EXPECTED = {
     "hooks.*[*].hooks[*].command": "a non-empty shell command string",
     "hooks.*[*].hooks[*].timeout": "a positive number of seconds",
     IMPORT_CLAUDE_KEY: "true or false",
+    "sandbox": 'an object such as {"network": {"allowedDomains": ["pypi.org"]}}',
+    "sandbox.network": 'an object such as {"allowedDomains": ["pypi.org"]}',
+    "sandbox.network.*": 'a list of hosts such as ["pypi.org", "*.pythonhosted.org"]',
+    "sandbox.network.*[*]": 'a host such as "pypi.org", "*.pythonhosted.org" or "10.0.0.5:8080"',
+    "budgets": 'an object such as {"cellUsd": 0.5, "dayTokens": 2000000}',
+    "budgets.*": "a number, zero or more (dollars for *Usd, whole tokens for *Tokens)",
 }
 """What belongs at each place of a settings file, in the words a problem shows."""
