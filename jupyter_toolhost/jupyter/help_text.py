@@ -1,23 +1,33 @@
 """`%agent help`: a short usage made from the subcommand table, and a full reference per topic.
 
 `SUBCOMMANDS_HELP` holds, for each `%agent` subcommand (`options.SUBCOMMANDS`, which a test
-keeps equal to it), its group, usage, one-line summary and full reference. `%agent help`
-prints the groups with one line per subcommand and a few examples (under 50 lines);
-`%agent help NAME` prints the full reference of a subcommand or of a topic (`TOPICS`:
-options, key, approvals, trust, questions, config); the magic's own docstring (`%agent?`)
-holds all of it. `LINE_USAGE`, which a wrong subcommand is answered with, comes from the
+keeps equal to it), its grammar (what it takes, its ``--flags``: `options` builds the
+subcommand's argparse parser from them), its group, usage, one-line summary and full
+reference. `%agent help` prints the groups with one line per subcommand and a few examples
+(under 50 lines); `%agent help NAME` prints the full reference of a subcommand or of a topic
+(`TOPICS`: options, key, approvals, trust, questions, config); the magic's own docstring
+(`%agent?`) holds all of it. `%agent help options` is argparse's text for the `%%agent` line's
+parser (`cell_line`). `LINE_USAGE`, which a wrong subcommand is answered with, comes from the
 same table; the usage lines the parser (`options`) quotes in its errors live here too, so
-the parser imports this module and never the other way round.
-"""
+the parser imports this module and never the other way round."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal, TypeAlias
+
+from .cell_line import CELL_USAGE as CELL_USAGE
+from .cell_line import OPTION_LIST
+
+Takes: TypeAlias = Literal["nothing", "one", "words", "rule", "own"]
+"""What a subcommand takes after its name: nothing; at most one word; any words, joined
+with spaces (a folder's name may hold spaces); at least one word, joined (a rule may hold
+spaces); or a grammar of its own (`options`: output, mcp, check)."""
 
 
 @dataclass(frozen=True, slots=True)
 class Entry:
-    """One subcommand's help."""
+    """One subcommand: its grammar (what `options` builds its parser from) and its help."""
 
     group: str
     usage: str
@@ -25,13 +35,10 @@ class Entry:
     summary: str
     details: str = ""
     """The full reference (`%agent help NAME`); the summary when empty."""
+    takes: Takes = "nothing"
+    flags: tuple[str, ...] = ()
+    """The ``--flags`` it takes (each on or off)."""
 
-
-CELL_USAGE = (
-    "%%agent [--model M] [--mode MODE] [--new] [--trust-folder] [--max-turns N] [--cassette PATH] "
-    "[--cassette-mode auto|record|replay] [--tools A,B] [--disclosure STYLE] [--think N|off]"
-    "\n<prompt lines>"
-)
 
 OUTPUT_USAGE = (
     "%agent output PATH [--from LINE]: the path a card shows, e.g. %agent output "
@@ -96,6 +103,7 @@ SUBCOMMANDS_HELP: dict[str, Entry] = {
         "list saved sessions, or continue one",
         "%agent resume lists the sessions saved under .toolhost/sessions; %agent resume "
         "SESSION continues that one, read back from its transcript.",
+        takes="one",
     ),
     "mode": Entry(
         "Permissions",
@@ -104,6 +112,7 @@ SUBCOMMANDS_HELP: dict[str, Entry] = {
         "%agent mode shows the permission mode; %agent mode MODE sets it: default | "
         "acceptEdits | bypassPermissions | dontAsk | plan | auto (as --mode and "
         "Session(permission_mode=...)).",
+        takes="one",
     ),
     "allow": Entry(
         "Permissions",
@@ -111,9 +120,11 @@ SUBCOMMANDS_HELP: dict[str, Entry] = {
         "add a rule (--save: into settings.json)",
         "%agent allow|ask|deny RULE adds a rule in Claude Code's syntax to this conversation, "
         "e.g. %agent allow 'Bash(ls *)'; --save also writes it to .toolhost/settings.json.",
+        takes="rule",
+        flags=("--save",),
     ),
-    "ask": Entry("Permissions", "", ""),  # on allow's line
-    "deny": Entry("Permissions", "", ""),
+    "ask": Entry("Permissions", "", "", takes="rule", flags=("--save",)),  # on allow's line
+    "deny": Entry("Permissions", "", "", takes="rule", flags=("--save",)),
     "rules": Entry(
         "Permissions",
         "rules",
@@ -132,6 +143,7 @@ SUBCOMMANDS_HELP: dict[str, Entry] = {
         "asking anyone. INPUT is JSON ({...}) or the tool's main field. PreToolUse hooks are "
         "not run; auto is shown as it is without a classifier answer. In Python: "
         'session.check("Bash", "ls > out.txt").',
+        takes="own",
     ),
     "import-claude-settings": Entry(
         "Permissions",
@@ -155,6 +167,8 @@ SUBCOMMANDS_HELP: dict[str, Entry] = {
         "wrote it, or one in .git/, .claude/ or .toolhost/, needs a second confirmation "
         "(--force). Where nobody can click (nbclient, nbval) add --yes. What an undo replaces "
         "is kept as a checkpoint of its own; %agent history lists them. See docs/undo.md.",
+        takes="one",
+        flags=("--yes", "--force"),
     ),
     "history": Entry(
         "Looking inside",
@@ -164,6 +178,7 @@ SUBCOMMANDS_HELP: dict[str, Entry] = {
         "axis (SVG): batches grouped, the time a call waited for you (an approval, an "
         "answer) hatched, failed, denied, interrupted and sibling-cancelled calls marked, a "
         "tooltip on everything.",
+        flags=("--timeline",),
     ),
     "cost": Entry(
         "Looking inside",
@@ -181,6 +196,7 @@ SUBCOMMANDS_HELP: dict[str, Entry] = {
         "breakpoint marked), the messages (each tool_use linked to its tool_result) and the "
         "API parameters, each with its size in bytes and tokens, the turn's cache reads and "
         "writes, and what deferral saved. session.request(N) returns the body as a dict.",
+        takes="one",
     ),
     "tools": Entry(
         "Looking inside",
@@ -198,6 +214,7 @@ SUBCOMMANDS_HELP: dict[str, Entry] = {
         "at a time in a box that scrolls; the line under it says what is left and the "
         "command for the next page. No server access to the hidden .toolhost/ folder is "
         'needed. In JupyterLab, "Open full output" on the card opens the whole file in a tab.',
+        takes="own",
     ),
     "mcp": Entry(
         "Setup",
@@ -206,6 +223,7 @@ SUBCOMMANDS_HELP: dict[str, Entry] = {
         f"{MCP_USAGE}\n\n"
         "A server added here is for this conversation (its tools are offered from the next "
         'request). Servers for every session go in "mcpServers" of .toolhost/settings.json.',
+        takes="own",
     ),
     "cwd": Entry(
         "Setup",
@@ -217,6 +235,7 @@ SUBCOMMANDS_HELP: dict[str, Entry] = {
         "(JPY_SESSION_NAME, or KERNEL_WORKING_DIR from a gateway) when it is on the kernel's "
         "machine, else the kernel's own folder. The kernel moves there too. %agent cwd shows "
         "it, where it came from and the settings files in force.",
+        takes="words",
     ),
     "key": Entry(
         "Setup",
@@ -234,6 +253,7 @@ SUBCOMMANDS_HELP: dict[str, Entry] = {
         "show a failed run's full traceback",
         "A failed run ends its cell with one line saying what failed; %agent debug on shows "
         "the full traceback instead (%agent debug off: one line again).",
+        takes="one",
     ),
     "help": Entry(
         "Setup",
@@ -241,6 +261,7 @@ SUBCOMMANDS_HELP: dict[str, Entry] = {
         "this; NAME: a subcommand or topic in full",
         "%agent help shows the short usage; %agent help NAME the full reference of a "
         "subcommand or of a topic: options, key, approvals, trust, questions, config.",
+        takes="one",
     ),
 }
 
@@ -251,29 +272,7 @@ or %agent reset, which also end its scheduled prompts, background agents and bac
 commands. --mode, --model, --cassette, --cassette-mode, --disclosure and --think stay in
 effect for the rest of the conversation; a new one starts from the c.ToolHost defaults.
 
---model M        model name (else c.ToolHost.model, JUPYTER_TOOLHOST_MODEL, a default)
---mode MODE      the permission mode (as python -m jupyter_toolhost --mode and
-                 Session(permission_mode=...)): default | acceptEdits |
-                 bypassPermissions | dontAsk | plan | auto
---new            start a new conversation
---trust-folder   trust the working folder's own settings (.toolhost/settings.json:
-                 hooks, MCP servers, allow rules, a wider mode) for the conversation this
-                 cell starts, without asking: the way for headless runs
---max-turns N    at most N model requests for this cell
---cassette PATH  replay (or record) model answers from a cassette file: works offline
---cassette-mode auto|record|replay
-                 what the cassette does; auto (the default) replays when the file
-                 exists and records (with ANTHROPIC_API_KEY) when it does not
---tools A,B      offer only these tools
---disclosure STYLE
-                 how deferred (MCP) tools reach the model: auto (the default: the API's
-                 defer_loading when the model supports it, so a discovery keeps the
-                 prompt cache; else discovered) | defer_loading | discovered |
-                 server_bm25 | server_regex (the API's own tool search)
---think N|off    extended thinking with a budget of N tokens (at least 1024), or off
-                 (the default). The thinking streams into a collapsed "Thinking"
-                 section above the turn's tool cards; its tokens are billed as output
-                 tokens, up to N per model response"""
+{OPTION_LIST}"""
 
 TOPICS: dict[str, str] = {
     "options": OPTIONS,

@@ -1,7 +1,11 @@
-"""Parsing `%%agent` option lines and `%agent` subcommands into plain data.
+"""Reading `%%agent` option lines and `%agent` subcommands into plain data, with argparse.
 
-Pure functions with clear errors (`UsageError` carries the text shown in the cell); no
-IPython here, so the magic and the input transformer share exactly one parser.
+The `%%agent` line is read by `cell_line.CELL_PARSER`, made of the run options the command
+line takes too (`options.grammar`). Each `%agent` subcommand has an `OptionParser` built
+from its entry in `help_text.SUBCOMMANDS_HELP` (what it takes and its ``--flags``), so the
+help and the parser come from one table; output, mcp and check have a grammar of their own
+below. Errors are `UsageError`s whose text the cell shows; no IPython here, so the magic and
+the input transformer share exactly one parser.
 """
 
 from __future__ import annotations
@@ -13,18 +17,20 @@ from typing import Literal, TypeAlias, cast, get_args
 
 from ..core.types import CASSETTE_MODES as CASSETTE_MODES
 from ..core.types import CassetteMode, PermissionMode
-from .help_text import CELL_USAGE as CELL_USAGE
-from .help_text import CHECK_USAGE, LINE_USAGE, MCP_USAGE, OUTPUT_USAGE
-from .run_options import DISCLOSURES as DISCLOSURES
-from .run_options import RUN_OPTION_NAMES, read_options, split_words
-from .run_options import THINK_MIN as THINK_MIN
-from .run_options import THINK_OFF as THINK_OFF
-from .run_options import UsageError as UsageError
-from .run_options import parse_cassette_mode as parse_cassette_mode
-from .run_options import parse_disclosure as parse_disclosure
-from .run_options import parse_mode as parse_mode
-from .run_options import parse_think as parse_think
-from .run_options import thinking_param as thinking_param
+from ..options.grammar import OptionParser, read_run_options
+from ..options.values import DISCLOSURES as DISCLOSURES
+from ..options.values import THINK_MIN as THINK_MIN
+from ..options.values import THINK_OFF as THINK_OFF
+from ..options.values import UsageError as UsageError
+from ..options.values import parse_cassette_mode as parse_cassette_mode
+from ..options.values import parse_disclosure as parse_disclosure
+from ..options.values import parse_mode as parse_mode
+from ..options.values import parse_think as parse_think
+from ..options.values import split_words
+from ..options.values import thinking_param as thinking_param
+from .cell_line import CELL_PARSER
+from .cell_line import CELL_USAGE as CELL_USAGE
+from .help_text import CHECK_USAGE, LINE_USAGE, MCP_USAGE, OUTPUT_USAGE, SUBCOMMANDS_HELP
 
 Subcommand: TypeAlias = Literal[
     "status",
@@ -85,16 +91,17 @@ class Command:
 
 
 def parse_cell_line(line: str) -> CellOptions:
-    """The `%%agent ...` line into `CellOptions` (the options as `run_options` reads them)."""
-    words = split_words(line)
-    values, flags = read_options(
-        words, names=RUN_OPTION_NAMES, flags=("--new", "--trust-folder"), usage=CELL_USAGE
-    )
+    """The `%%agent ...` line into `CellOptions` (the options as `cell_line.CELL_PARSER`
+    takes them, each value read and checked by `options.values`)."""
+    parsed, unknown = CELL_PARSER.read(split_words(line))
+    if unknown:
+        raise UsageError(f"Unknown option {unknown[0]!r}.\nUsage: {CELL_USAGE}")
+    values = read_run_options(parsed)
     return CellOptions(
         model=cast(str, values.get("model")) or None,
         mode=cast("PermissionMode | None", values.get("mode")),
-        new="--new" in flags,
-        trust_folder="--trust-folder" in flags,
+        new=parsed.new,
+        trust_folder=parsed.trust_folder,
         max_turns=cast("int | None", values.get("max_turns")),
         cassette=cast(str, values.get("cassette")) or None,
         cassette_mode=cast("CassetteMode | None", values.get("cassette_mode")),
@@ -102,6 +109,32 @@ def parse_cell_line(line: str) -> CellOptions:
         disclosure=cast("str | None", values.get("disclosure")),
         think=cast("int | None", values.get("think")),
     )
+
+
+def _subcommand_parser(name: Subcommand) -> OptionParser:
+    """The parser of one subcommand, from its `SUBCOMMANDS_HELP` entry: its flags and what
+    it takes (the words no argument takes come back to `parse_command`, which says why)."""
+    entry = SUBCOMMANDS_HELP[name]
+    shown = entry.usage or SUBCOMMANDS_HELP["allow"].usage
+    parser = OptionParser(f"%agent {name}", usage_hint=f"%agent {shown}")
+    for flag in entry.flags:
+        parser.add_argument(flag, action="store_true")
+    match entry.takes:
+        case "one":
+            parser.add_argument("argument", nargs="?")
+        case "words":
+            parser.add_argument("argument", nargs="*")
+        case "rule":
+            parser.add_argument("argument", nargs="*")  # "needs a rule" is ours to say
+        case "own" if name == "output":
+            parser.add_argument("argument", nargs="*")
+            parser.add_argument("--from", dest="first", default="1")
+        case "own" | "nothing":
+            pass
+    return parser
+
+
+_PARSERS: dict[Subcommand, OptionParser] = {name: _subcommand_parser(name) for name in SUBCOMMANDS}
 
 
 def parse_command(line: str) -> Command:
@@ -119,27 +152,24 @@ def parse_command(line: str) -> Command:
         return parse_mcp(rest)
     if name == "output":
         return parse_output(rest)
-    flags = frozenset(w for w in rest if w.startswith("--"))
-    positional = [w for w in rest if not w.startswith("--")]
-    allowed_flags = {"allow": {"--save"}, "ask": {"--save"}, "deny": {"--save"}}.get(name, set())
-    if name == "history":
-        allowed_flags = {"--timeline"}
-    if name == "undo":
-        allowed_flags = {"--yes", "--force"}
-    unknown = flags - allowed_flags
+    if "--" in rest:  # argparse's "the rest are values": no subcommand here takes it
+        raise UsageError(f"%agent {name} does not take --.")
+    parsed, left = _PARSERS[name].read(rest)
+    unknown = sorted({w for w in left if w.startswith("--")})
     if unknown:
-        raise UsageError(f"%agent {name} does not take {', '.join(sorted(unknown))}.")
-    if name in ("allow", "ask", "deny"):
-        if not positional:
+        raise UsageError(f"%agent {name} does not take {', '.join(unknown)}.")
+    flags = frozenset(flag for flag in SUBCOMMANDS_HELP[name].flags if _given(parsed, flag))
+    given: str | list[str] | None = getattr(parsed, "argument", None)
+    takes = SUBCOMMANDS_HELP[name].takes
+    if takes in ("rule", "words"):
+        joined = " ".join(cast("list[str]", given))  # a rule or a folder may hold spaces
+        if takes == "rule" and not joined:
             raise UsageError(f"%agent {name} needs a rule, e.g. %agent {name} 'Bash(ls *)'.")
-        return Command(name, " ".join(positional), flags)  # a rule may contain spaces
-    if name == "cwd" and positional:
-        return Command(name, " ".join(positional), flags)  # a folder's name may hold spaces
-    with_argument = ("mode", "resume", "request", "debug", "cwd", "help", "undo")
-    if len(positional) > 1 or (positional and name not in with_argument):
-        takes = "one argument" if name in with_argument else "no argument"
-        raise UsageError(f"%agent {name} takes {takes}.")
-    argument = positional[0] if positional else None
+        return Command(name, joined or None, flags)
+    if left:
+        takes_text = "one argument" if takes == "one" else "no argument"
+        raise UsageError(f"%agent {name} takes {takes_text}.")
+    argument = cast("str | None", given)
     if name == "mode" and argument is not None:
         parse_mode(argument)
     if name == "request" and argument is not None:
@@ -149,23 +179,26 @@ def parse_command(line: str) -> Command:
     return Command(name, argument, flags)
 
 
+def _given(parsed: object, flag: str) -> bool:
+    return bool(getattr(parsed, flag.removeprefix("--").replace("-", "_")))
+
+
 def parse_output(words: list[str]) -> Command:
     """`%agent output PATH [--from LINE]`: `argument` is the path (which may hold spaces),
     `words` the first line to show (from 1)."""
-    first = 1
-    if "--from" in words:
-        at = words.index("--from")
-        value = words[at + 1] if at + 1 < len(words) else ""
-        if not value.isdigit() or int(value) < 1:
-            raise UsageError(f"--from takes a line number (1 is the first).\n{OUTPUT_USAGE}")
-        first = int(value)
-        words = words[:at] + words[at + 2 :]
-    unknown = sorted(w for w in words if w.startswith("--"))
+    if words[-1:] == ["--from"]:
+        words = [*words, ""]  # no line number: said below, with the usage
+    parsed, left = _PARSERS["output"].read(words)
+    first = cast(str, parsed.first)
+    if not first.isdigit() or int(first) < 1:
+        raise UsageError(f"--from takes a line number (1 is the first).\n{OUTPUT_USAGE}")
+    unknown = sorted(w for w in left if w.startswith("--"))
     if unknown:
         raise UsageError(f"%agent output does not take {', '.join(unknown)}.\n{OUTPUT_USAGE}")
-    if not words:
+    path = " ".join(cast("list[str]", parsed.argument))
+    if not path:
         raise UsageError(f"%agent output needs a path.\n{OUTPUT_USAGE}")
-    return Command("output", " ".join(words), words=(str(first),))
+    return Command("output", path, words=(str(int(first)),))
 
 
 def parse_check(rest: str) -> Command:

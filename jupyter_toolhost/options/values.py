@@ -1,17 +1,12 @@
-"""The options a session runs with, as a `%%agent` line and the command line spell them.
+"""What an option's value may be: each reader checks one text and converts it.
 
-`RUN_OPTIONS` lists each option once: its name, how its value is read and checked, and its
-help. The `%%agent` line (`options.parse_cell_line`) and ``python -m jupyter_toolhost``
-(`__main__.parser`) are both built from it, so the two read the same option strings to the
-same values and refuse the same mistakes in the same words. This module imports nothing
-heavy: the command line's ``--help`` loads no session, model or tool.
+A reader raises `UsageError` with what is wrong and what is expected; both front ends show
+that text as it is (the `%%agent` line in the cell, the command line after ``error:``).
 """
 
 from __future__ import annotations
 
 import shlex
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 from ..core.errors import UsageError as UsageError
 from ..core.types import (
@@ -121,86 +116,3 @@ def thinking_param(budget: int | None) -> dict[str, object] | None:
     if not budget:
         return None
     return {"type": "enabled", "budget_tokens": budget, "display": "summarized"}
-
-
-@dataclass(frozen=True, slots=True)
-class RunOption:
-    """One option that takes a value: how it is spelled, read and described."""
-
-    name: str
-    """``--mode``; the value is what follows it (``--mode plan``, ``--mode=plan``)."""
-    field: str
-    """Where the value goes (`CellOptions.mode`)."""
-    read: Callable[[str], object]
-    """Checks and converts the value; raises `UsageError` with what is wrong."""
-    metavar: str
-    help: str
-
-
-RUN_OPTIONS: tuple[RunOption, ...] = (
-    RunOption("--model", "model", str, "M", "model id"),
-    RunOption("--max-turns", "max_turns", parse_max_turns, "N", "model requests at most"),
-    RunOption("--tools", "tools", parse_tools, "A,B", "only these tools"),
-    RunOption(
-        "--mode",
-        "mode",
-        parse_mode,
-        "MODE",
-        f"permission mode: {' | '.join(PERMISSION_MODES)}",
-    ),
-    RunOption("--cassette", "cassette", str, "PATH", "record to / replay from this cassette"),
-    RunOption(
-        "--cassette-mode",
-        "cassette_mode",
-        parse_cassette_mode,
-        "{" + ",".join(CASSETTE_MODES) + "}",
-        "with --cassette: auto (replay if the file exists, else record), record, or replay",
-    ),
-    RunOption(
-        "--disclosure",
-        "disclosure",
-        parse_disclosure,
-        "STYLE",
-        f"how deferred (MCP) tools reach the model: {', '.join(DISCLOSURES)}",
-    ),
-    RunOption(
-        "--think",
-        "think",
-        parse_think,
-        "N|off",
-        f"extended thinking with a budget of N tokens (at least {THINK_MIN}), or off",
-    ),
-)
-RUN_OPTION_NAMES = tuple(option.name for option in RUN_OPTIONS)
-
-
-def read_options(
-    words: Sequence[str], *, names: Sequence[str], flags: Sequence[str] = (), usage: str
-) -> tuple[dict[str, object], set[str]]:
-    """Read ``--name value`` / ``--name=value`` options (those in `names`) and bare `flags`
-    from `words`: each value read and checked by its `RunOption` (the last one given, in
-    `RUN_OPTIONS` order); returns the values by field and the flags given. A value is the
-    next word whatever it looks like, so ``--think --new`` reports ``'--new'`` as a bad
-    budget rather than dropping it."""
-    texts: dict[str, str] = {}
-    given: set[str] = set()
-    index = 0
-    while index < len(words):
-        word = words[index]
-        name, eq, inline = word.partition("=")
-        if word in flags:
-            given.add(word)
-        elif name in names:
-            if eq:
-                text = inline
-            elif index + 1 < len(words):
-                index += 1
-                text = words[index]
-            else:
-                raise UsageError(f"{name} needs a value.\nUsage: {usage}")
-            texts[name] = text
-        else:
-            raise UsageError(f"Unknown option {word!r}.\nUsage: {usage}")
-        index += 1
-    values = {o.field: o.read(texts[o.name]) for o in RUN_OPTIONS if o.name in texts}
-    return values, given
