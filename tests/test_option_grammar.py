@@ -11,9 +11,9 @@ import pytest
 
 from jupyter_toolhost.__main__ import parser
 from jupyter_toolhost.core.errors import UsageError
-from jupyter_toolhost.jupyter.cell_line import CELL_PARSER, CELL_USAGE, OPTION_LIST
-from jupyter_toolhost.jupyter.help_text import SUBCOMMANDS_HELP, topic_help
-from jupyter_toolhost.jupyter.options import SUBCOMMANDS, parse_cell_line, parse_command
+from jupyter_toolhost.jupyter.magic.cell_line import CELL_PARSER, CELL_USAGE, OPTION_LIST
+from jupyter_toolhost.jupyter.magic.help_text import SUBCOMMANDS_HELP, topic_help
+from jupyter_toolhost.jupyter.magic.options import SUBCOMMANDS, parse_cell_line, parse_command
 from jupyter_toolhost.options.grammar import RUN_OPTIONS, OptionParser
 
 

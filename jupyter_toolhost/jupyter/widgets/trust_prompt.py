@@ -17,12 +17,12 @@ import html
 from collections.abc import Callable
 from typing import Literal, TypeAlias
 
-from ..permissions.settings.trust import FolderTrust, describe
+from ...permissions.settings.trust import FolderTrust, describe
+from ..views.render import ERROR, FG2, home_path
+from ..views.safe_html import widget_html
 from .approval import from_owner, message_session
 from .frontend import FrontEnd
-from .render import ERROR, FG2, home_path
-from .safe_html import widget_html
-from .widget_prompt import filled_button, show_and_wait
+from .widget_prompt import filled_button, ipywidgets, show_and_wait
 
 TRUST_LABEL = "Trust this folder"
 DECLINE_LABEL = "Don't trust"
@@ -84,8 +84,7 @@ async def ask_trust(
     when no front end can show the question)."""
     if not front_end.can_show_widgets():
         return "headless"
-    import ipywidgets as widgets  # pyright: ignore[reportMissingImports]
-
+    widgets = ipywidgets()
     answer: asyncio.Future[Answer] = asyncio.get_running_loop().create_future()
     owner = message_session()
 

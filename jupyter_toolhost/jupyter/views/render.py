@@ -27,8 +27,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-from ..core.numbers import format_number
-from ..core.text import one_line
+from ...core.numbers import format_number
+from ...core.text import one_line
 from .safe_html import clean_bundle
 
 MIME_TYPE = "application/vnd.jupyter.toolhost.v1+json"

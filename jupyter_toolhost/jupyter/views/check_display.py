@@ -7,10 +7,13 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from IPython.display import display
+
+from ...permissions.check import reason_text, shell_details
 from .render import Rendered, notice_display, relative_text, short, table_display
 
 if TYPE_CHECKING:
-    from ..permissions.check import CheckReport
+    from ...permissions.check import CheckReport
 
 MODE_COLUMNS = ("mode", "decision", "reason", "rule", "settings file")
 SHELL_COLUMNS = ("command", "program", "touches", "why it may be asked")
@@ -24,7 +27,6 @@ class Displays(Rendered):
         self.parts = list(parts)
 
     def _ipython_display_(self) -> None:
-        from IPython.display import display
 
         for part in self.parts:
             display(part)
@@ -35,7 +37,6 @@ class Displays(Rendered):
 
 def check_display(report: CheckReport, *, cwd: str) -> Displays:
     """The report as displays; paths under `cwd` are shown relative to it."""
-    from ..permissions.check import reason_text, shell_details
 
     rows = []
     for check in report.modes:

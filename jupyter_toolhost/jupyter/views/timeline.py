@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, TypeAlias, assert_never
 
-from ..core.numbers import format_number
+from ...core.numbers import format_number
 from .cards import CallCard, waited_label, waits_by_kind
 from .render import FG2, Rendered, text_colour
 

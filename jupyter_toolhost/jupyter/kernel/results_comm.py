@@ -40,7 +40,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from .render import shown_path
+from ...core.context import toolhost_home
+from ..views.render import shown_path
 
 TARGET = "jupyter_toolhost.results"
 CHUNK_BYTES = 4_000_000
@@ -144,7 +145,6 @@ def saved_result(path: str, *, cwd: str | None = None) -> Path:
 
 def list_results(*, cwd: str | None = None) -> dict[str, Any]:
     """The saved results of this kernel's sessions, newest first (see the module docstring)."""
-    from ..core.context import toolhost_home
 
     base = cwd or os.getcwd()
     sessions = toolhost_home(base) / "sessions"
@@ -174,7 +174,6 @@ def list_results(*, cwd: str | None = None) -> dict[str, Any]:
 
 
 def _is_saved_result(real: Path, cwd: str) -> bool:
-    from ..core.context import toolhost_home
 
     sessions = (toolhost_home(cwd) / "sessions").resolve()
     try:

@@ -35,9 +35,9 @@ from typing import Any, cast
 
 from pydantic import BaseModel, Field
 
-from ..core.context import Progress, ToolUseContext
-from ..core.tool import Tool, ToolOutput, build_tool
-from ..core.types import DecisionReason, PermissionAsk, PermissionResult, ToolError
+from ...core.context import Progress, ToolUseContext
+from ...core.tool import Tool, ToolOutput, build_tool
+from ...core.types import DecisionReason, PermissionAsk, PermissionResult, ToolError
 from .captured import (
     INTERRUPTED_LINE,
     bundle,

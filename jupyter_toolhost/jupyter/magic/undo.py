@@ -15,13 +15,15 @@ import asyncio
 from collections.abc import Callable
 from typing import Any, Literal, Protocol
 
-from ..orchestration.checkpoints import Checkpoint, CheckpointStore, UndoPlan, undo_summary
-from .approval import from_owner, message_session
-from .frontend import FrontEnd
+from IPython.display import display
+
+from ...orchestration.checkpoints import Checkpoint, CheckpointStore, UndoPlan, undo_summary
+from ..views.render import MIME_TYPE, Rendered, bundle, esc, notice_display, table_display
+from ..views.safe_html import widget_html
+from ..widgets.approval import from_owner, message_session
+from ..widgets.frontend import FrontEnd
+from ..widgets.widget_prompt import ipywidgets, show_and_wait, widget_bundle
 from .options import Command, UsageError
-from .render import MIME_TYPE, Rendered, bundle, esc, notice_display, table_display
-from .safe_html import widget_html
-from .widget_prompt import show_and_wait, widget_bundle
 
 
 class AgentHost(Protocol):
@@ -119,7 +121,6 @@ async def undo_checkpoint(
 ) -> Rendered:
     """Show the diff, ask (unless `yes`), ask again for changed files (unless `force`),
     restore, and say what happened."""
-    from IPython.display import display
 
     if checkpoint.undone_by is not None:
         return notice_display(
@@ -159,8 +160,7 @@ async def _ask(front_end: FrontEnd, yes_label: str, no_label: str, host: AgentHo
     """Buttons in the running cell; "yes", "no", "headless" or "timeout"."""
     if not front_end.can_show_widgets():
         return "headless"
-    import ipywidgets as widgets  # pyright: ignore[reportMissingImports]
-
+    widgets = ipywidgets()
     answer: asyncio.Future[Answer] = asyncio.get_running_loop().create_future()
     owner = message_session()
 
@@ -238,7 +238,6 @@ def show_cell_checkpoint(host: AgentHost, session: Any, view: Any) -> None:
         return
     if not front_end.can_show_widgets():
         return
-    from IPython.display import display
 
     display(widget_bundle(FooterUndo(host, store, checkpoint).box))
 
@@ -253,8 +252,7 @@ class FooterUndo:
     """
 
     def __init__(self, host: AgentHost, store: CheckpointStore, checkpoint: Checkpoint) -> None:
-        import ipywidgets as widgets  # pyright: ignore[reportMissingImports]
-
+        widgets = ipywidgets()
         self.store, self.checkpoint = store, checkpoint
         self.plan: UndoPlan | None = None
         self.button = _button(FOOTER_LABEL, icon="undo")
@@ -330,8 +328,7 @@ class FooterUndo:
 
 
 def _button(description: str, *, style: str = "", icon: str = "") -> Any:
-    import ipywidgets as widgets  # pyright: ignore[reportMissingImports]
-
+    widgets = ipywidgets()
     return widgets.Button(
         description=description,
         button_style=style,

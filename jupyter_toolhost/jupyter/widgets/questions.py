@@ -23,18 +23,18 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..core.numbers import format_number
-from ..core.types import ToolError
+from ...core.numbers import format_number
+from ...core.types import ToolError
+from ..views.render import FG2
+from ..views.safe_html import widget_html
 from .comm_ack import TypingWatch
 from .frontend import FrontEnd
-from .render import FG2
-from .safe_html import widget_html
-from .widget_prompt import filled_button, show_and_wait
+from .widget_prompt import filled_button, ipywidgets, show_and_wait
 
 CHIP = "var(--jp-layout-color2,#e8f0fe)"
 
 if TYPE_CHECKING:
-    from ..tools.ask_user import Question
+    from ...tools.ask_user import Question
 
 SUBMIT_LABEL = "Submit"
 OTHER_PLACEHOLDER = "Other: your own answer"
@@ -138,8 +138,7 @@ class WidgetQuestionAsker:
 def _build_form(
     questions: Sequence[Question], submitted: asyncio.Future[None]
 ) -> tuple[Any, list[_Asked], list[Any]]:
-    import ipywidgets as widgets  # pyright: ignore[reportMissingImports]
-
+    widgets = ipywidgets()
     rows: list[Any] = []
     asked: list[_Asked] = []
     for question in questions:

@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ..core.numbers import format_number
+from ...core.numbers import format_number
 from .render import FG2, PRE, esc, relative_path, shown_path
 
 PREVIEW_CHARS = 2_000

@@ -29,6 +29,8 @@ import asyncio
 import sys
 from typing import Any, Literal, TypeAlias
 
+from IPython import get_ipython
+
 PROBE_SECONDS = 3.0
 """How long a prompt waits for a front end to report that it rendered it (measured: 0.15 s)."""
 
@@ -116,8 +118,4 @@ class FrontEnd:
 
 
 def _running_shell() -> Any:
-    try:
-        from IPython import get_ipython
-    except ImportError:
-        return None
     return get_ipython()

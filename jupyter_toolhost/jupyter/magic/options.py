@@ -15,19 +15,19 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Literal, TypeAlias, cast, get_args
 
-from ..core.types import CASSETTE_MODES as CASSETTE_MODES
-from ..core.types import CassetteMode, PermissionMode
-from ..options.grammar import OptionParser, read_run_options
-from ..options.values import DISCLOSURES as DISCLOSURES
-from ..options.values import THINK_MIN as THINK_MIN
-from ..options.values import THINK_OFF as THINK_OFF
-from ..options.values import UsageError as UsageError
-from ..options.values import parse_cassette_mode as parse_cassette_mode
-from ..options.values import parse_disclosure as parse_disclosure
-from ..options.values import parse_mode as parse_mode
-from ..options.values import parse_think as parse_think
-from ..options.values import split_words
-from ..options.values import thinking_param as thinking_param
+from ...core.types import CASSETTE_MODES as CASSETTE_MODES
+from ...core.types import CassetteMode, PermissionMode
+from ...options.grammar import OptionParser, read_run_options
+from ...options.values import DISCLOSURES as DISCLOSURES
+from ...options.values import THINK_MIN as THINK_MIN
+from ...options.values import THINK_OFF as THINK_OFF
+from ...options.values import UsageError as UsageError
+from ...options.values import parse_cassette_mode as parse_cassette_mode
+from ...options.values import parse_disclosure as parse_disclosure
+from ...options.values import parse_mode as parse_mode
+from ...options.values import parse_think as parse_think
+from ...options.values import split_words
+from ...options.values import thinking_param as thinking_param
 from .cell_line import CELL_PARSER
 from .cell_line import CELL_USAGE as CELL_USAGE
 from .help_text import CHECK_USAGE, LINE_USAGE, MCP_USAGE, OUTPUT_USAGE, SUBCOMMANDS_HELP

@@ -23,10 +23,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..agent.sent import SentRequest, encode
-from ..core.numbers import format_number
-from ..disclosure.deferral import extract_discovered_tool_names
-from ..model.base import ModelError
+from ...agent.clearing import CLEARED_PREFIX
+from ...agent.sent import SentRequest, encode
+from ...core.numbers import format_number
+from ...disclosure.deferral import extract_discovered_tool_names
+from ...model.base import ModelError
+from ...model.token_count import can_count, count_parts
 from .render import BORDER, ERROR, FG2, MUTED, PRE, WARN, Rendered, esc, notice_display, short
 
 CLIP = 2_000
@@ -83,7 +85,6 @@ def request_view(session: Any, n: int | None = None) -> Rendered:
 
 def tokens_for(model: object, body: Mapping[str, Any]) -> Tokens:
     """Counts from the endpoint when `model` can ask it, else estimates (bytes / 4)."""
-    from ..model.token_count import can_count, count_parts
 
     note = ""
     if can_count(model):
@@ -219,7 +220,6 @@ def _usage_line(sent: SentRequest) -> str:
 def cleared_line(body: Mapping[str, Any]) -> str | None:
     """How many old tool results this request sends as notes naming their saved copies
     (`agent.clearing`); None when it sends none."""
-    from ..agent.clearing import CLEARED_PREFIX
 
     count = 0
     for message in body.get("messages") or []:

@@ -8,11 +8,12 @@ import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ..core.text import one_line
-from ..core.tool import SUMMARY_CHARS
+from ...core.text import one_line
+from ...core.tool import SUMMARY_CHARS
+from .cards import language_of_path
 
 if TYPE_CHECKING:
-    from ..core.tool import Tool
+    from ...core.tool import Tool
 
 
 class CallViews:
@@ -49,7 +50,6 @@ class CallViews:
             return None
         if not read_only:
             return None
-        from .cards import language_of_path
 
         return language_of_path(path)
 

@@ -15,11 +15,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
+from types import ModuleType
 from typing import Any, Literal, TypeAlias, TypeVar
 
+from IPython.display import display
+
+from ..views.render import Rendered
 from .comm_ack import acknowledging
 from .frontend import FrontEnd, Outcome
-from .render import Rendered
 
 T = TypeVar("T")
 
@@ -45,10 +48,18 @@ light theme. The label is read against its own fill, so one fixed pair reads the
 every theme and in front ends without JupyterLab's variables."""
 
 
+def ipywidgets() -> ModuleType:
+    """The ipywidgets module, imported on the first call: the one place the front end
+    imports it. Only a prompt about to be shown calls this, so `%load_ext` and a headless
+    run (which shows none) never load it (`widgets.frontend` reads `sys.modules` for it)."""
+    import ipywidgets as module  # pyright: ignore[reportMissingImports]
+
+    return module  # pyright: ignore[reportUnknownVariableType]
+
+
 def filled_button(label: str, fill: Fill, *, tooltip: str = "") -> Any:
     """An ipywidgets `Button` labelled `label`, white on the `fill` colour."""
-    import ipywidgets as widgets  # pyright: ignore[reportMissingImports]
-
+    widgets = ipywidgets()
     return widgets.Button(
         description=label,
         tooltip=tooltip,
@@ -86,7 +97,6 @@ async def show_and_wait(
     disables the widgets) runs in every case, and the display is emptied. Without `settle`
     the answer is what was answered; without `close`, `buttons` are disabled.
     """
-    from IPython.display import display
 
     with acknowledging(front_end.shell):
         shown = display(widget_bundle(box), display_id=True)

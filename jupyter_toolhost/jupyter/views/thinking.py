@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
-from ..core.numbers import format_number
+from ...core.numbers import format_number
 from .render import BORDER, FG2, MUTED, PRE, Rendered, bundle, esc
 
 PartKind: TypeAlias = Literal["text", "redacted", "omitted", "streaming"]

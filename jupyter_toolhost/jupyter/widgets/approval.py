@@ -34,19 +34,21 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, assert_never
 
-from ..core.numbers import format_number
-from ..permissions.api import (
+from IPython import get_ipython
+
+from ...core.numbers import format_number
+from ...permissions.api import (
     DESTRUCTIVE_WARNING,
     ApprovalChoice,
     ApprovalDecision,
     ApprovalRequest,
 )
+from ..views.render import ERROR, FG2
+from ..views.safe_html import markdown_html, widget_html
 from .comm_ack import TypingWatch
 from .frontend import FrontEnd, headless_message
-from .render import ERROR, FG2
-from .safe_html import markdown_html, widget_html
 from .widget_prompt import DECIDED as DECIDED
-from .widget_prompt import filled_button, show_and_wait
+from .widget_prompt import filled_button, ipywidgets, show_and_wait
 from .widget_prompt import widget_bundle as widget_bundle
 
 BUTTON_LABELS: dict[ApprovalChoice, str] = {
@@ -296,8 +298,7 @@ class WidgetApprover:
 
 
 def _build_prompt(request: ApprovalRequest, answer: asyncio.Future[ApprovalDecision]) -> _Prompt:
-    import ipywidgets as widgets  # pyright: ignore[reportMissingImports]
-
+    widgets = ipywidgets()
     owner = message_session()  # the client whose cell asks (its execute_request)
 
     def resolve(decision: ApprovalDecision) -> None:
@@ -353,8 +354,6 @@ def message_session() -> str | None:
     """The ``session`` of the message the kernel is handling now (its header names the
     client that sent it), or None outside a kernel."""
     try:
-        from IPython import get_ipython
-
         kernel = getattr(get_ipython(), "kernel", None)
         parent = kernel.get_parent() if kernel is not None else None
     except Exception:

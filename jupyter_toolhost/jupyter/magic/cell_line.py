@@ -7,8 +7,8 @@ help lists exactly what the parser takes.
 
 from __future__ import annotations
 
-from ..core.types import CASSETTE_MODES
-from ..options.grammar import OptionParser, add_run_options
+from ...core.types import CASSETTE_MODES
+from ...options.grammar import OptionParser, add_run_options
 
 CELL_HELP = {
     "--model": "model name (else c.ToolHost.model, JUPYTER_TOOLHOST_MODEL, a default)",

@@ -12,8 +12,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeAlias
 
-from ..core.numbers import format_number
-from ..core.types import PermissionResult
+from ...core.numbers import format_number
+from ...core.types import PermissionResult
 from .previews import (
     PREVIEW_CHARS,
     PersistedOutput,
@@ -45,7 +45,7 @@ from .render import (
 __all__ = ["PREVIEW_CHARS", "PersistedOutput", "saved_path_in"]
 
 if TYPE_CHECKING:
-    from ..orchestration.events import StopCause
+    from ...orchestration.events import StopCause
 
 
 CallStatus: TypeAlias = Literal["queued", "running", "done", "error", "denied", "cancelled"]

@@ -50,7 +50,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, cast
 
-from ..core.types import ToolError
+from ...core.types import ToolError
 
 KERNEL_PACKAGES = frozenset(
     {

@@ -15,15 +15,32 @@ through `run_async_command` (a cell of their own).
 from __future__ import annotations
 
 import asyncio
+import json
+import os
 from collections.abc import Callable
+from getpass import getpass
 from typing import Any
 
-from ..core.context import toolhost_home
-from ..core.numbers import format_number
-from ..model.pricing import billed_equivalent
-from .host import STOP_GRACE, AgentHost, AgentInterrupted, stop_task, wait_in_slices
+from IPython.core.error import UsageError as IPythonUsageError
+from IPython.display import display
+
+from ...core.context import toolhost_home
+from ...core.numbers import format_number
+from ...model.pricing import billed_equivalent
+from ..agent import resume_session, set_mode
+from ..host import (
+    STOP_GRACE,
+    AgentHost,
+    AgentInterrupted,
+    background_notice,
+    stop_task,
+    wait_in_slices,
+)
+from ..kernel.results_comm import saved_result
+from ..views.render import Rendered, notice_display, output_display, shown_path, table_display
+from ..views.timeline import timeline_display
+from .help_text import TOPICS, short_help, topic_help
 from .options import Command, UsageError, parse_command, parse_turn
-from .render import Rendered, notice_display, output_display, table_display
 
 OUTPUT_LINES = 1_000
 """The lines of a saved result one `%agent output` shows (a page: `--from` shows the next)."""
@@ -33,7 +50,6 @@ OUTPUT_BYTES = 100_000
 
 def run_line(host: AgentHost, line: str) -> Rendered | None:
     """The `%agent LINE` magic: `run_command`, its usage errors shown as IPython's."""
-    from IPython.core.error import UsageError as IPythonUsageError
 
     try:
         return run_command(host, line)
@@ -43,8 +59,6 @@ def run_line(host: AgentHost, line: str) -> Rendered | None:
 
 async def run_command_cell(host: AgentHost, line: str) -> None:
     """A cell holding only `%agent compact` or `%agent mcp ...`: awaited, interruptible."""
-    from IPython.core.error import UsageError as IPythonUsageError
-    from IPython.display import display
 
     task: asyncio.Future[Rendered | None] = asyncio.ensure_future(run_async_command(host, line))
     try:
@@ -121,7 +135,7 @@ def _status(host: AgentHost, command: Command) -> Rendered:
 def _key_rows(host: AgentHost) -> list[tuple[str, Any]]:
     """Whether an API key is set and where it comes from (what the client reads), with at
     most a fingerprint of it ("…a1b2"); never the key."""
-    from ..model.anthropic_model import AnthropicModel, credential_sources, fingerprint
+    from ...model.anthropic_model import AnthropicModel, credential_sources, fingerprint
 
     model = getattr(host.session, "model", None)
     given = model.given_api_key if isinstance(model, AnthropicModel) else None
@@ -149,7 +163,7 @@ def _tokens(count: float) -> str:
 def _trust_summary(host: AgentHost) -> str:
     """Whether the working folder's own settings act, and what is held back: as the running
     conversation found it, else as a new one would (see `permissions.settings.trust`)."""
-    from ..permissions.settings.trust import folder_trust
+    from ...permissions.settings.trust import folder_trust
 
     found = getattr(host.session, "folder_trust", None)
     if found is None or found.folder != host.cwd.resolve():
@@ -162,7 +176,7 @@ def _trust_summary(host: AgentHost) -> str:
 def _folder_rows(host: AgentHost) -> list[tuple[str, Any]]:
     """The working folder, where it came from, the notebook's folder and the settings files
     in force (see `workdir`)."""
-    from ..permissions.settings.settings import settings_in_force
+    from ...permissions.settings.settings import settings_in_force
 
     folder = host.workdir
     moved = folder.path != host.cwd.resolve()
@@ -194,7 +208,7 @@ def _cwd(host: AgentHost, command: Command) -> Rendered:
         return table_display("cwd", ("setting", "value"), rows, title="working folder")
     had_session = host.session is not None
     host.set_working_folder(command.argument)
-    from ..permissions.settings.settings import settings_in_force
+    from ...permissions.settings.settings import settings_in_force
 
     files = settings_in_force(host.cwd)
     found = ", ".join(str(path) for path in files) if files else "none"
@@ -211,7 +225,6 @@ def _reset(host: AgentHost, command: Command) -> Rendered:
 def _stop(host: AgentHost, command: Command) -> Rendered:
     """What the stop button does to background work, for when no cell runs (the button then
     has no prompt to stop): background agents and commands stop, schedules go on."""
-    from .host import background_notice
 
     if host.session is None:
         return notice_display("No conversation: nothing runs in the background.")
@@ -225,15 +238,13 @@ def _mode(host: AgentHost, command: Command) -> Rendered:
         return notice_display(f"Permission mode: {host.mode or 'default'}")
     host.mode = command.argument
     if host.session is not None:
-        from .agent import set_mode
-
         set_mode(host.session, command.argument)
     return notice_display(f"Permission mode set to {command.argument}.")
 
 
 def _rule(host: AgentHost, command: Command) -> Rendered:
-    from ..permissions.rules.rules import RuleError, parse_rule
-    from ..permissions.settings.settings import SettingsError, save_rule
+    from ...permissions.rules.rules import RuleError, parse_rule
+    from ...permissions.settings.settings import SettingsError, save_rule
 
     rule = command.argument or ""
     behavior = command.name
@@ -259,7 +270,7 @@ def _rule(host: AgentHost, command: Command) -> Rendered:
 
 
 def _rules(host: AgentHost, command: Command) -> Rendered:
-    from ..permissions.rules.inactive import inactive_reason
+    from ...permissions.rules.inactive import inactive_reason
 
     rows = []
     if host.session is not None:
@@ -303,8 +314,6 @@ def _tools(host: AgentHost, command: Command) -> Rendered:
 
 def _history(host: AgentHost, command: Command) -> Rendered:
     if "--timeline" in command.flags:
-        from .timeline import timeline_display
-
         return timeline_display(host.history)
     rows = [
         (
@@ -354,7 +363,7 @@ def _cost(host: AgentHost, command: Command) -> Rendered:
 def _request(host: AgentHost, command: Command) -> Rendered:
     if host.session is None:
         return notice_display("No session yet: run an %%agent cell first.")
-    from .request_view import request_view
+    from ..views.request_view import request_view
 
     turn = None if command.argument is None else parse_turn(command.argument)
     return request_view(host.session, turn)
@@ -384,7 +393,6 @@ def _resume(host: AgentHost, command: Command) -> Rendered:
             (p.name, format_number((p / "transcript.jsonl").stat().st_size, "bytes")) for p in found
         ]
         return table_display("sessions", ("session", "transcript"), rows, title="sessions")
-    from .agent import resume_session
 
     resumed = resume_session(host, command.argument, tools=host.tool_pool())
     host.end_session("another conversation was resumed (%agent resume)")
@@ -394,10 +402,9 @@ def _resume(host: AgentHost, command: Command) -> Rendered:
 
 
 def _check(host: AgentHost, command: Command) -> Rendered:
-    import json
 
-    from ..permissions.check import CheckError
-    from .check_display import check_display
+    from ...permissions.check import CheckError
+    from ..views.check_display import check_display
 
     text = command.words[0]
     value: dict[str, Any] | str = json.loads(text) if "--json" in command.flags else text
@@ -409,7 +416,7 @@ def _check(host: AgentHost, command: Command) -> Rendered:
 
 
 def _import_claude_settings(host: AgentHost, command: Command) -> Rendered:
-    from ..permissions.settings.claude_settings import claude_settings_files
+    from ...permissions.settings.claude_settings import claude_settings_files
 
     session = host.ensure_session()
     found = session.import_claude_settings()
@@ -430,8 +437,6 @@ def _import_claude_settings(host: AgentHost, command: Command) -> Rendered:
 
 
 def _key(host: AgentHost, command: Command) -> Rendered:
-    import os
-    from getpass import getpass
 
     try:
         key = getpass("Anthropic API key (kept in this kernel only): ").strip()
@@ -463,8 +468,6 @@ def _output(host: AgentHost, command: Command) -> Rendered:
     from the file the lab extension reads too: in a box that scrolls, with what is left and
     the command for the next page under it, so a 30,000-line result never floods the cell
     or the saved notebook."""
-    from .render import shown_path
-    from .results_comm import saved_result
 
     try:
         real = saved_result(command.argument or "", cwd=str(host.cwd))
@@ -512,7 +515,6 @@ def _lines(number: int) -> str:
 
 def _help(host: AgentHost, command: Command) -> Rendered:
     """`%agent help`: the short usage; `%agent help NAME`: one subcommand or topic in full."""
-    from .help_text import TOPICS, short_help, topic_help
 
     if command.argument is None:
         return notice_display(short_help())

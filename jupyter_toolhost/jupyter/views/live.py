@@ -43,8 +43,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict
 from typing import Any, assert_never
 
-from ..agent.events import PermissionAnswered, PermissionRequested
-from ..orchestration.events import (
+from ...agent.events import PermissionAnswered, PermissionRequested
+from ...orchestration.events import (
     CallFinished,
     CallFinishing,
     CallProgress,
@@ -52,8 +52,8 @@ from ..orchestration.events import (
     CallStarted,
     ChildEvent,
 )
+from ..kernel.captured import INTERRUPTED_LINE, ipython_display
 from .answer import AnswerStream
-from .captured import INTERRUPTED_LINE, ipython_display
 from .cards import (
     APPROVAL,
     EMPTY_LIVE,

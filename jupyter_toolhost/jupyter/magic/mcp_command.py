@@ -10,11 +10,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ...mcp import McpConfigError, McpServerConfig
+from ..agent import ensure_mcp
+from ..views.render import Rendered, notice_display, table_display
 from .options import MCP_USAGE, Command, UsageError
-from .render import Rendered, notice_display, table_display
 
 if TYPE_CHECKING:
-    from .host import AgentHost
+    from ..host import AgentHost
 
 NONE_CONFIGURED = (
     "No MCP servers are configured. Add one to this session with\n"
@@ -40,12 +42,10 @@ def list_servers(host: AgentHost) -> Rendered:
 
 async def run_mcp(host: AgentHost, command: Command) -> Rendered:
     """Run one `%agent mcp` action."""
-    from ..mcp import McpConfigError, McpServerConfig
 
     action = command.argument or "list"
     if action == "list":
         return list_servers(host)
-    from .agent import ensure_mcp
 
     name = command.words[0]
     if action == "add":

@@ -17,7 +17,12 @@ from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from ..core.types import ContentBlock
+from IPython.core.displayhook import CapturingDisplayHook
+from IPython.core.displaypub import CapturingDisplayPublisher
+from IPython.display import display
+from IPython.utils.capture import RichOutput
+
+from ...core.types import ContentBlock
 
 MAX_IMAGES = 4
 """Image blocks the model gets from one PythonExec call at most."""
@@ -254,7 +259,6 @@ class CapturedIO:
 
     @property
     def outputs(self) -> list[Any]:
-        from IPython.utils.capture import RichOutput
 
         return [RichOutput(**kwargs) for kwargs in self._outputs]
 
@@ -274,8 +278,6 @@ def streaming_capture(
     """Like IPython's `capture_output(display=True)`, and what is printed is reported as it
     comes (`report(newest_lines, lines_so_far)`), so a running call's card shows it live.
     Displays the cell's own view makes (`own_output`) still reach the notebook."""
-    from IPython.core.displayhook import CapturingDisplayHook
-    from IPython.core.displaypub import CapturingDisplayPublisher
 
     real_pub = shell.display_pub
 
@@ -322,7 +324,6 @@ def streaming_capture(
 
 def ipython_display(obj: Any, **kwargs: Any) -> Any:
     """IPython's `display`, marked as the cell's own output (see `own_output`)."""
-    from IPython.display import display
 
     with own_output():
         handle = display(obj, **kwargs)

@@ -34,6 +34,8 @@ import time
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from IPython.core.getipython import get_ipython
+
 SETTLE_SECONDS = 0.5
 """How long a text box must have been quiet before a decision reads it. An update held back
 by the front end follows the answer to the previous one by one round trip on the kernel's
@@ -49,8 +51,6 @@ def acknowledging(shell: Any) -> Iterator[None]:
     running IPython's. Entries may overlap (prompts of calls that run at once): the
     kernel's own handler is put back when the last one exits."""
     if shell is None:
-        from IPython.core.getipython import get_ipython
-
         shell = get_ipython()
     kernel = getattr(shell, "kernel", None)
     handlers = getattr(kernel, "shell_handlers", None)
