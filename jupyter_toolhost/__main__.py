@@ -17,12 +17,12 @@ import asyncio
 import json
 import sys
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from .core.numbers import format_number
-from .jupyter.run_options import RUN_OPTIONS, RunOption, UsageError, thinking_param
+from .options.grammar import add_run_options
+from .options.values import thinking_param
 
 if TYPE_CHECKING:
     from .agent.events import LoopEvent
@@ -147,38 +147,25 @@ _CLI_NOTES = {
 """What the command line adds to an option's help: its defaults here."""
 
 
-def _checked(option: RunOption) -> Callable[[str], object]:
-    """`option.read` as argparse wants it: a mistake is an `ArgumentTypeError`."""
-
-    def read(value: str) -> object:
-        try:
-            return option.read(value)
-        except UsageError as exc:
-            raise argparse.ArgumentTypeError(str(exc)) from None
-
-    return read
-
-
 def parser() -> argparse.ArgumentParser:
-    """The command line's options: `run_options.RUN_OPTIONS` (as `%%agent` reads them, but
-    ``--tools``), ``--permission-mode`` as another name of ``--mode``, and ``--cwd``."""
+    """The command line's options: the run options of `options.grammar` (as `%%agent` reads
+    them, but ``--tools``), ``--permission-mode`` as another name of ``--mode``, and
+    ``--cwd``. A mistake is argparse's usage and ``error: ...`` on stderr, status 2."""
     cli = argparse.ArgumentParser(
         prog="python -m jupyter_toolhost",
         description="Run an agent session in the terminal. With no arguments: the offline demo.",
     )
     cli.add_argument("prompt", nargs="?", help="what to ask (default with no arguments: the demo)")
-    for option in RUN_OPTIONS:
-        if option.name == "--tools":
-            continue
-        names = [option.name, "--permission-mode"] if option.name == "--mode" else [option.name]
-        cli.add_argument(
-            *names,
-            dest="permission_mode" if option.name == "--mode" else option.field,
-            type=_checked(option),
-            default=_CLI_DEFAULTS.get(option.name),
-            metavar=option.metavar,
-            help=option.help + _CLI_NOTES.get(option.name, ""),
-        )
+    add_run_options(
+        cli,
+        ("--model", "--max-turns", "--mode", "--cassette", "--cassette-mode", "--disclosure"),
+        read_values=True,
+        notes=_CLI_NOTES,
+        defaults=_CLI_DEFAULTS,
+        aliases={"--mode": "--permission-mode"},
+        dests={"--mode": "permission_mode"},
+    )
+    add_run_options(cli, ("--think",), read_values=True, notes=_CLI_NOTES, defaults=_CLI_DEFAULTS)
     cli.add_argument("--cwd", type=Path, help="the session's working directory")
     cli.add_argument(
         "--trust-folder",

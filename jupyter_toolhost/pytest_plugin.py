@@ -29,7 +29,7 @@ from typing import Any
 import pytest
 
 TOOLHOST_MIME = "application/vnd.jupyter.toolhost.v1+json"
-"""The renderer's MIME type (`jupyter_toolhost.jupyter.render.MIME_TYPE`)."""
+"""The renderer's MIME type (`jupyter_toolhost.jupyter.views.render.MIME_TYPE`)."""
 
 SCRUBBED_PREFIX = "ANTHROPIC_"
 APPROVAL_TIMEOUT_ENV = "JUPYTER_TOOLHOST_APPROVAL_TIMEOUT"

@@ -263,10 +263,10 @@ def test_host_state_is_not_imported_back_by_the_host() -> None:
     files = source_files(under="jupyter")
     graph = import_graph(files, {module_name(p) for p in files})
     host = f"{PACKAGE}.jupyter.host"
-    for dependant in ("commands", "mcp_command", "magics", "cell"):
+    for dependant in ("magic.commands", "magic.mcp_command", "magic.magics", "cell"):
         assert f"{PACKAGE}.jupyter.{dependant}" not in graph[host], dependant
     assert host not in graph[f"{PACKAGE}.jupyter.agent"], "agent reads the host through a Protocol"
-    for user in ("commands", "mcp_command"):
+    for user in ("magic.commands", "magic.mcp_command"):
         assert host in graph[f"{PACKAGE}.jupyter.{user}"], user
 
 

@@ -383,7 +383,7 @@ def test_importing_the_plugin_is_cheap():
 
 
 def test_constants_agree_with_the_renderer():
-    from jupyter_toolhost.jupyter import render
+    from jupyter_toolhost.jupyter.views import render
 
     assert pytest_plugin.TOOLHOST_MIME == render.MIME_TYPE
     [(regex, replacement)] = pytest_plugin.SANITIZE_PATTERNS.items()

@@ -11,7 +11,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from .options import thinking_param
+from IPython import get_ipython
+
+from ..core.context import SandboxOptions
+from .magic.options import parse_cassette_mode, thinking_param
 
 if TYPE_CHECKING:
     from ..agent.session import Session
@@ -19,7 +22,7 @@ if TYPE_CHECKING:
     from ..core.types import RuleBehavior
     from ..mcp import McpManager
     from ..permissions.api import Approver
-    from .live import LiveView
+    from .views.live import LiveView
 
 DEFAULT_MAX_TURNS = 100
 
@@ -56,7 +59,6 @@ def make_model(host: SessionOptions) -> Any:
     """The model the session talks to: a cassette when one is set, else the API client."""
     if host.cassette:
         from ..model.cassette import CassetteModel
-        from .options import parse_cassette_mode
 
         mode = parse_cassette_mode(host.cassette_mode or "auto")
         return CassetteModel(host.cassette, cassette_mode=mode)
@@ -85,7 +87,6 @@ def _configured(host: SessionOptions, make: Callable[..., Session], **options: A
     rules added with `%agent allow|ask|deny` before it began, this kernel's connection
     file hidden from the Bash sandbox, its signing key redacted from every tool result, and
     scheduled prompts shown by the host."""
-    from ..core.context import SandboxOptions
 
     model = make_model(host)
     session = make(
@@ -127,8 +128,6 @@ def kernel_secrets() -> dict[str, str]:
     """This kernel's message-signing key (whoever has it can send the kernel code to run),
     labelled for redaction; none outside a kernel (plain IPython)."""
     try:
-        from IPython import get_ipython
-
         key: object = get_ipython().kernel.session.key  # type: ignore[union-attr]
     except Exception:  # not in a kernel
         return {}

@@ -29,6 +29,6 @@ async def run_agent_cell(line: str, body: str) -> None:
 
 async def run_agent_command(line: str) -> None:
     """What a cell holding only an awaiting `%agent` subcommand (compact) runs."""
-    from .commands import run_command_cell  # on first use: keeps `%load_ext` fast
+    from .magic.commands import run_command_cell  # on first use: keeps `%load_ext` fast
 
     await run_command_cell(current_host(), line)

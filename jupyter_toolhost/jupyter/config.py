@@ -15,7 +15,7 @@ from traitlets import Bool, Float, Integer, List, TraitError, Unicode, Union, va
 from traitlets.config import Configurable
 
 from ..core.types import PERMISSION_MODES
-from .options import CASSETTE_MODES, DISCLOSURES, UsageError, parse_think
+from .magic.options import CASSETTE_MODES, DISCLOSURES, UsageError, parse_think
 
 
 class ToolHost(Configurable):

@@ -17,25 +17,45 @@ from __future__ import annotations
 import asyncio
 import atexit
 import os
+import signal
 import threading
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from IPython.core.error import UsageError as IPythonUsageError
+from IPython.display import display
+
 from ..core.errors import ToolhostError
+from ..core.kernel_host import remote_kernel_hint
 from ..core.numbers import format_number
-from .call_views import CallViews
-from .options import CellOptions, UsageError, parse_cell_line
+from ..core.tool import registered_tools
+from ..core.workdir import ROOT_ENV, resolve_working_folder, same_folder
+from ..permissions.engine import end_cell_rules
+from .agent import (
+    attach_question_asker,
+    new_session,
+    permission_mode,
+    run_session,
+    session_tools,
+    update_session,
+)
+from .magic.options import CellOptions, UsageError, parse_cell_line
+from .views.call_views import CallViews
+from .views.render import notice_display
+from .widgets.frontend import FrontEnd
+from .widgets.widget_prompt import ipywidgets
 
 if TYPE_CHECKING:
     from ..core.tool import Tool
     from ..core.types import RuleBehavior
     from ..core.workdir import WorkingFolder
     from ..permissions.settings.trust import FolderTrust
-    from .approval import WidgetApprover
-    from .cards import CallCard
     from .config import ToolHost
-    from .live import LiveView
-    from .questions import WidgetQuestionAsker
+    from .views.cards import CallCard
+    from .views.live import LiveView
+    from .widgets.approval import WidgetApprover
+    from .widgets.questions import WidgetQuestionAsker
 
 WAIT_SLICE = 0.1
 """Seconds between wake-ups while the cell waits (how fast an interrupt lands)."""
@@ -98,7 +118,6 @@ class AgentHost:
     def _resolve_folder(self, explicit: str | None) -> WorkingFolder:
         """The working folder by `workdir`'s order; the kernel moves there. A configured
         folder that does not exist is reported (`folder_problem`) and the kernel's own used."""
-        from ..core.workdir import ROOT_ENV, resolve_working_folder
 
         self.folder_problem = None
         try:
@@ -124,7 +143,6 @@ class AgentHost:
     def folder_notice(self) -> str | None:
         """The line a new conversation's first cell shows when the working folder is not
         the notebook's own (see `workdir`), or when the configured one was not found."""
-        from ..core.workdir import same_folder
         from ..permissions.settings.settings import settings_in_force
 
         if self.folder_problem is not None:
@@ -139,8 +157,7 @@ class AgentHost:
         """The widget approver of this kernel (timeout from config, else the environment;
         without one it waits for a click only where a front end shows the prompt)."""
         if self._approver is None:
-            from .approval import WidgetApprover, approval_timeout_from_env
-            from .frontend import FrontEnd
+            from .widgets.approval import WidgetApprover, approval_timeout_from_env
 
             timeout = self.config.approval_timeout
             if timeout is None:
@@ -153,7 +170,7 @@ class AgentHost:
     def question_asker(self) -> WidgetQuestionAsker:
         """The widget question asker of this kernel (same timeout and front end as approvals)."""
         if self._asker is None:
-            from .questions import WidgetQuestionAsker
+            from .widgets.questions import WidgetQuestionAsker
 
             approver = self.approver()
             self._asker = WidgetQuestionAsker(
@@ -169,7 +186,7 @@ class AgentHost:
 
     def kernel_tools(self) -> list[Tool[Any]]:
         if self._kernel_tools is None:
-            from .kernel_tools import kernel_tools
+            from .kernel.kernel_tools import kernel_tools
 
             self._kernel_tools = kernel_tools(self.shell)
         return self._kernel_tools
@@ -177,7 +194,6 @@ class AgentHost:
     def tool_pool(self, only: tuple[str, ...] | None = None) -> list[Tool[Any]]:
         """Built-in tools, kernel tools and `@tool` functions of the notebook (newest wins).
         WebSearch searches with the session's own model (its server-side search tool)."""
-        from ..core.tool import registered_tools
         from ..tools import builtin_tools
         from ..tools.web_search import FROM_SESSION
 
@@ -199,7 +215,6 @@ class AgentHost:
     def session_tools(self) -> list[Tool[Any]] | None:
         if self.session is None:
             return None
-        from .agent import session_tools
 
         return session_tools(self.session)
 
@@ -211,7 +226,6 @@ class AgentHost:
         AskUserQuestion gets the widget asker only when someone can click (`interactive`)
         and the mode is not `dontAsk` (the mode for unattended runs, which never ask).
         """
-        from IPython.core.error import UsageError as IPythonUsageError
 
         try:
             options = parse_cell_line(line)
@@ -219,8 +233,6 @@ class AgentHost:
             if not prompt:
                 raise UsageError("The cell has no prompt: write it below the %%agent line.")
             if self._no_model(options):
-                from ..core.kernel_host import remote_kernel_hint
-
                 hint = remote_kernel_hint()  # where the key must reach, for a remote kernel
                 _show_notice(NO_KEY_MESSAGE + (f"\n{hint}" if hint else ""), level="warning")
                 return
@@ -230,10 +242,8 @@ class AgentHost:
         except UsageError as exc:
             raise IPythonUsageError(str(exc)) from None
 
-        from ..permissions.engine import end_cell_rules
-        from .agent import attach_question_asker, permission_mode, run_session
-        from .live import LiveView
-        from .undo import show_cell_checkpoint
+        from .magic.undo import show_cell_checkpoint
+        from .views.live import LiveView
 
         asking = interactive and permission_mode(session) != "dontAsk"
         attach_question_asker(session, self.question_asker() if asking else None)
@@ -319,10 +329,8 @@ class AgentHost:
             return
         if not session.going_on():  # no scheduled prompt
             return
-        import ipywidgets
-        from IPython.display import display
 
-        self.scheduled_area = ipywidgets.Output()
+        self.scheduled_area = ipywidgets().Output()
         print(
             "Scheduled prompts of this conversation show their runs below; they end with it "
             "(%%agent --new, %agent reset, a kernel restart)."
@@ -374,7 +382,7 @@ class AgentHost:
         back. A conversation a `%agent` command started without asking, that has sent
         nothing yet, is made again after the answer. None: leave it to the session."""
         from ..permissions.settings.trust import folder_trust, remember_trust
-        from .trust_prompt import ask_trust, held_back_line, record_line
+        from .widgets.trust_prompt import ask_trust, held_back_line, record_line
 
         made = self.session
         unasked = made is not None and not made.messages
@@ -445,8 +453,6 @@ class AgentHost:
         self.cassette_mode = cassette_mode
         tools = self.tool_pool(options.tools)
         if starting:
-            from .agent import new_session
-
             if self.session is not None:
                 stopped = self.end_session("a new conversation started (%%agent --new)")
                 self.ended_notice = ended_notice(stopped)
@@ -460,12 +466,8 @@ class AgentHost:
             self.session = new_session(self, tools=tools, trust_folder=trust)
             found = self.session.folder_trust
             if trust and not options.trust_folder and found is not None and found.how == "flag":
-                from dataclasses import replace
-
                 self.session.folder_trust = replace(found, how="clicked")  # a click, not a flag
         else:
-            from .agent import update_session
-
             update_session(self.session, self, tools=tools)  # pyright: ignore[reportArgumentType]
         return self.session
 
@@ -539,9 +541,6 @@ class AgentFailed(ToolhostError, RuntimeError):
 
 
 def _show_notice(text: str, *, level: str) -> None:
-    from IPython.display import display
-
-    from .render import notice_display
 
     display(notice_display(text, level=level))  # type: ignore[arg-type]
 
@@ -571,7 +570,6 @@ async def stop_task(task: asyncio.Future[Any], *, grace: float) -> None:
     letting finish) and shortens the wait to `SECOND_STOP_WAIT`. ipykernel turns only the
     first SIGINT of a cell into a `CancelledError`, so this one is watched here directly.
     """
-    import signal
 
     task.cancel()
     loop = asyncio.get_running_loop()

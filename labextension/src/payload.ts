@@ -1,6 +1,6 @@
 /**
  * The JSON payload of `application/vnd.jupyter.toolhost.v1+json`, as emitted by
- * `jupyter_toolhost/jupyter/render.py`, and a tolerant reader for it.
+ * `jupyter_toolhost/jupyter/views/render.py`, and a tolerant reader for it.
  *
  * Every display carries `{version: 1, kind, ...}`. The reader never throws: a field of the
  * wrong type reads as absent, so an older or newer kernel still renders what it can.

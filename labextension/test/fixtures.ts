@@ -1,4 +1,4 @@
-/** Payloads in the shape `jupyter_toolhost/jupyter/render.py` emits (`card_json`, `bundle`). */
+/** Payloads in the shape `jupyter_toolhost/jupyter/views/render.py` emits (`card_json`, `bundle`). */
 
 export function card(overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return {

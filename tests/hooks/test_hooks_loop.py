@@ -26,7 +26,7 @@ from jupyter_toolhost.core.context import ToolUseContext
 from jupyter_toolhost.core.tool import Tool
 from jupyter_toolhost.hooks.hooks import HookInput, HookOutput, Hooks
 from jupyter_toolhost.hooks.turn_hooks import MAX_STOP_CONTINUATIONS
-from jupyter_toolhost.jupyter.answer import ANSWER_METADATA
+from jupyter_toolhost.jupyter.views.answer import ANSWER_METADATA
 from jupyter_toolhost.model.anthropic_model import AnthropicModel
 from jupyter_toolhost.testing import MessagesServer, Turn, text, tool_use
 from jupyter_toolhost.testing.prompt_cache import without_cache_marks
@@ -480,7 +480,7 @@ async def test_async_and_callable_object_hooks_still_run_on_the_loop(tmp_path: P
 
 async def test_hook_notices_reach_the_notebook_cell(tmp_path: Path) -> None:
     from jupyter_toolhost.jupyter.agent import run_session
-    from jupyter_toolhost.jupyter.live import LiveView
+    from jupyter_toolhost.jupyter.views.live import LiveView
 
     crash = "sys.stderr.write('linter crashed: E999'); sys.exit(1)\n"
     write_settings(tmp_path, {"UserPromptSubmit": [("", hook_script(tmp_path, "c", crash), 10)]})

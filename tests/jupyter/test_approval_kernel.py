@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 from kernel_helpers import CellRun, Kernel, agent_kernel
 
-from jupyter_toolhost.jupyter.approval import FEEDBACK_PLACEHOLDER, ONCE_NOTE, SAVE_LABEL
-from jupyter_toolhost.jupyter.frontend import PROBE_SECONDS
+from jupyter_toolhost.jupyter.widgets.approval import FEEDBACK_PLACEHOLDER, ONCE_NOTE, SAVE_LABEL
+from jupyter_toolhost.jupyter.widgets.frontend import PROBE_SECONDS
 from jupyter_toolhost.testing import MessagesServer, Turn, text, tool_use
 
 pytestmark = pytest.mark.timeout(120)

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from kernel_helpers import Kernel, agent_kernel
 
-from jupyter_toolhost.jupyter.approval import EDIT_LABEL, EDITED_LABEL
+from jupyter_toolhost.jupyter.widgets.approval import EDIT_LABEL, EDITED_LABEL
 from jupyter_toolhost.testing import MessagesServer, Turn, text, tool_use
 
 pytestmark = pytest.mark.timeout(120)

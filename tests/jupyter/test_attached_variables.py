@@ -20,7 +20,7 @@ from IPython.core.interactiveshell import InteractiveShell
 
 from jupyter_toolhost.core.errors import UsageError
 from jupyter_toolhost.core.redaction import Redactor
-from jupyter_toolhost.jupyter.attached import (
+from jupyter_toolhost.jupyter.kernel.attached import (
     CLOSE,
     OPEN,
     attach,

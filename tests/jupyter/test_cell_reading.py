@@ -24,15 +24,15 @@ from jupyter_toolhost.core.error_results import error_content
 from jupyter_toolhost.core.numbers import format_number
 from jupyter_toolhost.core.results import ResultStore
 from jupyter_toolhost.core.types import ToolCall, ToolResult
-from jupyter_toolhost.jupyter.answer import EMPTY_ANSWER
-from jupyter_toolhost.jupyter.captured import INTERRUPTED_LINE
-from jupyter_toolhost.jupyter.commands import run_line
 from jupyter_toolhost.jupyter.config import ToolHost
 from jupyter_toolhost.jupyter.host import AgentHost
-from jupyter_toolhost.jupyter.kernel_tools import execute, kernel_tools
-from jupyter_toolhost.jupyter.live import LiveView
-from jupyter_toolhost.jupyter.previews import cut_marker
-from jupyter_toolhost.jupyter.render import MIME_TYPE, Rendered
+from jupyter_toolhost.jupyter.kernel.captured import INTERRUPTED_LINE
+from jupyter_toolhost.jupyter.kernel.kernel_tools import execute, kernel_tools
+from jupyter_toolhost.jupyter.magic.commands import run_line
+from jupyter_toolhost.jupyter.views.answer import EMPTY_ANSWER
+from jupyter_toolhost.jupyter.views.live import LiveView
+from jupyter_toolhost.jupyter.views.previews import cut_marker
+from jupyter_toolhost.jupyter.views.render import MIME_TYPE, Rendered
 from jupyter_toolhost.orchestration.events import CallFinished, CallQueued, CallStarted
 from jupyter_toolhost.orchestration.pipeline import Pipeline
 from jupyter_toolhost.permissions.api import (
@@ -256,7 +256,7 @@ async def test_python_exec_reports_its_printed_lines_while_it_runs(shell: Any) -
 
 
 async def test_the_cells_own_displays_pass_while_python_exec_captures(shell: Any) -> None:
-    from jupyter_toolhost.jupyter.captured import ipython_display, streaming_capture
+    from jupyter_toolhost.jupyter.kernel.captured import ipython_display, streaming_capture
 
     real: list[Any] = []
 
@@ -390,8 +390,8 @@ def test_every_link_in_a_shipped_notebooks_export_resolves(path: Path) -> None:
 def test_a_saved_result_is_named_by_a_path_a_person_reads_never_the_machines(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from jupyter_toolhost.jupyter.render import shown_path
-    from jupyter_toolhost.jupyter.results_comm import list_results, read_result
+    from jupyter_toolhost.jupyter.kernel.results_comm import list_results, read_result
+    from jupyter_toolhost.jupyter.views.render import shown_path
 
     notebook, home = tmp_path / "work" / "nb", tmp_path / "home"
     notebook.mkdir(parents=True)

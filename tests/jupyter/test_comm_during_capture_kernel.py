@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 from kernel_helpers import CellRun, Kernel, agent_kernel
 
-from jupyter_toolhost.jupyter.render import MIME_TYPE
+from jupyter_toolhost.jupyter.views.render import MIME_TYPE
 from jupyter_toolhost.testing import MessagesServer, Turn, text, tool_use
 
 pytestmark = pytest.mark.timeout(300)
@@ -251,7 +251,7 @@ def test_the_capturing_publisher_keeps_the_kernel_publishers_interface(kernel: K
     """Every public attribute of the kernel's display publisher is there while PythonExec
     captures, and the parent the kernel sets reaches the real publisher."""
     run = kernel.run(
-        "from jupyter_toolhost.jupyter.captured import streaming_capture\n"
+        "from jupyter_toolhost.jupyter.kernel.captured import streaming_capture\n"
         "shell = get_ipython()\n"
         "real = shell.display_pub\n"
         "names = [n for n in dir(real) if not n.startswith('_')]\n"

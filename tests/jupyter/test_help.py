@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from jupyter_toolhost.jupyter.help_text import (
+from jupyter_toolhost.jupyter.magic.help_text import (
     GROUPS,
     LINE_USAGE,
     SUBCOMMANDS_HELP,
@@ -15,8 +15,8 @@ from jupyter_toolhost.jupyter.help_text import (
     short_help,
     topic_help,
 )
-from jupyter_toolhost.jupyter.magics import HELP
-from jupyter_toolhost.jupyter.options import SUBCOMMANDS, UsageError, parse_command
+from jupyter_toolhost.jupyter.magic.magics import HELP
+from jupyter_toolhost.jupyter.magic.options import SUBCOMMANDS, UsageError, parse_command
 
 
 def test_every_subcommand_has_its_help_and_nothing_else_does() -> None:

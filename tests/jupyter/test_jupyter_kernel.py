@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from kernel_helpers import Kernel, is_answer
 
-from jupyter_toolhost.jupyter.approval import FEEDBACK_PLACEHOLDER
-from jupyter_toolhost.jupyter.render import MIME_TYPE as TOOLHOST_MIME
+from jupyter_toolhost.jupyter.views.render import MIME_TYPE as TOOLHOST_MIME
+from jupyter_toolhost.jupyter.widgets.approval import FEEDBACK_PLACEHOLDER
 from jupyter_toolhost.testing import MessagesServer, Turn, text, tool_use
 
 pytestmark = pytest.mark.timeout(90)

@@ -24,17 +24,17 @@ from jupyter_toolhost.core.types import (
     ToolCall,
     ToolResult,
 )
-from jupyter_toolhost.jupyter.cards import CallCard, batch_display, language_of_path
-from jupyter_toolhost.jupyter.commands import run_async_command, run_line
 from jupyter_toolhost.jupyter.config import ToolHost
 from jupyter_toolhost.jupyter.host import AgentHost
-from jupyter_toolhost.jupyter.kernel_tools import kernel_tools
-from jupyter_toolhost.jupyter.live import LiveView
-from jupyter_toolhost.jupyter.options import UsageError, parse_cell_line, parse_command
-from jupyter_toolhost.jupyter.questions import WidgetQuestionAsker
-from jupyter_toolhost.jupyter.render import FG2, MIME_TYPE
-from jupyter_toolhost.jupyter.timeline import timeline_display
-from jupyter_toolhost.jupyter.transformer import agent_cell_transformer
+from jupyter_toolhost.jupyter.kernel.kernel_tools import kernel_tools
+from jupyter_toolhost.jupyter.magic.commands import run_async_command, run_line
+from jupyter_toolhost.jupyter.magic.options import UsageError, parse_cell_line, parse_command
+from jupyter_toolhost.jupyter.magic.transformer import agent_cell_transformer
+from jupyter_toolhost.jupyter.views.cards import CallCard, batch_display, language_of_path
+from jupyter_toolhost.jupyter.views.live import LiveView
+from jupyter_toolhost.jupyter.views.render import FG2, MIME_TYPE
+from jupyter_toolhost.jupyter.views.timeline import timeline_display
+from jupyter_toolhost.jupyter.widgets.questions import WidgetQuestionAsker
 from jupyter_toolhost.orchestration.events import CallFinished, CallQueued, CallStarted
 from jupyter_toolhost.orchestration.pipeline import Pipeline
 from jupyter_toolhost.permissions.api import ApprovalDecision, ApprovalRequest, BasicCanUseTool

@@ -26,7 +26,7 @@ from lab_browser import (
     shoot,
 )
 
-from jupyter_toolhost.jupyter.cards import CallCard, batch_display
+from jupyter_toolhost.jupyter.views.cards import CallCard, batch_display
 from jupyter_toolhost.testing import Turn, text, tool_use
 
 if TYPE_CHECKING:

@@ -12,10 +12,10 @@ from traitlets.config import Config
 
 from jupyter_toolhost import __main__ as cli
 from jupyter_toolhost.core.types import PERMISSION_MODES
-from jupyter_toolhost.jupyter import options
 from jupyter_toolhost.jupyter.config import ToolHost
-from jupyter_toolhost.jupyter.magics import HELP
-from jupyter_toolhost.jupyter.options import UsageError, parse_cell_line
+from jupyter_toolhost.jupyter.magic import options
+from jupyter_toolhost.jupyter.magic.magics import HELP
+from jupyter_toolhost.jupyter.magic.options import UsageError, parse_cell_line
 from jupyter_toolhost.model.cassette import CASSETTE_MODES, CassetteMode, CassetteModel
 
 

@@ -13,7 +13,7 @@ import pytest
 from kernel_helpers import CellRun, Kernel
 
 from jupyter_toolhost.core.numbers import format_number
-from jupyter_toolhost.jupyter.render import MIME_TYPE
+from jupyter_toolhost.jupyter.views.render import MIME_TYPE
 from jupyter_toolhost.testing import MessagesServer, Turn, text, tool_use
 
 pytestmark = pytest.mark.timeout(120)

@@ -15,7 +15,7 @@ import pytest
 from kernel_helpers import CellRun, Kernel
 
 from jupyter_toolhost.core.numbers import format_number
-from jupyter_toolhost.jupyter.render import MIME_TYPE
+from jupyter_toolhost.jupyter.views.render import MIME_TYPE
 from jupyter_toolhost.testing import MessagesServer, Turn, text, tool_use
 
 pytestmark = pytest.mark.timeout(120)
@@ -158,7 +158,7 @@ def test_a_sub_agents_question_is_a_wait_of_the_whole_cell() -> None:
     call's) turns the cell's status line to the wait, and its time leaves the footer's."""
     from jupyter_toolhost.core.context import PersonWait
     from jupyter_toolhost.core.types import ToolCall, ToolResult
-    from jupyter_toolhost.jupyter.live import LiveView
+    from jupyter_toolhost.jupyter.views.live import LiveView
     from jupyter_toolhost.orchestration.events import (
         CallFinished,
         CallProgress,

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from kernel_helpers import CellRun, Kernel, agent_kernel
 
-from jupyter_toolhost.jupyter.approval import FEEDBACK_PLACEHOLDER
+from jupyter_toolhost.jupyter.widgets.approval import FEEDBACK_PLACEHOLDER
 from jupyter_toolhost.testing import MessagesServer, Turn, text, tool_use
 
 pytestmark = pytest.mark.timeout(180)
@@ -208,7 +208,7 @@ def test_overlapping_prompts_keep_answering_until_the_last_one_ends() -> None:
     import asyncio
     from types import SimpleNamespace
 
-    from jupyter_toolhost.jupyter.comm_ack import acknowledging
+    from jupyter_toolhost.jupyter.widgets.comm_ack import acknowledging
 
     handled: list[str] = []
     published: list[tuple[str, str]] = []

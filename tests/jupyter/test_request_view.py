@@ -20,7 +20,7 @@ from pydantic import BaseModel
 from jupyter_toolhost import Session, build_tool
 from jupyter_toolhost.agent.sent import SentLog
 from jupyter_toolhost.core.tool import Tool
-from jupyter_toolhost.jupyter.request_view import (
+from jupyter_toolhost.jupyter.views.request_view import (
     ESTIMATE,
     request_display,
     request_view,
@@ -292,8 +292,8 @@ async def test_an_image_in_a_result_is_an_image_and_the_counts_agree(tmp_path: P
 
 def test_the_home_folder_is_written_from_tilde(monkeypatch: Any, tmp_path: Any) -> None:
     """A kept `%agent request` (or a picture of it) does not carry the person's own paths."""
-    from jupyter_toolhost.jupyter.render import esc
-    from jupyter_toolhost.jupyter.request_view import HOME_NOTE, _from_home
+    from jupyter_toolhost.jupyter.views.render import esc
+    from jupyter_toolhost.jupyter.views.request_view import HOME_NOTE, _from_home
 
     monkeypatch.setenv("HOME", str(tmp_path))
     text = f"Working directory: {tmp_path}/project\n"

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from jupyter_toolhost.jupyter.results_comm import answer_messages
+from jupyter_toolhost.jupyter.kernel.results_comm import answer_messages
 
 FRAME_LIMIT = 10 * 1024 * 1024
 BUDGET = 2 * 1024 * 1024

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from jupyter_toolhost.__main__ import parser
-from jupyter_toolhost.jupyter.options import UsageError, parse_cell_line
+from jupyter_toolhost.jupyter.magic.options import UsageError, parse_cell_line
 
 SAME = [
     "--model claude-x --mode dontAsk",

@@ -21,18 +21,18 @@ from pathlib import Path
 import pytest
 from xss_payloads import NORMAL_ANSWER, contexts, payloads, sample
 
-from jupyter_toolhost.jupyter import safe_html
-from jupyter_toolhost.jupyter.answer import answer_display, streaming_display
-from jupyter_toolhost.jupyter.approval import plan_html, prompt_html
-from jupyter_toolhost.jupyter.cards import CallCard, batch_display
-from jupyter_toolhost.jupyter.render import (
+from jupyter_toolhost.jupyter.views import safe_html
+from jupyter_toolhost.jupyter.views.answer import answer_display, streaming_display
+from jupyter_toolhost.jupyter.views.cards import CallCard, batch_display
+from jupyter_toolhost.jupyter.views.render import (
     Rendered,
     notice_display,
     output_display,
     table_display,
 )
-from jupyter_toolhost.jupyter.thinking import ThinkingPart, ThinkingSection, thinking_display
-from jupyter_toolhost.jupyter.timeline import timeline_display
+from jupyter_toolhost.jupyter.views.thinking import ThinkingPart, ThinkingSection, thinking_display
+from jupyter_toolhost.jupyter.views.timeline import timeline_display
+from jupyter_toolhost.jupyter.widgets.approval import plan_html, prompt_html
 from jupyter_toolhost.permissions.api import ApprovalRequest
 
 PACKAGE = Path(__file__).resolve().parents[2] / "jupyter_toolhost"
@@ -359,4 +359,4 @@ def test_every_html_path_goes_through_the_gate() -> None:
             if isinstance(node, ast.Call) and _call_name(node.func) == "KernelOutput":
                 kernel_outputs.append(f"{where}")
     assert problems == []
-    assert kernel_outputs == ["jupyter_toolhost/jupyter/live.py"]
+    assert kernel_outputs == ["jupyter_toolhost/jupyter/views/live.py"]

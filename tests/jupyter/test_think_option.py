@@ -19,7 +19,7 @@ from traitlets.config import Config
 
 from jupyter_toolhost.__main__ import parser
 from jupyter_toolhost.jupyter.config import ToolHost
-from jupyter_toolhost.jupyter.options import (
+from jupyter_toolhost.jupyter.magic.options import (
     THINK_MIN,
     CellOptions,
     UsageError,
@@ -95,8 +95,8 @@ def test_the_budget_becomes_the_apis_thinking_object() -> None:
 
 
 def test_the_help_documents_the_option() -> None:
-    from jupyter_toolhost.jupyter.magics import HELP
-    from jupyter_toolhost.jupyter.options import CELL_USAGE
+    from jupyter_toolhost.jupyter.magic.magics import HELP
+    from jupyter_toolhost.jupyter.magic.options import CELL_USAGE
 
     assert "[--think N|off]" in CELL_USAGE
     words = " ".join(HELP.split())

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from jupyter_toolhost.core.types import ToolCall, ToolResult
-from jupyter_toolhost.jupyter.live import THINKING_INTERVAL, LiveView
-from jupyter_toolhost.jupyter.render import MIME_TYPE, Rendered, TurnSummary, footer_parts
-from jupyter_toolhost.jupyter.thinking import (
+from jupyter_toolhost.jupyter.views.live import THINKING_INTERVAL, LiveView
+from jupyter_toolhost.jupyter.views.render import MIME_TYPE, Rendered, TurnSummary, footer_parts
+from jupyter_toolhost.jupyter.views.thinking import (
     EMPTY_THINKING,
     LIVE_TAIL_CHARS,
     OMITTED_LINE,

@@ -12,10 +12,10 @@ import pytest
 
 from jupyter_toolhost.agent.events import PermissionAnswered
 from jupyter_toolhost.core.types import ToolCall, ToolResult
-from jupyter_toolhost.jupyter.cards import CallCard, Wait
-from jupyter_toolhost.jupyter.live import LiveView
-from jupyter_toolhost.jupyter.render import MIME_TYPE
-from jupyter_toolhost.jupyter.timeline import (
+from jupyter_toolhost.jupyter.views.cards import CallCard, Wait
+from jupyter_toolhost.jupyter.views.live import LiveView
+from jupyter_toolhost.jupyter.views.render import MIME_TYPE
+from jupyter_toolhost.jupyter.views.timeline import (
     MARKS,
     PLOT_W,
     PLOT_X,

@@ -11,7 +11,7 @@ import xml.etree.ElementTree as ET
 import pytest
 from kernel_helpers import Kernel
 
-from jupyter_toolhost.jupyter.timeline import PLOT_W
+from jupyter_toolhost.jupyter.views.timeline import PLOT_W
 from jupyter_toolhost.testing import MessagesServer, Turn, text, tool_use
 
 pytestmark = pytest.mark.timeout(120)

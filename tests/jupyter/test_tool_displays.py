@@ -26,8 +26,8 @@ from jupyter_toolhost.core.context import ToolUseContext, ToolUseOptions
 from jupyter_toolhost.core.results import ResultStore
 from jupyter_toolhost.core.tool import Tool, ToolOutput, tool, unregister_tool
 from jupyter_toolhost.core.types import ToolCall, ToolError
-from jupyter_toolhost.jupyter.captured import MAX_IMAGE_BYTES, MAX_IMAGE_SIDE, MAX_IMAGES
-from jupyter_toolhost.jupyter.kernel_tools import (
+from jupyter_toolhost.jupyter.kernel.captured import MAX_IMAGE_BYTES, MAX_IMAGE_SIDE, MAX_IMAGES
+from jupyter_toolhost.jupyter.kernel.kernel_tools import (
     execute,
     kernel_tools,
 )

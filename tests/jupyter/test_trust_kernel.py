@@ -19,8 +19,8 @@ import pytest
 from kernel_helpers import Kernel, agent_kernel
 from test_folder_trust import hostile, ran
 
-from jupyter_toolhost.jupyter.render import MIME_TYPE
-from jupyter_toolhost.jupyter.trust_prompt import DECLINE_LABEL, TRUST_LABEL
+from jupyter_toolhost.jupyter.views.render import MIME_TYPE
+from jupyter_toolhost.jupyter.widgets.trust_prompt import DECLINE_LABEL, TRUST_LABEL
 from jupyter_toolhost.permissions.settings.trust import TRUST_FILE
 from jupyter_toolhost.testing import MessagesServer, Turn, text, tool_use
 

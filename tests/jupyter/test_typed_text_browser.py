@@ -31,8 +31,8 @@ from lab_browser import (
     running_lab,
 )
 
-from jupyter_toolhost.jupyter.approval import FEEDBACK_PLACEHOLDER
-from jupyter_toolhost.jupyter.questions import OTHER_PLACEHOLDER
+from jupyter_toolhost.jupyter.widgets.approval import FEEDBACK_PLACEHOLDER
+from jupyter_toolhost.jupyter.widgets.questions import OTHER_PLACEHOLDER
 from jupyter_toolhost.testing import Turn, text, tool_use
 
 if TYPE_CHECKING:

@@ -23,7 +23,7 @@ from lab_browser import (
     shoot,
 )
 
-from jupyter_toolhost.jupyter.undo import FOOTER_LABEL, UNDO_LABEL
+from jupyter_toolhost.jupyter.magic.undo import FOOTER_LABEL, UNDO_LABEL
 from jupyter_toolhost.testing import Turn, text, tool_use
 
 require_browser()  # skips the module (fails under CI=true) without chromium or playwright

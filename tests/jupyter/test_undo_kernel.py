@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from kernel_helpers import CellRun, Kernel, agent_kernel
 
-from jupyter_toolhost.jupyter.undo import (
+from jupyter_toolhost.jupyter.magic.undo import (
     CANCEL_LABEL,
     FOOTER_LABEL,
     FORCE_LABEL,

@@ -45,8 +45,8 @@ from lab_browser import (
     shoot,
 )
 
-from jupyter_toolhost.jupyter.approval import FEEDBACK_PLACEHOLDER
-from jupyter_toolhost.jupyter.trust_prompt import TRUST_LABEL
+from jupyter_toolhost.jupyter.widgets.approval import FEEDBACK_PLACEHOLDER
+from jupyter_toolhost.jupyter.widgets.trust_prompt import TRUST_LABEL
 from jupyter_toolhost.testing import Turn, text, tool_use
 
 if TYPE_CHECKING:

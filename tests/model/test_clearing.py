@@ -28,7 +28,7 @@ from test_prompt_cache_session import (
 )
 
 from jupyter_toolhost.agent.clearing import CLEARED_PREFIX, KEEP
-from jupyter_toolhost.jupyter.request_view import request_view
+from jupyter_toolhost.jupyter.views.request_view import request_view
 from jupyter_toolhost.model.base import Usage
 from jupyter_toolhost.model.pricing import billed_equivalent
 from jupyter_toolhost.testing import MessagesServer, Turn, text, thinking, tool_use

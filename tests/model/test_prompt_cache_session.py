@@ -25,10 +25,10 @@ from jupyter_toolhost.agent.events import LoopEvent, ToolCallStarted
 from jupyter_toolhost.core.context import ToolUseContext
 from jupyter_toolhost.core.numbers import format_number
 from jupyter_toolhost.core.tool import Tool
-from jupyter_toolhost.jupyter.commands import run_line
 from jupyter_toolhost.jupyter.config import ToolHost
 from jupyter_toolhost.jupyter.host import AgentHost
-from jupyter_toolhost.jupyter.render import TurnSummary, footer_parts
+from jupyter_toolhost.jupyter.magic.commands import run_line
+from jupyter_toolhost.jupyter.views.render import TurnSummary, footer_parts
 from jupyter_toolhost.model.anthropic_model import AnthropicModel
 from jupyter_toolhost.model.base import Usage
 from jupyter_toolhost.model.pricing import billed_equivalent

@@ -13,11 +13,11 @@ from IPython.core.interactiveshell import InteractiveShell
 
 from jupyter_toolhost.agent.session import Session
 from jupyter_toolhost.core.types import PermissionMode
-from jupyter_toolhost.jupyter.commands import run_line
 from jupyter_toolhost.jupyter.config import ToolHost
 from jupyter_toolhost.jupyter.host import AgentHost
-from jupyter_toolhost.jupyter.magics import HELP
-from jupyter_toolhost.jupyter.options import parse_command
+from jupyter_toolhost.jupyter.magic.commands import run_line
+from jupyter_toolhost.jupyter.magic.magics import HELP
+from jupyter_toolhost.jupyter.magic.options import parse_command
 from jupyter_toolhost.model.anthropic_model import AnthropicModel
 from jupyter_toolhost.permissions import PureResolver, compile_rules, decide, load_settings
 from jupyter_toolhost.testing import MessagesServer, Turn, text, tool_use

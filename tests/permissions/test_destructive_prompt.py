@@ -17,7 +17,7 @@ from jupyter_toolhost.core.context import ToolUseContext, ToolUseOptions
 from jupyter_toolhost.core.results import ResultStore
 from jupyter_toolhost.core.tool import Tool, build_tool, tool
 from jupyter_toolhost.core.types import ToolCall
-from jupyter_toolhost.jupyter.approval import prompt_html
+from jupyter_toolhost.jupyter.widgets.approval import prompt_html
 from jupyter_toolhost.orchestration.pipeline import Pipeline
 from jupyter_toolhost.permissions import PermissionEngine
 from jupyter_toolhost.permissions.api import (

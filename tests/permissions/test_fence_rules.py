@@ -19,7 +19,7 @@ from session_support import ScriptedApprover, last_results, result_text
 from test_bash_sandbox import bwrap, home
 
 from jupyter_toolhost import Session
-from jupyter_toolhost.jupyter.kernel_tools import kernel_tools
+from jupyter_toolhost.jupyter.kernel.kernel_tools import kernel_tools
 from jupyter_toolhost.model.anthropic_model import AnthropicModel
 from jupyter_toolhost.permissions.api import ApprovalDecision
 from jupyter_toolhost.permissions.paths import git_paths

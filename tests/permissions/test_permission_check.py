@@ -35,9 +35,9 @@ from jupyter_toolhost.core.types import (
     ToolCall,
     ToolResult,
 )
-from jupyter_toolhost.jupyter.check_display import Displays, check_display
-from jupyter_toolhost.jupyter.options import Command, UsageError, parse_command
-from jupyter_toolhost.jupyter.render import MIME_TYPE
+from jupyter_toolhost.jupyter.magic.options import Command, UsageError, parse_command
+from jupyter_toolhost.jupyter.views.check_display import Displays, check_display
+from jupyter_toolhost.jupyter.views.render import MIME_TYPE
 from jupyter_toolhost.model.anthropic_model import AnthropicModel
 from jupyter_toolhost.permissions.api import ApprovalDecision, ApprovalRequest, PermissionRequest
 from jupyter_toolhost.permissions.check import CheckError, CheckReport

@@ -260,7 +260,7 @@ async def test_always_allow_suggests_a_path_relative_to_the_working_directory(
     """`Edit(notes.md)` for a file in the working directory (not `Edit(//<abs>/notes.md)`),
     `Edit(//etc/hosts)` outside it; the prompt says why once, and the rule it shows is the
     rule that is added and then allows the next edit."""
-    from jupyter_toolhost.jupyter.approval import prompt_html
+    from jupyter_toolhost.jupyter.widgets.approval import prompt_html
 
     approver = ScriptedApprover(
         ApprovalDecision("always"), ApprovalDecision("deny"), ApprovalDecision("deny")
