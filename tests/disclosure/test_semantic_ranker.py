@@ -50,14 +50,20 @@ if os.environ.get("CI") == "true":
 elif not onnx_encoder.onnx_available():
     pytest.skip(f"the semantic extra is not installed ({INSTALL})", allow_module_level=True)
 
-try:
-    FILES = model_files()  # the user's model cache (tests/conftest.py says which)
-except ModelFilesUnavailable as _error:
-    if os.environ.get("CI") == "true":
-        raise RuntimeError(f"the model files could not be fetched: {_error}") from _error
-    pytest.skip(f"the model files could not be fetched: {_error}", allow_module_level=True)
-
 pytestmark = pytest.mark.timeout(300)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def model() -> tuple[Path, ...]:
+    """The model files, from the user's model cache (tests/conftest.py says which),
+    downloaded there first if need be (not at collection: a deselected module fetches
+    nothing)."""
+    try:
+        return model_files()
+    except ModelFilesUnavailable as error:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"the model files could not be fetched: {error}")
+        pytest.skip(f"the model files could not be fetched: {error}")
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -120,8 +126,8 @@ def _shared_words(query: str, tool: Tool[Any]) -> set[str]:
     return set(terms(query)) & set(terms(semantic.tool_text(tool)))
 
 
-def test_the_encoder_gives_unit_vectors_closer_for_related_texts() -> None:
-    vectors = OnnxEncoder(*FILES).encode(
+def test_the_encoder_gives_unit_vectors_closer_for_related_texts(model: tuple[Path, ...]) -> None:
+    vectors = OnnxEncoder(*model).encode(
         ["read a file from disk", "open a document stored locally", "book a table for two"]
     )
     assert vectors.shape == (3, 384)
