@@ -2,25 +2,42 @@
 its requirements pull in, beyond those the package itself already requires.
 
 Read from the installed distributions' metadata (their RECORD), so the figure is the one
-this venv has, not a guess from wheel sizes.
+this venv has, not a guess from wheel sizes. The package's own requirements are read from
+the checkout's pyproject.toml when there is one (an editable install's metadata keeps the
+requirements of when it was installed).
 """
 
 from __future__ import annotations
 
+import tomllib
 from importlib import metadata
+from pathlib import Path
 
 from packaging.markers import default_environment
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 PACKAGE = "jupyter-toolhost"
+PYPROJECT = Path(__file__).resolve().parent.parent / "pyproject.toml"
+
+
+def _declared(dist: str) -> list[str]:
+    """`dist`'s requirement lines: this checkout's pyproject.toml for the package itself,
+    the installed metadata otherwise."""
+    if canonicalize_name(dist) == PACKAGE and PYPROJECT.is_file():
+        project = tomllib.loads(PYPROJECT.read_text(encoding="utf-8"))["project"]
+        lines = list(project.get("dependencies", []))
+        for extra, names in project.get("optional-dependencies", {}).items():
+            lines += [f'{name}; extra == "{extra}"' for name in names]
+        return lines
+    return metadata.requires(dist) or []
 
 
 def _requirements(dist: str, extra: str = "") -> list[Requirement]:
     """The requirements of `dist` that apply here, with `extra` selected ("" = none)."""
     env = {**default_environment(), "extra": extra}
     found = []
-    for line in metadata.requires(dist) or []:
+    for line in _declared(dist):
         requirement = Requirement(line)
         if requirement.marker is None or requirement.marker.evaluate(env):
             found.append(requirement)

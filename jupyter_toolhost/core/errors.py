@@ -41,6 +41,9 @@ The whole tree (where each class is defined, below ``jupyter_toolhost.``)::
     │   ├── McpCallError                  mcp.connection: a request to it failed
     │   └── UnmappableSchema              mcp.naming: a schema the API cannot take (also
     │                                       ValueError)
+    ├── ModelFilesUnavailable             disclosure.model_download: ToolSearch's model
+    │                                       files can't be downloaded or aren't the pinned
+    │                                       ones (also RuntimeError)
     ├── AgentFailed                       jupyter.host: the cell's error when the agent
     │                                       stopped on a failure (also RuntimeError)
     ├── InvalidRequest                    testing.invalid_request: what the loopback

