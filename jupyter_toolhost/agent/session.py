@@ -296,6 +296,13 @@ class Session:
             return found.trusted
         return folder_trust(self.context.cwd, import_claude=True).trusted
 
+    def end_cell(self) -> None:
+        """The cell (or the run standing for one) has ended: what the person allowed "for
+        this cell" no longer holds."""
+        from ..permissions.engine import end_cell_rules
+
+        end_cell_rules(self.context)
+
     def set_mode(self, mode: PermissionMode) -> None:
         """Change the permission mode (it lives in the app state's permission context);
         raises `UsageError` naming the policy for a mode the managed settings forbid."""

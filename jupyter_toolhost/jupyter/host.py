@@ -31,7 +31,6 @@ from ..core.kernel_host import remote_kernel_hint
 from ..core.numbers import format_number
 from ..core.tool import registered_tools
 from ..core.workdir import ROOT_ENV, resolve_working_folder, same_folder
-from ..permissions.engine import end_cell_rules
 from .agent import (
     attach_question_asker,
     new_session,
@@ -289,7 +288,7 @@ class AgentHost:
         finally:
             self._view = None
             self.mode = permission_mode(session)  # tools (ExitPlanMode) may have changed it
-            end_cell_rules(session.context)  # "Allow for this cell" ends with the cell
+            session.end_cell()  # "Allow for this cell" ends with the cell
         view.finish()
         self._remember(view)
         show_cell_checkpoint(self, session, view)
