@@ -123,8 +123,17 @@ class Session:
 
     # ── running ─────────────────────────────────────────────────────────────────────────
 
-    async def run(self, prompt: str, *, on_event: EventSink[LoopEvent] | None = None) -> RunResult:
+    async def run(
+        self,
+        prompt: str,
+        *,
+        on_event: EventSink[LoopEvent] | None = None,
+        attachments: Sequence[str] = (),
+    ) -> RunResult:
         """Send `prompt` and run tools until the model stops; returns the final text.
+
+        `attachments` are text blocks sent with the prompt, each a block of its own (the
+        cell's kernel variables, `jupyter.kernel.attached`).
 
         An empty prompt continues the conversation as it stands (e.g. after an interrupt).
 
@@ -167,12 +176,12 @@ class Session:
                 if text not in self._told:  # each rename is told once, in the cell it shows in
                     self._told.add(text)
                     self._tell(Notice("mcp", f"MCP: {text}"), on_event)
-            notes: tuple[str, ...] = ()
+            notes: tuple[str, ...] = tuple(attachments)
             checkpoints = self.checkpoints
             if checkpoints is not None and prompt.strip():
                 checkpoints.begin(prompt)  # each prompt (a cell) is a checkpoint of its own
                 note = checkpoints.take_model_note()
-                notes = (note,) if note else ()
+                notes += (note,) if note else ()
             result = await self._loop.run(prompt, on_event=on_event, notes=notes)
         finally:
             self._task = None

@@ -44,6 +44,7 @@ LOADED_ON_USE: frozenset[str] = frozenset(
     {
         # the first `%%agent` cell (`host`)
         "jupyter_toolhost.agent.events",
+        "jupyter_toolhost.jupyter.kernel.attached",
         "jupyter_toolhost.jupyter.kernel.kernel_tools",
         "jupyter_toolhost.jupyter.magic.undo",
         "jupyter_toolhost.jupyter.views.live",

@@ -6,7 +6,7 @@ the rest of `jupyter/` does not depend on the session's internals.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -202,9 +202,15 @@ def cassette_kind(session: Session) -> str | None:
 
 
 async def run_session(
-    session: Session, prompt: str, *, view: LiveView, max_turns: int | None
+    session: Session,
+    prompt: str,
+    *,
+    view: LiveView,
+    max_turns: int | None,
+    attachments: Sequence[str] = (),
 ) -> Any:
-    """Run one prompt, rendering its events into `view`."""
+    """Run one prompt (with `attachments`, blocks of their own), rendering its events into
+    `view`."""
     from ..agent.events import (
         Compacted,
         Notice,
@@ -244,6 +250,6 @@ async def run_session(
                 view.on_tool_event(event)
 
     try:
-        return await session.run(prompt, on_event=sink)
+        return await session.run(prompt, on_event=sink, attachments=attachments)
     finally:
         view.summary.cassette = cassette_kind(session)

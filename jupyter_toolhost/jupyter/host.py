@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from IPython.core.error import UsageError as IPythonUsageError
 from IPython.display import display
 
-from ..core.errors import ToolhostError
+from ..core.errors import ConfigurationError, ToolhostError
 from ..core.kernel_host import remote_kernel_hint
 from ..core.numbers import format_number
 from ..core.tool import registered_tools
@@ -219,6 +219,20 @@ class AgentHost:
 
     # ── a %%agent cell ─────────────────────────────────────────────────────────────────
 
+    def _attachments(
+        self, session: Any, options: CellOptions, prompt: str
+    ) -> tuple[tuple[str, ...], str]:
+        """The kernel variables the cell names (``--with``, ``@name``), described now, and
+        the prompt as sent (``\\@name`` written as ``@name``); raises `UsageError` for a
+        name that cannot be attached, before anything is sent."""
+        from .kernel.attached import attach, mentioned, unescaped
+
+        names = [*options.attach, *mentioned(prompt)]
+        attached = attach(self.shell, names, redact=session.context.options.redactor.text)
+        for line in attached.cut if attached is not None else ():
+            _show_notice(f"Attached variables: {line}.", level="info")
+        return ((attached.text,) if attached is not None else ()), unescaped(prompt)
+
     async def run_cell(self, line: str, body: str, *, interactive: bool = True) -> None:
         """Run one `%%agent` cell: the cell stays busy (and clickable) until the agent ends.
 
@@ -238,7 +252,8 @@ class AgentHost:
             trust = await self._settle_trust(options)
             starting = options.new or self.session is None
             session = self._prepare(options, trust=trust)
-        except UsageError as exc:
+            attachments, prompt = self._attachments(session, options, prompt)
+        except (UsageError, ConfigurationError) as exc:  # a mistake, or the hub's policy
             raise IPythonUsageError(str(exc)) from None
 
         from .magic.undo import show_cell_checkpoint
@@ -260,7 +275,11 @@ class AgentHost:
             self.ended_notice = None
         task = asyncio.ensure_future(
             run_session(
-                session, prompt, view=view, max_turns=options.max_turns or self.config.max_turns
+                session,
+                prompt,
+                view=view,
+                max_turns=options.max_turns or self.config.max_turns,
+                attachments=attachments,
             )
         )
         try:

@@ -44,6 +44,14 @@ def _cell_parser() -> OptionParser:
         "servers, allow rules, a wider mode) for the conversation this cell starts, without "
         "asking: the way for headless runs",
     )
+    parser.add_argument(
+        "--with",
+        dest="attach",
+        default=None,
+        metavar="A,B",
+        help="attach these kernel variables (names or paths such as df.columns) to the "
+        "prompt: a compact description of each, as @name in the prompt does",
+    )
     add_run_options(
         parser,
         ("--max-turns", "--cassette", "--cassette-mode", "--tools", "--disclosure", "--think"),

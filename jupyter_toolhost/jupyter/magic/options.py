@@ -77,6 +77,8 @@ class CellOptions:
     trust_folder: bool = False
     """``--trust-folder``: the working folder's own settings apply to the new conversation
     without asking (see `permissions.settings.trust`)."""
+    attach: tuple[str, ...] = ()
+    """``--with df,model``: kernel variables described with the prompt (`kernel.attached`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +104,7 @@ def parse_cell_line(line: str) -> CellOptions:
         mode=cast("PermissionMode | None", values.get("mode")),
         new=parsed.new,
         trust_folder=parsed.trust_folder,
+        attach=tuple(n.strip() for n in (parsed.attach or "").split(",") if n.strip()),
         max_turns=cast("int | None", values.get("max_turns")),
         cassette=cast(str, values.get("cassette")) or None,
         cassette_mode=cast("CassetteMode | None", values.get("cassette_mode")),
