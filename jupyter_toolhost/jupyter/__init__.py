@@ -52,6 +52,7 @@ LOADED_ON_USE: frozenset[str] = frozenset(
         "jupyter_toolhost.jupyter.widgets.questions",
         "jupyter_toolhost.jupyter.widgets.trust_prompt",
         "jupyter_toolhost.model.cassette",
+        "jupyter_toolhost.permissions.settings.managed",
         "jupyter_toolhost.permissions.settings.settings",
         "jupyter_toolhost.permissions.settings.trust",
         "jupyter_toolhost.tools",

@@ -219,6 +219,16 @@ class AgentHost:
 
     # ── a %%agent cell ─────────────────────────────────────────────────────────────────
 
+    def refuse_mode(self, mode: str | None) -> str | None:
+        """Why the hub's or the machine's policy forbids `mode` (None when it may be used)."""
+        if not mode:
+            return None
+        if self.session is not None:
+            return self.session.policy.refuse_mode(mode)
+        from ..permissions.settings.managed import load_policy
+
+        return load_policy().refuse_mode(mode)
+
     def _attachments(
         self, session: Any, options: CellOptions, prompt: str
     ) -> tuple[tuple[str, ...], str]:
@@ -463,6 +473,9 @@ class AgentHost:
         self.think = think
         self.model = options.model or self.model
         self.disclosure = options.disclosure or self.disclosure
+        refused = self.refuse_mode(options.mode)
+        if refused is not None:
+            raise UsageError(refused)  # before anything changes: the next cell runs as before
         self.mode = options.mode or self.mode
         self.cassette = options.cassette or self.cassette
         cassette_mode = options.cassette_mode or self.cassette_mode

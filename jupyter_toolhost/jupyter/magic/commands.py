@@ -27,6 +27,7 @@ from IPython.display import display
 from ...core.context import toolhost_home
 from ...core.numbers import format_number
 from ...model.pricing import billed_equivalent
+from ...permissions.settings.managed import load_policy
 from ..agent import resume_session, set_mode
 from ..host import (
     STOP_GRACE,
@@ -128,8 +129,22 @@ def _status(host: AgentHost, command: Command) -> Rendered:
         ("tool calls", len(host.history)),
         ("approval timeout", _seconds_or_off(host.approver().timeout)),
         *_folder_rows(host),
+        *_policy_rows(host),
     ]
     return table_display("status", ("setting", "value"), rows, title="jupyter_toolhost")
+
+
+def _policy_rows(host: AgentHost) -> list[tuple[str, Any]]:
+    """The managed policy in force and the budgets (`permissions.settings.managed`)."""
+    session = host.session
+    policy = session.policy if session is not None else load_policy()
+    rows: list[tuple[str, Any]] = [("policy", line.strip()) for line in policy.summary()]
+    guard = session.settings.budget if session is not None else None
+    if guard is not None:
+        caps = ", ".join(f"{name} {cap:g}" for name, cap in guard.budgets.caps().items())
+        spent = f"this session ${guard.session.usd or 0:,.4f}, {guard.session.tokens:,} tokens"
+        rows += [("budgets", caps), ("spent", spent)]
+    return rows
 
 
 def _key_rows(host: AgentHost) -> list[tuple[str, Any]]:
@@ -236,6 +251,9 @@ def _stop(host: AgentHost, command: Command) -> Rendered:
 def _mode(host: AgentHost, command: Command) -> Rendered:
     if command.argument is None:
         return notice_display(f"Permission mode: {host.mode or 'default'}")
+    refused = host.refuse_mode(command.argument)
+    if refused is not None:
+        raise UsageError(refused)
     host.mode = command.argument
     if host.session is not None:
         set_mode(host.session, command.argument)
