@@ -17,13 +17,19 @@ What is proved, in the order the module runs:
    and change them through Read, Bash (in the sandbox) and the results comm. Each is refused
    with a message naming the file, B's files are unchanged, and A's own saved result is
    still served by the same comm (so the refusal is not a broken comm).
+4. The hub's policy (a root-owned file the spawner names in the environment) holds for
+   both: a cell asking for bypassPermissions is refused with the policy's file named and
+   nothing sent, `%agent status` shows it, and a cell whose model loops on a tool stops at
+   the policy's token budget, every tool call answered, with the cap and who raises it.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import shutil
 import stat
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -33,6 +39,7 @@ import pytest
 from hub_helpers import Hub, HubUser, login, require_hub, run_as, running_hub
 from lab_browser import ARTIFACTS, IDLE, KERNELSPEC, code_cell, require_browser, run_all
 
+from jupyter_toolhost.permissions.settings.managed import ENV
 from jupyter_toolhost.testing import Turn, text, tool_use
 
 require_browser()  # skips the module (fails under CI=true) without chromium or playwright
@@ -61,12 +68,33 @@ async (request) => {
 """
 
 
+POLICY = {
+    "permissions": {"disableBypassPermissionsMode": "disable"},
+    "budgets": {"cellTokens": 150_000},
+}
+"""The hub's policy: no student may turn the checks off, and a cell reads at most 150,000
+tokens (a first request here is about 15,000; each looping step below adds about 11,000)."""
+
+
 @pytest.fixture(scope="module")
-def hub() -> Iterator[Hub]:
+def policy_file() -> Iterator[Path]:
+    """A root-owned policy file every student can read and none can write."""
+    folder = Path(tempfile.mkdtemp(prefix="toolhost-policy-"))
+    folder.chmod(0o755)
+    path = folder / "managed-settings.json"
+    try:
+        yield path
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def hub(policy_file: Path) -> Iterator[Hub]:
     started = time.monotonic()
     with running_hub(
         ("a", "b"),
-        environment={"JUPYTER_TOOLHOST_BASH_SANDBOX": "required"},
+        environment={"JUPYTER_TOOLHOST_BASH_SANDBOX": "required", ENV: str(policy_file)},
+        root_files={policy_file: json.dumps(POLICY)},
         log_name="jupyterhub-classroom.log",
     ) as running:
         print(f"hub and both servers up in {time.monotonic() - started:.1f} s")
@@ -153,7 +181,7 @@ def test_each_kernel_starts_in_its_notebook_folder_and_each_click_reaches_only_i
     with _page(browser, hub, a, "a") as page_a, _page(browser, hub, b, "b") as page_b:
         run_all(page_a)
         run_all(page_b)
-        allow = code_cell(page_a, 2).get_by_role("button", name="Allow", exact=True)
+        allow = code_cell(page_a, 2).get_by_role("button", name="Allow once", exact=True)
         deny = code_cell(page_b, 2).get_by_role("button", name="Deny", exact=True)
         allow.wait_for()
         deny.wait_for()
@@ -215,7 +243,7 @@ def _allow_until(page: Any, cell: Any, final: str) -> int:
     deadline = time.monotonic() + 90
     while not cell.get_by_text(final, exact=True).is_visible():
         assert time.monotonic() < deadline, cell.inner_text()
-        allow = cell.get_by_role("button", name="Allow", exact=True)
+        allow = cell.get_by_role("button", name="Allow once", exact=True)
         if allow.count() and allow.first.is_enabled():
             allow.first.click()
             clicks += 1
@@ -329,3 +357,65 @@ def test_another_users_saved_state_is_out_of_reach_of_a_students_agent(
     assert own[0]["ok"] is True and own[0]["size"] == mine.stat().st_size, own[0]
     # Nothing of B's changed.
     assert {p: p.read_bytes() for p in state if p.is_file()} == before
+
+
+def test_the_hubs_policy_holds_for_both_and_a_budget_stops_a_looping_cell(
+    hub: Hub, browser: Any, policy_file: Path
+) -> None:
+    a, b = hub.users["a"], hub.users["b"]
+    a.server.add_turns(
+        *[Turn([tool_use("Bash", {"command": "seq 1 9000"})]) for _ in range(12)],
+        Turn([text("A looped to the end")]),
+    )
+    for user in (a, b):
+        _lesson(
+            user,
+            "%load_ext jupyter_toolhost",
+            "%agent status",
+            *(["%%agent --new\nCount again and again"] if user is a else []),
+            # last: Run All stops at a cell's error, as it should
+            "%%agent --new --mode bypassPermissions\nDo anything at all",
+        )
+    sent = {user.name: len(user.server.requests) for user in (a, b)}
+    with _page(browser, hub, a, "a-policy") as page_a, _page(browser, hub, b, "b-policy") as page_b:
+        run_all(page_a)
+        run_all(page_b)
+        loop = code_cell(page_a, 2)
+        deadline = time.monotonic() + 120
+        while not loop.get_by_text("Budget reached", exact=False).count():
+            assert time.monotonic() < deadline, loop.inner_text()
+            allow = loop.get_by_role("button", name="Allow once", exact=True)
+            if allow.count() and allow.first.is_enabled():
+                allow.first.click()
+            page_a.wait_for_timeout(300)
+        _settled(page_a, loop)
+        shown = loop.inner_text()
+        for page, last in ((page_a, 3), (page_b, 2)):
+            status = code_cell(page, 1)
+            status.get_by_text(f"policy in force: {policy_file}").wait_for()
+            assert "cellTokens 150000" in status.inner_text()
+            refused = code_cell(page, last)
+            refused.get_by_text("forbids the bypassPermissions mode").wait_for()
+            assert str(policy_file) in refused.inner_text()
+    assert "Budget reached: cellTokens 150,000 tokens for this cell" in shown, shown
+    assert f"set by the policy in {policy_file}" in shown and "ask whoever runs" in shown
+    assert "A looped to the end" not in shown
+    requests = [r.body for r in a.server.requests[sent[a.name] :] if r.path == "/v1/messages"]
+    assert 2 <= len(requests) < 13, len(requests)
+    assert len(b.server.requests) == sent[b.name]  # B's refused cell sent nothing
+    last = requests[-1]["messages"]
+    uses = [
+        x["id"]
+        for m in last
+        for x in m["content"]
+        if isinstance(x, dict) and x.get("type") == "tool_use"
+    ]
+    answered = [
+        x["tool_use_id"]
+        for m in last
+        if isinstance(m["content"], list)
+        for x in m["content"]
+        if isinstance(x, dict) and x.get("type") == "tool_result"
+    ]
+    assert set(uses) - set(answered) <= {uses[-1]}  # the last call's result was never sent on
+    assert a.server.errors == [] and b.server.errors == []
