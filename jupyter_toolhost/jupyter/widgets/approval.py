@@ -440,7 +440,7 @@ class _Editor:
         self.allow = filled_button(EDITED_LABEL, "allow", tooltip="Run the call as edited")
         self.allow.add_class("toolhost-choice-edited")
         self.cancel = widgets.Button(description=CANCEL_EDIT_LABEL)
-        self.problem = widgets.HTML(value="")
+        self.problem = widgets.HTML(value=widget_html(""))
         self.panel = widgets.VBox(
             [*self.fields.values(), widgets.HBox([self.allow, self.cancel]), self.problem],
             layout=widgets.Layout(display="none"),
