@@ -10,20 +10,9 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from json_strategies import JSON
 
 from jupyter_toolhost.mcp.config import McpConfigError, load_mcp_configs, parse_server_config
-
-JSON = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers(-5, 5)
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(max_size=12),
-    lambda inner: (
-        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3)
-    ),
-    max_leaves=8,
-)
 
 DB: dict[str, Any] = {
     "command": "uvx",

@@ -11,21 +11,10 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from json_strategies import JSON
 
 from jupyter_toolhost.core.json_checks import Location, json_path
 from jupyter_toolhost.model.cassette_format import CassetteError, read_cassette
-
-JSON = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers(-5, 5)
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(max_size=12),
-    lambda inner: (
-        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3)
-    ),
-    max_leaves=8,
-)
 
 GOOD: dict[str, Any] = {
     "version": 2,
