@@ -398,6 +398,7 @@ def test_the_hubs_policy_holds_for_both_and_a_budget_stops_a_looping_cell(
             refused.get_by_text("forbids the bypassPermissions mode").wait_for()
             assert str(policy_file) in refused.inner_text()
     assert "Budget reached: cellTokens 150,000 tokens for this cell" in shown, shown
+    assert "stop: Budget reached: cellTokens 150,000 tokens for this cell" in shown  # footer
     assert f"set by the policy in {policy_file}" in shown and "ask whoever runs" in shown
     assert "A looped to the end" not in shown
     requests = [r.body for r in a.server.requests[sent[a.name] :] if r.path == "/v1/messages"]

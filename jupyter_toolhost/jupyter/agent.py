@@ -242,6 +242,9 @@ async def run_session(
                 view.end_thinking()
                 view.summary.model_requests += 1
                 view.summary.stop_reason = stop_reason
+            case Notice(kind="budget", text=text):
+                view.notice(text, level="warning")  # which cap, what was spent, who raises it
+                view.summary.stop_reason = text.split(" (", 1)[0]  # the footer names the cap
             case Notice(text=text):
                 view.notice(text, level="warning")
             case Compacted():
