@@ -47,6 +47,9 @@ PROTECTED_DIRS = (".toolhost", ".git", ".claude")
 ``.claude/`` always: a session that imports Claude Code's settings later would run the hooks
 an agent planted there earlier. Compared case-folded (on a case-insensitive file system
 ``.GIT`` is ``.git``) on the lexical and the resolved path."""
+POLICY_FOLDER = "/etc/jupyter_toolhost/"
+"""Where the machine's policy lives (`settings.managed`): protected like the folders above,
+whatever the process may write (a single-user root kernel could write /etc)."""
 WORKTREES = "/.toolhost/worktrees/"
 """Where EnterWorktree checks out git worktrees: ordinary working trees, not settings (their
 own ``.toolhost/`` and ``.git`` inside stay protected)."""
@@ -387,7 +390,7 @@ def _in_protected(ref: PathRef) -> bool:
 def _protected_path(path: str) -> bool:
     # A pure function of the string, cached: every call's paths are checked.
     path = path.casefold().replace(WORKTREES, "/") + "/"
-    return any(f"/{d}/" in path for d in PROTECTED_DIRS)
+    return path.startswith(POLICY_FOLDER) or any(f"/{d}/" in path for d in PROTECTED_DIRS)
 
 
 def _glob_protected(glob: str, resolver: PathResolver) -> bool:

@@ -136,3 +136,32 @@ def test_a_broken_policy_stops_before_anything_is_sent(tmp_path: Path, policy: A
             session(tmp_path, server)
         assert str(file) in str(raised.value) and "permissions.deny" in str(raised.value)
         assert server.requests == []
+
+
+async def test_the_agent_cannot_write_the_policy(tmp_path: Path, policy: Any) -> None:
+    """The policy's folder is protected like `.toolhost/`: asked for in every mode, bypass
+    included (a kernel run as root could otherwise write /etc), and the hub's file is
+    read-only in the sandbox."""
+    import shutil
+    import uuid
+
+    hub_file = policy({"budgets": {"cellUsd": 5}})
+    probe = Path("/etc/jupyter_toolhost") / f"probe-{uuid.uuid4().hex}.json"
+    script = [
+        Turn([tool_use("Write", {"file_path": str(probe), "content": "{}"})]),
+        Turn([tool_use("Bash", {"command": f"echo '{{}}' > {hub_file}"})]),
+        Turn([text("done")]),
+    ]
+    existed = probe.parent.exists()
+    try:
+        with MessagesServer(script) as server:
+            approver = ScriptedApprover(ApprovalDecision("deny"), ApprovalDecision("allow"))
+            made = session(tmp_path, server, approver=approver, permission_mode="bypassPermissions")
+            await made.run("change the policy")
+        assert not probe.exists()
+        assert approver.asked and approver.asked[0].tool_name == "Write"
+        assert json.loads(hub_file.read_text()) == {"budgets": {"cellUsd": 5}}
+    finally:
+        probe.unlink(missing_ok=True)
+        if not existed:
+            shutil.rmtree(probe.parent, ignore_errors=True)

@@ -56,6 +56,7 @@ from ...core.private import private_folder
 from ...core.types import ToolError
 from ...permissions.engine import rules_home
 from ...permissions.rules.ruleset import CompiledRules, compiled_rules
+from ...permissions.settings.managed import policy_files
 from ...permissions.startup import StartupPlaces, startup_places, user_folders
 from .git_guard import read_only_paths
 from .network import ALLOWED_KEY, BRIDGE, DENIED_KEY, Channel, NetworkPolicy, open_channel
@@ -350,6 +351,7 @@ def _imports_claude(context: ToolUseContext) -> bool:
 def _read_only_extras(projects: list[Path], home: Path) -> list[str]:
     """Claude Code's settings folders and git's configuration, which decide what runs."""
     found: list[str] = [os.fspath(home / n) for n in (".claude", ".gitconfig", ".config/git")]
+    found += [os.fspath(path) for path in policy_files()]  # the managed policy, both places
     found += [os.fspath(project / ".claude") for project in projects]
     found += read_only_paths(projects)
     return [p for p in found if os.path.lexists(p)]
