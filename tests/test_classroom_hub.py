@@ -392,9 +392,11 @@ def test_the_hubs_policy_holds_for_both_and_a_budget_stops_a_looping_cell(
         shown = loop.inner_text()
         for page, last in ((page_a, 3), (page_b, 2)):
             status = code_cell(page, 1)
+            status.scroll_into_view_if_needed()  # JupyterLab may draw only the cells in view
             status.get_by_text(f"policy in force: {policy_file}").wait_for()
             assert "cellTokens 150000" in status.inner_text()
             refused = code_cell(page, last)
+            refused.scroll_into_view_if_needed()
             refused.get_by_text("forbids the bypassPermissions mode").wait_for()
             assert str(policy_file) in refused.inner_text()
     assert "Budget reached: cellTokens 150,000 tokens for this cell" in shown, shown
