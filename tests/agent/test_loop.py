@@ -162,17 +162,15 @@ async def test_parallel_tool_use_in_one_message_runs_together(tmp_path: Path) ->
     calls = [tool_use("Wait", {"seconds": 0.4}) for _ in range(3)]
     with MessagesServer([Turn(calls, block_delay=0.05), Turn([text("done")])]) as server:
         session = session_for(server, tmp_path, [wait_tool(recorder)], on_event=recorder)
-        started = time.perf_counter()
         result = await session.run("wait three times")
-        elapsed = time.perf_counter() - started
 
     assert server.errors == []
     assert result == "done"
     starts = [at for _, at in recorder.ran]
     assert len(starts) == 3
-    # Sequential would take 1.2 s; together (started as each block streamed) about 0.5 s.
+    # Sequential, each would start 0.4 s after the one before; together they start as each
+    # block streams (how long the whole run took depends on the machine: not asserted).
     assert max(starts) - min(starts) < 0.4
-    assert elapsed < 1.1
     answers = results_in(bodies(server)[1]["messages"][-1])
     assert [a["tool_use_id"] for a in answers] == ["toolu_01", "toolu_02", "toolu_03"]
     assert all(a["content"] == "waited 0.4" for a in answers)
