@@ -252,6 +252,9 @@ class AgentHost:
 
         try:
             options = parse_cell_line(line)
+            refused = self.refuse_mode(options.mode)
+            if refused is not None:  # before anything else: no question asked, nothing sent
+                raise UsageError(refused)
             prompt = body.strip()
             if not prompt:
                 raise UsageError("The cell has no prompt: write it below the %%agent line.")
