@@ -41,12 +41,17 @@ HEADER = (
 
 SANITIZE_PATTERNS: dict[str, str] = {
     r'(<span class="toolhost-time"[^>]*>)[^<]*</span>': r"\1…</span>",
+    r'(<span class="toolhost-tokens"[^>]*>)[^<]*</span>': r"\1…</span>",
 }
 """nbval sanitizer patterns (regex -> replacement) for compared text and HTML.
 
 - ``toolhost-time`` spans: the durations the renderer shows in ``text/html`` (a tool call's
-  run time, a cell's total). They differ on every run, and the renderer keeps everything
-  else that varies out of the HTML, so these spans are the only part masked.
+  run time, a cell's total). They differ on every run.
+- ``toolhost-tokens`` spans: the tokens a call's result adds to the conversation (measured
+  from the API's usage, so they change with the model and the tokenizer).
+
+The renderer keeps everything else that varies out of the HTML, so these spans are the only
+part masked.
 """
 
 _LIVE_OPTION = "toolhost_live"

@@ -386,11 +386,15 @@ def test_constants_agree_with_the_renderer():
     from jupyter_toolhost.jupyter.views import render
 
     assert pytest_plugin.TOOLHOST_MIME == render.MIME_TYPE
-    [(regex, replacement)] = pytest_plugin.SANITIZE_PATTERNS.items()
-    html = f'<b>Bash</b> <span class="{render.TIME_CLASS}" style="color:#666">226 ms</span>'
-    assert re.sub(regex, replacement, html) == (
-        f'<b>Bash</b> <span class="{render.TIME_CLASS}" style="color:#666">…</span>'
+    html = (
+        f'<b>Bash</b> <span class="{render.TIME_CLASS}" style="color:#666">226 ms</span> '
+        + render.tokens_html("· 1,234 tokens · image 1092×1092 px", measured=True)
     )
+    for regex, replacement in pytest_plugin.SANITIZE_PATTERNS.items():
+        html = re.sub(regex, replacement, html)
+    spans = re.findall(r'<span class="([^"]+)"[^>]*>([^<]*)</span>', html)
+    assert spans == [(render.TIME_CLASS, "…"), (render.TOKENS_CLASS, "…")]
+    assert "1,234" not in html and "226" not in html
 
 
 @pytest.mark.parametrize(

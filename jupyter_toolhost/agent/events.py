@@ -34,6 +34,7 @@ __all__ = [
     "Notice",
     "PermissionAnswered",
     "PermissionRequested",
+    "ResultSize",
     "TextDelta",
     "ThinkingDelta",
     "ThinkingStarted",
@@ -147,6 +148,20 @@ class UsageReported:
 
 
 @dataclass(frozen=True, slots=True)
+class ResultSize:
+    """What one tool result adds to the conversation, in tokens (`result_tokens`).
+
+    `measured`: taken from the usage of the request that first carried it; else estimated
+    from its size (about four characters a token, an image width × height / 750)."""
+
+    tool_use_id: str
+    tokens: int
+    measured: bool
+    images: tuple[tuple[int, int], ...] = ()
+    """The (width, height) in px of each image the result sent."""
+
+
+@dataclass(frozen=True, slots=True)
 class Compacted:
     """Older turns were replaced by a summary."""
 
@@ -175,6 +190,7 @@ LoopEvent: TypeAlias = (
     | PermissionAnswered
     | Notice
     | UsageReported
+    | ResultSize
     | Compacted
     | TurnEnd
 )

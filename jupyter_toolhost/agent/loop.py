@@ -80,6 +80,7 @@ from .loop_state import (
 )
 from .request_builder import HiddenTools, RequestBuilder, working_directory
 from .response import ResponseReader, max_tokens_notice, settle
+from .result_tokens import ResultLedger
 from .sent import SentLog, SentRequest
 from .transcript import LoadedTranscript, Transcript
 
@@ -156,6 +157,8 @@ class AgentLoop:
         self._running: RunState | None = None
         self.sent = SentLog()
         """The exact body and usage of each request of this conversation (not compaction's)."""
+        self.ledger = ResultLedger()
+        """What each tool result added to the conversation, and its share of the cost since."""
         self.hooks = hooks
         """The session's (a subagent's loop has none): UserPromptSubmit, Stop, and where
         the pipeline reports hook failures."""
@@ -277,6 +280,8 @@ class AgentLoop:
         if self.transcript is not None:
             self.transcript.usage(model, usage)
         emit(run.sinks, UsageReported(usage, run.usage, self.usage, run.cost_usd, self.cost_usd))
+        for size in self.ledger.reported(self.messages, usage, model):
+            emit(run.sinks, size)
 
     def _note_expired_cache(self, run: RunState, usage: Usage) -> None:
         """Tell, once per pause, what the pause cost (`RequestBuilder.cache_expiry`)."""

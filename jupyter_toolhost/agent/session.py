@@ -27,6 +27,7 @@ from ..orchestration.checkpoints import CheckpointStore
 from .compaction import CompactBoundary
 from .events import EventSink, LoopEvent, Notice, emit
 from .loop_state import LoopSettings, RunResult
+from .result_tokens import ResultLedger
 from .sent import SentRequest
 from .session_build import assemble, check_call, default_tools, transcript_path
 from .session_config import SessionConfig, takes_options_of
@@ -377,6 +378,12 @@ class Session:
     def cost_usd(self) -> float | None:
         """Estimated cost of the session in USD (None for a model not in the price table)."""
         return self._loop.cost_usd
+
+    @property
+    def result_tokens(self) -> ResultLedger:
+        """What each tool result added to the conversation and its share of the cost since
+        (`.calls` by tool_use id, `.ranked()` costliest first; see `agent.result_tokens`)."""
+        return self._loop.ledger
 
     @property
     def last_cache_expiry(self) -> str | None:

@@ -30,6 +30,8 @@ __all__ = [
     "FittedImage",
     "fit_content",
     "fit_image",
+    "image_size",
+    "image_tokens",
 ]
 
 MAX_BASE64_BYTES = 5 * 1024 * 1024
@@ -40,6 +42,8 @@ VISION_LONG_EDGE = 1568
 """The long edge (px) above which the API scales an image down before the model sees it."""
 VISION_PIXELS = 1_150_000
 """The area (px) above which the API scales an image down (about 1,600 tokens)."""
+PIXELS_PER_TOKEN = 750
+"""An image costs about width × height / 750 tokens (the API's vision documentation)."""
 
 _FORMATS = {"PNG": "image/png", "JPEG": "image/jpeg", "GIF": "image/gif", "WEBP": "image/webp"}
 
@@ -170,6 +174,33 @@ def fit_content(content: str | Sequence[Any]) -> str | list[Any]:
     if notes:
         blocks.append({"type": "text", "text": "\n".join(notes)})
     return blocks
+
+
+def image_tokens(width: int, height: int) -> int:
+    """About what an image of `width` × `height` px costs, in tokens, once the API has
+    scaled it to what the model sees (`fit_image` sends it at that size already)."""
+    scale = _scale(width, height)
+    return max(1, math.ceil(round(width * scale) * round(height * scale) / PIXELS_PER_TOKEN))
+
+
+def image_size(block: Any) -> tuple[int, int] | None:
+    """The (width, height) of a base64 image block, read from its header; None when it is
+    not one or cannot be read."""
+    from PIL import Image, UnidentifiedImageError
+
+    found = block.get("source") if isinstance(block, dict) else None
+    source = cast("dict[str, Any]", found) if isinstance(found, dict) else None
+    if source is None or source.get("type") != "base64":
+        return None
+    data = source.get("data")
+    try:
+        raw = base64.b64decode(data if isinstance(data, str) else "", validate=True)
+        with Image.open(io.BytesIO(raw)) as image:
+            return image.size
+    except (binascii.Error, ValueError, UnidentifiedImageError, OSError):
+        return None
+    except Image.DecompressionBombError:
+        return None
 
 
 def _fit_block(source: dict[str, Any]) -> FittedImage:

@@ -6,7 +6,9 @@ result of the API's own tool search), and until then the model cannot see or cal
 These functions answer, for one request body: which tools the model sees
 (`visible_tool_names`), what the cached prefix is (`cached_prefix`: the system prompt and
 every tool without `defer_loading`, in order), and how many bytes count as input
-(`billed_bytes`: the body without the deferred tools nothing references yet).
+(`billed_bytes`: the body without the deferred tools nothing references yet, and with each
+image counted as the API bills it, width × height / 750 tokens at the size the model sees,
+not by the length of its base64 text).
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 from typing import Any
+
+from ..core.images import image_size, image_tokens
 
 __all__ = ["billed_bytes", "cached_prefix", "referenced_tool_names", "visible_tool_names"]
 
@@ -65,13 +69,37 @@ def cached_prefix(body: Mapping[str, Any]) -> bytes:
     return json.dumps(prefix, sort_keys=True, separators=(",", ":")).encode()
 
 
+def _images(value: Any) -> Iterable[Mapping[str, Any]]:
+    if isinstance(value, Mapping):
+        if value.get("type") == "image":
+            yield value
+            return
+        for inner in value.values():
+            if isinstance(inner, list | Mapping):
+                yield from _images(inner)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _images(item)
+
+
+def _image_overcount(body: Mapping[str, Any]) -> int:
+    """Bytes of base64 image text beyond what the images are billed as (their tokens × 4)."""
+    extra = 0
+    for block in _images(body.get("messages", [])):
+        size = image_size(dict(block))
+        source = block.get("source")
+        if size is not None and isinstance(source, Mapping):
+            extra += len(str(source.get("data", ""))) - 4 * image_tokens(*size)
+    return extra
+
+
 def billed_bytes(body: Mapping[str, Any], raw: bytes) -> int:
     """The body's bytes less the definitions of deferred tools nothing has referenced
-    (the API does not count those as input)."""
+    (the API does not count those as input), with images counted at their billed size."""
     referenced = referenced_tool_names(body)
     unused = sum(
         len(json.dumps(tool).encode())
         for tool in _tools(body)
         if _deferred(tool) and tool.get("name") not in referenced
     )
-    return max(0, len(raw) - unused)
+    return max(0, len(raw) - unused - _image_overcount(body))

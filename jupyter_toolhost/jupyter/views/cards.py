@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeAlias
 
+from ...agent.result_tokens import size_text
 from ...core.numbers import format_number
 from ...core.types import PermissionResult
 from .previews import (
@@ -40,6 +41,7 @@ from .render import (
     short,
     shown_source,
     time_html,
+    tokens_html,
 )
 
 __all__ = ["PREVIEW_CHARS", "PersistedOutput", "saved_path_in"]
@@ -145,6 +147,19 @@ class CallCard:
     """What that wait is for (`Wait.what`)."""
     interrupted: bool = False
     """The call was stopped by an interrupt (a stopped run of code, a cancelled command)."""
+    tokens: int | None = None
+    """What the result adds to the conversation, in tokens (None: not known)."""
+    tokens_measured: bool = False
+    """`tokens` came from the usage of the request that carried the result (else estimated)."""
+    image_sizes: tuple[tuple[int, int], ...] = ()
+    """(width, height) in px of each image the result sent, at the size it was sent."""
+
+    @property
+    def tokens_text(self) -> str:
+        """ "1,234 tokens", "≈1,234 tokens · image 1092×1092 px", or '' when not known."""
+        if self.tokens is None:
+            return ""
+        return size_text(self.tokens, measured=self.tokens_measured, images=self.image_sizes)
 
     @property
     def wall(self) -> float | None:
@@ -318,6 +333,8 @@ def card_html(card: CallCard, *, live: bool = False, now: float | None = None) -
         head += " " + time_html(format_number(card.duration, "seconds"))
         for what, seconds in waits_by_kind(card).items():
             head += " " + time_html(f"· {waited_label(seconds, what)}")
+    if card.final and card.tokens_text:
+        head += " " + tokens_html(f"· {card.tokens_text}", measured=card.tokens_measured)
     elif live and card.asked is not None and now is not None:
         head += " " + time_html(f"for {format_number(max(0.0, now - card.asked), 'seconds')}")
     elif live and card.started is not None and now is not None:
@@ -430,6 +447,7 @@ def card_json(card: CallCard, *, now: float | None = None) -> dict[str, Any]:
     # What the lab extension shows beside the run time, written here once.
     data["waited_text"] = [waited_label(s, what) for what, s in waits_by_kind(card).items()]
     data["label"] = card.label
+    data["tokens_text"] = card.tokens_text if card.final else ""
     shown, cut = clip(card.result)
     data["result"] = shown
     data["cut"] = cut_marker(shown=shown, path=None, total_chars=len(card.result)) if cut else None

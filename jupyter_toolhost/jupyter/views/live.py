@@ -43,7 +43,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict
 from typing import Any, assert_never
 
-from ...agent.events import PermissionAnswered, PermissionRequested
+from ...agent.events import PermissionAnswered, PermissionRequested, ResultSize
+from ...agent.result_tokens import estimate_tokens
 from ...orchestration.events import (
     CallFinished,
     CallFinishing,
@@ -132,6 +133,9 @@ class LiveView:
         self._below = False
         """Something was shown after the live panel (it moves down on the next event)."""
         self._flushed: set[str] = set()
+        self._shown: dict[str, tuple[Any, int, list[CallCard]]] = {}
+        """call id → (the display handle, the batch, its cards) of the batch it is shown in,
+        so a figure learnt later (the tokens its result added) updates it in place."""
         self._countdowns: dict[str, list[int]] = {}
         """call id → the seconds of grace shown so far, for calls let finish after an interrupt."""
         self._started = time.perf_counter()
@@ -306,8 +310,22 @@ class LiveView:
                 self._refresh()
             case CallFinished():
                 self._finish(event)
+            case ResultSize(tool_use_id=call_id):
+                self._sized(call_id, event)
             case _:
                 pass
+
+    def _sized(self, call_id: str, size: ResultSize) -> None:
+        """The tokens a result added, measured: the card, and the batch shown, say so."""
+        card = self.cards.get(call_id)
+        if card is None:
+            return
+        card.tokens, card.tokens_measured = size.tokens, size.measured
+        card.image_sizes = size.images or card.image_sizes
+        shown = self._shown.get(call_id)
+        if shown is not None and shown[0] is not None:
+            handle, batch, cards = shown
+            handle.update(batch_display(cards, batch=batch))
 
     def _new_card(self, call_id: str, tool_name: str, raw_input: Any) -> CallCard:
         name, summary = self._describe(tool_name, raw_input)
@@ -385,6 +403,9 @@ class LiveView:
         card.original_size = event.result.original_size
         card.decision = decision_json(event.result.decision)
         card.displays = tuple(getattr(event.result, "displays", ()) or ())
+        # Estimated now; the loop measures it once the next request has carried it.
+        card.tokens, card.image_sizes = estimate_tokens(event.result.content)
+        card.tokens_measured = False
         # A stopped call keeps the newest lines it printed (its result may not hold them).
         if not (card.status == "cancelled" or card.interrupted):
             card.tail = ()
@@ -412,7 +433,8 @@ class LiveView:
         batches = sorted({card.batch for card in ready}, key=lambda b: (b < 0, b))
         for batch in batches:
             cards = [card for card in ready if card.batch == batch]
-            self._display(batch_display(cards, batch=batch))
+            handle = self._display(batch_display(cards, batch=batch), display_id=True)
+            self._shown.update((card.tool_use_id, (handle, batch, cards)) for card in cards)
             self._flushed.update(card.tool_use_id for card in cards)
             for card in cards:
                 self._show_displays(card)

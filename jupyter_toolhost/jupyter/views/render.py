@@ -64,7 +64,9 @@ MUTED = f"color:{FG2};font-size:13px"
 PRE = "max-height:24em;overflow:auto;margin:2px 0;white-space:pre-wrap"
 """A preview never grows into a 10,000-pixel column: it scrolls."""
 TIME_CLASS = "toolhost-time"
-"""The class of the only HTML elements whose text varies between runs (durations)."""
+"""The class of HTML elements whose text varies between runs: durations."""
+TOKENS_CLASS = "toolhost-tokens"
+"""The class of the other HTML elements whose text varies between runs: a result's tokens."""
 
 
 class Rendered:
@@ -172,6 +174,20 @@ def shown_source(source: str | None) -> str | None:
 
 def time_html(text: str) -> str:
     return f'<span class="{TIME_CLASS}" style="color:{FG2}">{esc(text)}</span>'
+
+
+def tokens_html(text: str, *, measured: bool) -> str:
+    """What a call's result adds to the conversation; its figure varies by run, like a
+    duration, so it has a class of its own that nbval's sanitizer masks."""
+    how = (
+        "measured from the usage of the request that first carried it"
+        if measured
+        else "estimated: about 4 characters a token, an image width × height / 750"
+    )
+    title = f"tokens this result adds to every later request ({how})"
+    return (
+        f'<span class="{TOKENS_CLASS}" style="color:{FG2}" title="{esc(title)}">{esc(text)}</span>'
+    )
 
 
 # ── footer, notices, tables ──────────────────────────────────────────────────────────────

@@ -1,0 +1,210 @@
+"""What each tool result adds to the conversation, and what carrying it has cost since.
+
+**Tokens, measured where they can be.** The request after a batch reads what the request
+before it read, that request's answer, and the new user message (the batch's tool_result
+blocks, and any text that came with them). So the growth of the context between the two
+requests, less the answer's output tokens, is what the new user message costs, as the API
+counted it. It is shared among that message's blocks in proportion to their estimated size,
+and each result takes its share: `ResultSize(measured=True)`. When the growth does not fit
+the estimate (within half to twice of it: old results were cleared, the conversation was
+compacted, thinking blocks were dropped) or there is no next request (an interrupt, a
+budget stop), the result keeps the estimate: about four characters a token (the rule the
+budget check and the request view use), and width × height / 750 for an image at the size
+the API bills (`core.images.image_tokens`; images are sent at that size already).
+
+**Cost, shared.** Every request reads every result still in the conversation. Each request's
+input cost (uncached, cache writes and cache reads at their prices, `model.pricing`) is
+shared among what it read in proportion to tokens, so a result's cost is the sum of its
+shares over the requests that carried it. A cleared result then weighs only its note, and a
+result compacted away weighs nothing. A model without a list price gives no cost (None).
+`%agent cost` ranks the calls by it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, cast
+
+from ..core.images import image_size, image_tokens
+from ..core.json_values import json_array, json_mapping
+from ..core.numbers import format_number
+from ..model.base import Usage
+from ..model.pricing import estimate_cost
+from .clearing import CLEARED_PREFIX
+from .events import ResultSize
+
+__all__ = ["CallCost", "ResultLedger", "estimate_tokens", "size_text"]
+
+CHARS_PER_TOKEN = 4
+MEASURED_RANGE = (0.5, 2.0)
+"""A measured growth is trusted when it is within this factor of the estimate."""
+
+
+def estimate_tokens(content: object) -> tuple[int, tuple[tuple[int, int], ...]]:
+    """About how many tokens `content` (a tool result's, a block's, or a block) adds, and
+    the (width, height) of each image in it."""
+    images: list[tuple[int, int]] = []
+    chars = 0
+    extra = 0
+    for kind, value in _parts(content):
+        if kind == "text":
+            chars += len(cast("str", value))
+            continue
+        size = image_size(value)
+        if size is None:
+            chars += len(json.dumps(value, ensure_ascii=False, default=str))
+        else:
+            images.append(size)
+            extra += image_tokens(*size)
+    return math.ceil(chars / CHARS_PER_TOKEN) + extra, tuple(images)
+
+
+def _parts(content: object) -> Iterator[tuple[str, object]]:
+    """("text", str) for each piece of text in `content`, ("block", block) for the rest
+    (an image, a search result, ...); a tool_result block is looked into."""
+    if isinstance(content, str):
+        yield "text", content
+        return
+    blocks = json_array(content)
+    if blocks is None:
+        block = json_mapping(content)
+        if block is None:
+            yield "text", json.dumps(content, default=str)
+            return
+        blocks = [block]
+    for item in blocks:
+        block = json_mapping(item)
+        if block is None:
+            yield "text", str(item)
+        elif block.get("type") == "text" and isinstance(block.get("text"), str):
+            yield "text", cast("str", block["text"])
+        elif block.get("type") == "tool_result":
+            yield from _parts(block.get("content", ""))
+        else:
+            yield "block", dict(block)
+
+
+def size_text(tokens: int, *, measured: bool, images: Sequence[tuple[int, int]] = ()) -> str:
+    """What a card shows: "1,234 tokens" (measured) or "≈1,234 tokens", and each image's
+    size as sent ("image 1092×1092 px")."""
+    text = ("" if measured else "≈") + format_number(tokens, "tokens") + " tokens"
+    for width, height in images:
+        text += f" · image {width}×{height} px"
+    return text
+
+
+@dataclass(slots=True)
+class CallCost:
+    """One tool result in the conversation: its tokens and its share of the requests'
+    input cost so far."""
+
+    tool_use_id: str
+    tool_name: str
+    tokens: int
+    measured: bool
+    images: tuple[tuple[int, int], ...] = ()
+    requests: int = 0
+    """Requests that carried the result (its note, once cleared)."""
+    cost_usd: float | None = 0.0
+
+    @property
+    def text(self) -> str:
+        return size_text(self.tokens, measured=self.measured, images=self.images)
+
+
+class ResultLedger:
+    """The tokens and cost of every tool result of one conversation (see the module)."""
+
+    def __init__(self) -> None:
+        self.calls: dict[str, CallCost] = {}
+        self._seen = 0
+        """How many messages the last reported request sent."""
+        self._context = 0
+        self._output = 0
+
+    def ranked(self) -> list[CallCost]:
+        """The calls, costliest first (by tokens when costs are unknown)."""
+        return sorted(
+            self.calls.values(), key=lambda c: (c.cost_usd or 0.0, c.tokens), reverse=True
+        )
+
+    def reported(
+        self, messages: Sequence[Mapping[str, Any]], usage: Usage, model: str
+    ) -> list[ResultSize]:
+        """A request that sent `messages` used `usage`: size the results it carried first,
+        and add its share of cost to every result it carried."""
+        sizes = self._measure(messages, usage)
+        self._carry(messages, usage, model)
+        self._seen = len(messages)
+        self._context, self._output = usage.context_tokens, usage.output_tokens
+        return sizes
+
+    def _measure(self, messages: Sequence[Mapping[str, Any]], usage: Usage) -> list[ResultSize]:
+        new = messages[self._seen :] if len(messages) >= self._seen else []
+        names: dict[str, str] = {}
+        blocks: list[tuple[str | None, int, tuple[tuple[int, int], ...]]] = []
+        for message in new:
+            content = message.get("content", "")
+            if message.get("role") == "assistant":
+                for block in _blocks(content):
+                    if block.get("type") == "tool_use":
+                        names[str(block.get("id"))] = str(block.get("name", ""))
+                continue
+            for block in _blocks(content):
+                tokens, images = estimate_tokens(block)
+                result_id = block.get("tool_use_id") if block.get("type") == "tool_result" else None
+                blocks.append((None if result_id is None else str(result_id), tokens, images))
+        estimated = sum(tokens for _, tokens, _ in blocks)
+        growth = usage.context_tokens - self._context - self._output
+        low, high = MEASURED_RANGE
+        measured = (
+            self._context > 0 and estimated > 0 and low * estimated <= growth <= high * estimated
+        )
+        sizes: list[ResultSize] = []
+        for result_id, tokens, images in blocks:
+            if result_id is None or result_id in self.calls:
+                continue
+            share = round(growth * tokens / estimated) if measured else tokens
+            name = names.get(result_id, "")
+            self.calls[result_id] = CallCost(result_id, name, share, measured, images)
+            sizes.append(ResultSize(result_id, share, measured, images))
+        return sizes
+
+    def _carry(self, messages: Sequence[Mapping[str, Any]], usage: Usage, model: str) -> None:
+        if not self.calls or usage.context_tokens <= 0:
+            return
+        read = Usage(
+            input_tokens=usage.input_tokens,
+            cache_creation_input_tokens=usage.cache_creation_input_tokens,
+            cache_read_input_tokens=usage.cache_read_input_tokens,
+            cache_creation_1h_input_tokens=usage.cache_creation_1h_input_tokens,
+        )
+        input_cost = estimate_cost(model, read)
+        for message in messages:
+            if message.get("role") != "user":
+                continue
+            for block in _blocks(message.get("content", "")):
+                call = self.calls.get(str(block.get("tool_use_id")))
+                if block.get("type") != "tool_result" or call is None:
+                    continue
+                tokens = call.tokens
+                content = block.get("content", "")
+                texts = [value for kind, value in _parts(content) if kind == "text"]
+                if texts and cast("str", texts[0]).startswith(CLEARED_PREFIX):
+                    tokens = estimate_tokens(content)[0]
+                call.requests += 1
+                if call.cost_usd is not None:
+                    share = (
+                        None if input_cost is None else input_cost * tokens / usage.context_tokens
+                    )
+                    call.cost_usd = None if share is None else call.cost_usd + share
+
+
+def _blocks(content: object) -> list[Mapping[str, Any]]:
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    found = json_array(content) or []
+    return [block for item in found if (block := json_mapping(item)) is not None]
