@@ -388,7 +388,7 @@ def test_constants_agree_with_the_renderer():
     assert pytest_plugin.TOOLHOST_MIME == render.MIME_TYPE
     html = (
         f'<b>Bash</b> <span class="{render.TIME_CLASS}" style="color:#666">226 ms</span> '
-        + render.tokens_html("· 1,234 tokens · image 1092×1092 px", measured=True)
+        + render.tokens_html("· 1,234 tokens · image 1092×1092 px")
     )
     for regex, replacement in pytest_plugin.SANITIZE_PATTERNS.items():
         html = re.sub(regex, replacement, html)

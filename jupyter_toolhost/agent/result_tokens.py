@@ -143,7 +143,9 @@ class ResultLedger:
         return sizes
 
     def _measure(self, messages: Sequence[Mapping[str, Any]], usage: Usage) -> list[ResultSize]:
-        new = messages[self._seen :] if len(messages) >= self._seen else []
+        new: Sequence[Mapping[str, Any]] = (
+            messages[self._seen :] if len(messages) >= self._seen else []
+        )
         names: dict[str, str] = {}
         blocks: list[tuple[str | None, int, tuple[tuple[int, int], ...]]] = []
         for message in new:

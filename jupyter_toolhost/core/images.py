@@ -188,7 +188,7 @@ def image_size(block: Any) -> tuple[int, int] | None:
     not one or cannot be read."""
     from PIL import Image, UnidentifiedImageError
 
-    found = block.get("source") if isinstance(block, dict) else None
+    found = cast("dict[str, Any]", block).get("source") if isinstance(block, dict) else None
     source = cast("dict[str, Any]", found) if isinstance(found, dict) else None
     if source is None or source.get("type") != "base64":
         return None

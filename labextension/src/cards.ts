@@ -301,6 +301,16 @@ function renderHeader(call: Call, card: HTMLElement): HTMLElement {
       header.append(wait);
     }
   }
+  if (!isActive(call) && call.tokensText) {
+    const tokens = el('span', `${PREFIX}-tokens`, call.tokensText);
+    tokens.dataset.measured = String(call.tokensMeasured);
+    tokens.title =
+      'tokens this result adds to every later request (' +
+      (call.tokensMeasured
+        ? 'measured from the usage of the request that first carried it)'
+        : 'estimated: about 4 characters a token, an image width × height / 750)');
+    header.append(tokens);
+  }
   header.addEventListener('click', () => toggleCard(card));
   header.addEventListener('keydown', event => {
     if (event.target === header && (event.key === 'Enter' || event.key === ' ')) {

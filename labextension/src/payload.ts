@@ -109,6 +109,13 @@ export interface Call {
    * answer"); empty from an older kernel.
    */
   waitedText: string[];
+  /**
+   * What the result adds to the conversation, as the kernel writes it ("1,234 tokens",
+   * "≈1,600 tokens · image 1092×1092 px"); empty while unknown or from an older kernel.
+   */
+  tokensText: string;
+  /** The tokens were measured from the API's usage (else estimated). */
+  tokensMeasured: boolean;
   /** Each wait for a person: [asked, answered] on the kernel's clock, and what it was for. */
   waits: Wait[];
   /** The marker that ends a cut result ("… 1,234 more characters"), when it is cut. */
@@ -414,6 +421,8 @@ export function readCall(value: unknown, depth = 0): Call {
     label: str(data.label) || known,
     waited: Math.max(0, num(data.waited) ?? 0),
     waitedText: strings(data.waited_text),
+    tokensText: str(data.tokens_text),
+    tokensMeasured: data.tokens_measured === true,
     waits: readWaits(data.waits),
     cut: strOrNull(data.cut),
     saved: readSaved(data.saved)

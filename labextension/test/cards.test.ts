@@ -451,6 +451,27 @@ describe('what a person reads in a card', () => {
     expect(q('.jp-Toolhost-approvalTime').textContent).toBe('waited 8.0 s for your answer');
   });
 
+  it('shows what a result adds to the conversation, and whether it was measured', () => {
+    render(
+      batch([
+        card({
+          tool_use_id: 'a',
+          status: 'done',
+          label: 'done',
+          duration: 0.2,
+          tokens_text: '1,612 tokens · image 1092×1092 px',
+          tokens_measured: true
+        }),
+        card({ tool_use_id: 'b', status: 'running', label: 'running', tokens_text: '≈9 tokens' })
+      ])
+    );
+    const shown = document.querySelectorAll('.jp-Toolhost-tokens');
+    expect(shown.length).toBe(1); // a running call has no result yet
+    expect(shown[0].textContent).toBe('1,612 tokens · image 1092×1092 px');
+    expect((shown[0] as HTMLElement).dataset.measured).toBe('true');
+    expect((shown[0] as HTMLElement).title).toContain('measured');
+  });
+
   it('marks an interrupted call so and keeps the lines it printed before the stop', () => {
     render(
       batch([

@@ -38,7 +38,15 @@ from ..host import (
     wait_in_slices,
 )
 from ..kernel.results_comm import saved_result
-from ..views.render import Rendered, notice_display, output_display, shown_path, table_display
+from ..views.render import (
+    Rendered,
+    notice_display,
+    output_display,
+    short,
+    shown_path,
+    stacked,
+    table_display,
+)
 from ..views.timeline import timeline_display
 from .help_text import TOPICS, short_help, topic_help
 from .options import Command, UsageError, parse_command, parse_turn
@@ -354,6 +362,10 @@ def _undo(host: AgentHost, command: Command) -> Rendered:
     raise UsageError(AWAITING.format(what="your confirmation"))
 
 
+COSTLIEST = 10
+"""How many calls `%agent cost` ranks."""
+
+
 def _cost(host: AgentHost, command: Command) -> Rendered:
     session = host.session
     if session is None:
@@ -375,7 +387,24 @@ def _cost(host: AgentHost, command: Command) -> Rendered:
     if session.last_cache_expiry:
         rows.append(("latest pause", session.last_cache_expiry))
     rows.append(("estimated cost", "unknown" if cost is None else format_number(cost, "usd")))
-    return table_display("cost", ("measure", "value"), rows, title=f"session {session.session_id}")
+    table = table_display("cost", ("measure", "value"), rows, title=f"session {session.session_id}")
+    calls = session.result_tokens.ranked()[:COSTLIEST]
+    if not calls:
+        return table
+    summaries = {card.tool_use_id: card.summary for card in host.history}
+    ranked = [
+        (
+            call.tool_name,
+            short(summaries.get(call.tool_use_id, ""), 60),
+            call.text,
+            call.requests,
+            "unknown" if call.cost_usd is None else format_number(call.cost_usd, "usd"),
+        )
+        for call in calls
+    ]
+    columns = ("tool", "input", "result adds", "requests since", "its share of cost")
+    title = "the calls that cost most (what their results add to every later request)"
+    return stacked(table, "calls", table_display("cost-calls", columns, ranked, title=title))
 
 
 def _request(host: AgentHost, command: Command) -> Rendered:

@@ -183,9 +183,11 @@ SUBCOMMANDS_HELP: dict[str, Entry] = {
     "cost": Entry(
         "Looking inside",
         "cost",
-        "tokens and dollars of the session",
+        "tokens and dollars of the session, and the calls that cost most",
         "%agent cost shows the session's tokens (input, output, cache reads and writes, "
-        "thinking), the input weighed by price, and the estimated cost in dollars.",
+        "thinking), the input weighed by price, and the estimated cost in dollars; then the "
+        "ten calls whose results cost most: the tokens each adds to every later request, "
+        "how many requests carried it since, and its share of their input cost.",
     ),
     "request": Entry(
         "Looking inside",

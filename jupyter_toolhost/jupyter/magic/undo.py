@@ -18,7 +18,7 @@ from typing import Any, Literal, Protocol
 from IPython.display import display
 
 from ...orchestration.checkpoints import Checkpoint, CheckpointStore, UndoPlan, undo_summary
-from ..views.render import MIME_TYPE, Rendered, bundle, esc, notice_display, table_display
+from ..views.render import Rendered, bundle, esc, notice_display, stacked, table_display
 from ..views.safe_html import widget_html
 from ..widgets.approval import from_owner, message_session
 from ..widgets.frontend import FrontEnd
@@ -79,12 +79,7 @@ def with_checkpoints(calls: Rendered, host: AgentHost) -> Rendered:
     store = checkpoint_store(host)
     if store is None or not store.checkpoints:
         return calls
-    table = checkpoints_display(store)
-    data = dict(calls.data)
-    data[MIME_TYPE] = {**calls.data[MIME_TYPE], "checkpoints": table.data[MIME_TYPE]}
-    data["text/html"] = f"{calls.data['text/html']}{table.data['text/html']}"
-    data["text/plain"] = f"{calls.data['text/plain']}\n\n{table.data['text/plain']}"
-    return Rendered(data)
+    return stacked(calls, "checkpoints", checkpoints_display(store))
 
 
 def diff_display(plan: UndoPlan) -> Rendered:

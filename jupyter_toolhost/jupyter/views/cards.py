@@ -334,7 +334,7 @@ def card_html(card: CallCard, *, live: bool = False, now: float | None = None) -
         for what, seconds in waits_by_kind(card).items():
             head += " " + time_html(f"· {waited_label(seconds, what)}")
     if card.final and card.tokens_text:
-        head += " " + tokens_html(f"· {card.tokens_text}", measured=card.tokens_measured)
+        head += " " + tokens_html(f"· {card.tokens_text}")
     elif live and card.asked is not None and now is not None:
         head += " " + time_html(f"for {format_number(max(0.0, now - card.asked), 'seconds')}")
     elif live and card.started is not None and now is not None:

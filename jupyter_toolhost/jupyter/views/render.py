@@ -176,18 +176,22 @@ def time_html(text: str) -> str:
     return f'<span class="{TIME_CLASS}" style="color:{FG2}">{esc(text)}</span>'
 
 
-def tokens_html(text: str, *, measured: bool) -> str:
-    """What a call's result adds to the conversation; its figure varies by run, like a
-    duration, so it has a class of its own that nbval's sanitizer masks."""
-    how = (
-        "measured from the usage of the request that first carried it"
-        if measured
-        else "estimated: about 4 characters a token, an image width × height / 750"
-    )
-    title = f"tokens this result adds to every later request ({how})"
+def tokens_html(text: str) -> str:
+    """What a call's result adds to the conversation. Its figure varies by run, like a
+    duration, so it has a class of its own that nbval's sanitizer masks; the title is the
+    same whether the figure is estimated (≈) or measured, since a display shows the
+    estimate first and is updated in place."""
     return (
-        f'<span class="{TOKENS_CLASS}" style="color:{FG2}" title="{esc(title)}">{esc(text)}</span>'
+        f'<span class="{TOKENS_CLASS}" style="color:{FG2}" title="{esc(TOKENS_TITLE)}">'
+        f"{esc(text)}</span>"
     )
+
+
+TOKENS_TITLE = (
+    "tokens this result adds to every later request: measured from the usage of the request "
+    "that first carried it, or (≈) estimated at about 4 characters a token and an image's "
+    "width × height / 750"
+)
 
 
 # ── footer, notices, tables ──────────────────────────────────────────────────────────────
@@ -344,6 +348,15 @@ def table_display(
     )
     payload = {"title": title, "columns": list(columns), "rows": [list(r) for r in cells]}
     return bundle(kind, payload, html_text=html_text, plain=plain)
+
+
+def stacked(first: Rendered, key: str, second: Rendered) -> Rendered:
+    """`second` below `first` in one output: its payload under `key` of the first's."""
+    data = dict(first.data)
+    data[MIME_TYPE] = {**first.data[MIME_TYPE], key: second.data[MIME_TYPE]}
+    data["text/html"] = f"{first.data['text/html']}{second.data['text/html']}"
+    data["text/plain"] = f"{first.data['text/plain']}\n\n{second.data['text/plain']}"
+    return Rendered(data)
 
 
 def _cell(value: Any) -> str:
