@@ -44,8 +44,9 @@ MEASURED_RANGE = (0.5, 2.0)
 
 
 def estimate_tokens(content: object) -> tuple[int, tuple[tuple[int, int], ...]]:
-    """About how many tokens `content` (a tool result's, a block's, or a block) adds, and
-    the (width, height) of each image in it."""
+    """About how many tokens `content` (a block, a list of blocks, or a tool result's
+    content) adds, and the (width, height) of each image in it. A tool_result block counts
+    its own fields too (the id it answers), as the request carries them."""
     images: list[tuple[int, int]] = []
     chars = 0
     extra = 0
@@ -82,6 +83,8 @@ def _parts(content: object) -> Iterator[tuple[str, object]]:
         elif block.get("type") == "text" and isinstance(block.get("text"), str):
             yield "text", cast("str", block["text"])
         elif block.get("type") == "tool_result":
+            wrapper = {key: value for key, value in block.items() if key != "content"}
+            yield "text", json.dumps(wrapper, ensure_ascii=False, default=str)
             yield from _parts(block.get("content", ""))
         else:
             yield "block", dict(block)

@@ -114,6 +114,7 @@ def _notebook() -> nbformat.NotebookNode:
         nbformat.v4.new_code_cell("%agent history --timeline"),
         nbformat.v4.new_code_cell("%agent request"),
         nbformat.v4.new_code_cell('%agent check Bash "rm -rf build && ls"'),
+        nbformat.v4.new_code_cell("%agent cost"),
     ]
     return notebook
 
@@ -260,7 +261,11 @@ def test_every_view_reads_in_both_themes_at_1024(browser: Any, lab: Lab) -> None
         answer = cell.locator(".jp-RenderedHTML", has_text="leads").last
         batches = cell.locator(".jp-OutputArea-child", has=page.locator(".jp-Toolhost-batch"))
 
-        for index in (2, 3, 4):
+        # Each card shows the tokens its result adds, measured once the next request ran.
+        assert bash.locator(".jp-Toolhost-tokens").inner_text().endswith("tokens")
+        assert not bash.locator(".jp-Toolhost-tokens").inner_text().startswith("≈")
+
+        for index in (2, 3, 4, 5):
             run_cell(page, index)
         page.wait_for_function(IDLE)
         timeline = code_cell(page, 2).locator(".jp-Cell-outputArea")
@@ -269,6 +274,8 @@ def test_every_view_reads_in_both_themes_at_1024(browser: Any, lab: Lab) -> None
         request.get_by_text("input tokens in all").first.wait_for()
         check = code_cell(page, 4).locator(".jp-Cell-outputArea")
         check.get_by_text("rm -rf build").first.wait_for()
+        cost = code_cell(page, 5).locator(".jp-Cell-outputArea")
+        cost.get_by_text("the calls that cost most").first.wait_for()
         request_faults = _request_faults(page, request)
 
         _in_both_themes(
@@ -280,6 +287,7 @@ def test_every_view_reads_in_both_themes_at_1024(browser: Any, lab: Lab) -> None
                 "timeline": timeline,
                 "request": request,
                 "check": check,
+                "cost": cost,
             },
             offenders,
             unpictured={"agent cell": cell.locator(".jp-Cell-outputArea")},

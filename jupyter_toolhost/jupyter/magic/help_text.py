@@ -183,7 +183,7 @@ SUBCOMMANDS_HELP: dict[str, Entry] = {
     "cost": Entry(
         "Looking inside",
         "cost",
-        "tokens and dollars of the session, and the calls that cost most",
+        "tokens, dollars, the costliest calls",
         "%agent cost shows the session's tokens (input, output, cache reads and writes, "
         "thinking), the input weighed by price, and the estimated cost in dollars; then the "
         "ten calls whose results cost most: the tokens each adds to every later request, "

@@ -404,7 +404,7 @@ class LiveView:
         card.decision = decision_json(event.result.decision)
         card.displays = tuple(getattr(event.result, "displays", ()) or ())
         # Estimated now; the loop measures it once the next request has carried it.
-        card.tokens, card.image_sizes = estimate_tokens(event.result.content)
+        card.tokens, card.image_sizes = estimate_tokens(event.result.to_block())
         card.tokens_measured = False
         # A stopped call keeps the newest lines it printed (its result may not hold them).
         if not (card.status == "cancelled" or card.interrupted):
