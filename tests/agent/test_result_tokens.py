@@ -165,3 +165,63 @@ def test_a_model_without_a_price_has_tokens_but_no_cost() -> None:
 def test_estimates_take_any_content(content: object) -> None:
     tokens, images = estimate_tokens(content)
     assert tokens >= 0 and images == ()
+
+
+def _conversation_steps() -> Any:
+    from hypothesis import strategies as st
+
+    result = st.one_of(
+        st.text(max_size=300),
+        st.lists(
+            st.fixed_dictionaries({"type": st.just("text"), "text": st.text(max_size=100)}),
+            max_size=3,
+        ),
+    )
+    batch = st.lists(result, min_size=0, max_size=4)
+    usage = st.builds(
+        Usage,
+        input_tokens=st.integers(0, 50_000),
+        output_tokens=st.integers(0, 2_000),
+        cache_read_input_tokens=st.integers(0, 50_000),
+    )
+    return st.lists(st.tuples(batch, usage), min_size=1, max_size=8)
+
+
+def test_any_conversation_sizes_each_result_once_and_costs_only_grow() -> None:
+    """Hypothesis writes conversations (batches of any content, any usage figures, growth
+    that fits or not): every result is sized exactly once, never below zero, and what each
+    has cost never shrinks."""
+    from hypothesis import given, settings
+
+    @settings(max_examples=150, deadline=None)
+    @given(_conversation_steps())
+    def check(steps: list[tuple[list[object], Usage]]) -> None:
+        ledger = ResultLedger()
+        messages: list[dict[str, Any]] = [{"role": "user", "content": "Go"}]
+        sized: list[str] = []
+        costs: dict[str, float] = {}
+        for number, (batch, usage) in enumerate(steps):
+            for size in ledger.reported(messages, usage, MODEL):
+                assert size.tokens >= 0
+                sized.append(size.tool_use_id)
+            for call in ledger.calls.values():
+                assert call.cost_usd is not None and call.cost_usd >= costs.get(
+                    call.tool_use_id, 0.0
+                )
+                costs[call.tool_use_id] = call.cost_usd
+            ids = [f"toolu_{number}_{i}" for i in range(len(batch))]
+            if ids:
+                uses = [{"type": "tool_use", "id": i, "name": "T", "input": {}} for i in ids]
+                results = [
+                    {"type": "tool_result", "tool_use_id": i, "content": content}
+                    for i, content in zip(ids, batch, strict=True)
+                ]
+                messages += [
+                    {"role": "assistant", "content": uses},
+                    {"role": "user", "content": results},
+                ]
+        assert len(sized) == len(set(sized))  # never twice
+        expected = {f"toolu_{n}_{i}" for n, (b, _) in enumerate(steps[:-1]) for i in range(len(b))}
+        assert set(sized) == expected  # each result the next request carried
+
+    check()
