@@ -31,21 +31,24 @@ def _deferred(tool: Mapping[str, Any]) -> bool:
     return tool.get("defer_loading") is True
 
 
-def _references(value: Any) -> Iterable[str]:
+def _blocks_of(value: Any, kind: str) -> Iterable[Mapping[str, Any]]:
+    """Every block of type `kind` anywhere in `value` (not looked into)."""
     if isinstance(value, Mapping):
-        if value.get("type") == "tool_reference" and isinstance(value.get("tool_name"), str):
-            yield value["tool_name"]
+        if value.get("type") == kind:
+            yield value
+            return
         for inner in value.values():
             if isinstance(inner, list | Mapping):
-                yield from _references(inner)
+                yield from _blocks_of(inner, kind)
     elif isinstance(value, list):
         for item in value:
-            yield from _references(item)
+            yield from _blocks_of(item, kind)
 
 
 def referenced_tool_names(body: Mapping[str, Any]) -> set[str]:
     """Names that `tool_reference` blocks anywhere in the messages point at."""
-    return set(_references(body.get("messages", [])))
+    blocks = _blocks_of(body.get("messages", []), "tool_reference")
+    return {block["tool_name"] for block in blocks if isinstance(block.get("tool_name"), str)}
 
 
 def visible_tool_names(body: Mapping[str, Any]) -> set[str]:
@@ -69,23 +72,10 @@ def cached_prefix(body: Mapping[str, Any]) -> bytes:
     return json.dumps(prefix, sort_keys=True, separators=(",", ":")).encode()
 
 
-def _images(value: Any) -> Iterable[Mapping[str, Any]]:
-    if isinstance(value, Mapping):
-        if value.get("type") == "image":
-            yield value
-            return
-        for inner in value.values():
-            if isinstance(inner, list | Mapping):
-                yield from _images(inner)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _images(item)
-
-
 def _image_overcount(body: Mapping[str, Any]) -> int:
     """Bytes of base64 image text beyond what the images are billed as (their tokens × 4)."""
     extra = 0
-    for block in _images(body.get("messages", [])):
+    for block in _blocks_of(body.get("messages", []), "image"):
         size = image_size(dict(block))
         source = block.get("source")
         if size is not None and isinstance(source, Mapping):
