@@ -67,6 +67,16 @@ export function renderNotice(payload: NoticePayload): HTMLElement {
 }
 
 export function renderTable(payload: TablePayload): HTMLElement {
+  const table = renderOneTable(payload);
+  if (!payload.below.length) {
+    return table;
+  }
+  const box = el('div', `${PREFIX}-tables`);
+  box.append(table, ...payload.below.map(renderTable));
+  return box;
+}
+
+function renderOneTable(payload: TablePayload): HTMLElement {
   const table = el('table', `${PREFIX}-table`);
   table.dataset.table = payload.table;
   if (payload.title) {

@@ -197,6 +197,8 @@ export interface TablePayload {
   title: string;
   columns: string[];
   rows: string[][];
+  /** Tables shown right below this one in the same output (`%agent cost`'s costliest calls). */
+  below: TablePayload[];
 }
 
 export interface TimelinePayload {
@@ -518,16 +520,23 @@ export function readPayload(value: unknown): Payload {
       };
     default:
       if (Array.isArray(value.columns) && Array.isArray(value.rows)) {
-        return {
-          kind: 'table',
-          table: kind,
-          title: str(value.title),
-          columns: value.columns.map(cell),
-          rows: value.rows.map(row =>
-            Array.isArray(row) ? row.map(cell) : [cell(row)]
-          )
-        };
+        return readTable(kind, value, 0);
       }
       return { kind: 'unknown', original: value };
   }
+}
+
+/** A table payload, with the tables it carries below it (at most a few levels deep). */
+function readTable(kind: string, value: Record<string, unknown>, depth: number): TablePayload {
+  const below = Array.isArray(value.below) && depth < MAX_DEPTH ? value.below : [];
+  return {
+    kind: 'table',
+    table: kind,
+    title: str(value.title),
+    columns: Array.isArray(value.columns) ? value.columns.map(cell) : [],
+    rows: Array.isArray(value.rows)
+      ? value.rows.map(row => (Array.isArray(row) ? row.map(cell) : [cell(row)]))
+      : [],
+    below: below.filter(isObj).map(item => readTable(str(item.kind), item, depth + 1))
+  };
 }

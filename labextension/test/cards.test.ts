@@ -392,6 +392,19 @@ describe('other displays', () => {
     render({ version: 1, kind: 'tools', title: 'Tools', columns: ['name'], rows: [['Read'], ['Bash']] });
     expect(qa('.jp-Toolhost-table td').map(td => td.textContent)).toEqual(['Read', 'Bash']);
     expect(q('.jp-Toolhost-table caption').textContent).toBe('Tools');
+    // A table the kernel stacks below another (%agent cost's costliest calls) is drawn too.
+    render({
+      version: 1,
+      kind: 'cost',
+      title: 'session s1',
+      columns: ['measure', 'value'],
+      rows: [['estimated cost', '$0.0121']],
+      below: [{ version: 1, kind: 'cost-calls', title: 'the calls that cost most', columns: ['tool'], rows: [['Read']] }]
+    });
+    expect(qa('.jp-Toolhost-tables .jp-Toolhost-table caption').map(c => c.textContent)).toEqual([
+      'session s1',
+      'the calls that cost most'
+    ]);
     render({ version: 1, kind: 'mystery', x: 1 });
     expect(JSON.parse(q('.jp-Toolhost-unknown').textContent ?? '')).toEqual({ version: 1, kind: 'mystery', x: 1 });
   });

@@ -68,7 +68,8 @@ describe('readPayload', () => {
       table: 'tools',
       title: 'Tools',
       columns: ['name', 'read only'],
-      rows: [['Read', 'yes'], ['Bash', '']]
+      rows: [['Read', 'yes'], ['Bash', '']],
+      below: []
     });
   });
 

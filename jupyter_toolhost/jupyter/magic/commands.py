@@ -404,7 +404,7 @@ def _cost(host: AgentHost, command: Command) -> Rendered:
     ]
     columns = ("tool", "input", "result adds", "requests since", "its share of cost")
     title = "the calls that cost most (what their results add to every later request)"
-    return stacked(table, "calls", table_display("cost-calls", columns, ranked, title=title))
+    return stacked(table, table_display("cost-calls", columns, ranked, title=title))
 
 
 def _request(host: AgentHost, command: Command) -> Rendered:

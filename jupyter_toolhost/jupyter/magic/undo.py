@@ -79,7 +79,7 @@ def with_checkpoints(calls: Rendered, host: AgentHost) -> Rendered:
     store = checkpoint_store(host)
     if store is None or not store.checkpoints:
         return calls
-    return stacked(calls, "checkpoints", checkpoints_display(store))
+    return stacked(calls, checkpoints_display(store))
 
 
 def diff_display(plan: UndoPlan) -> Rendered:

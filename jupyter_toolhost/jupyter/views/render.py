@@ -350,10 +350,12 @@ def table_display(
     return bundle(kind, payload, html_text=html_text, plain=plain)
 
 
-def stacked(first: Rendered, key: str, second: Rendered) -> Rendered:
-    """`second` below `first` in one output: its payload under `key` of the first's."""
+def stacked(first: Rendered, second: Rendered) -> Rendered:
+    """`second` (a table) below `first` (a table) in one output: the payload lists it under
+    the first's `below`, which the lab renderer draws after it."""
     data = dict(first.data)
-    data[MIME_TYPE] = {**first.data[MIME_TYPE], key: second.data[MIME_TYPE]}
+    payload = first.data[MIME_TYPE]
+    data[MIME_TYPE] = {**payload, "below": [*payload.get("below", []), second.data[MIME_TYPE]]}
     data["text/html"] = f"{first.data['text/html']}{second.data['text/html']}"
     data["text/plain"] = f"{first.data['text/plain']}\n\n{second.data['text/plain']}"
     return Rendered(data)
