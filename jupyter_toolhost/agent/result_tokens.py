@@ -30,13 +30,13 @@ from typing import Any, cast
 
 from ..core.images import image_size, image_tokens
 from ..core.json_values import json_array, json_mapping
-from ..core.numbers import format_number
+from ..core.numbers import tokens_added
 from ..model.base import Usage
 from ..model.pricing import estimate_cost
 from .clearing import CLEARED_PREFIX
 from .events import ResultSize
 
-__all__ = ["CallCost", "ResultLedger", "estimate_tokens", "size_text"]
+__all__ = ["CallCost", "ResultLedger", "estimate_tokens"]
 
 CHARS_PER_TOKEN = 4
 MEASURED_RANGE = (0.5, 2.0)
@@ -90,15 +90,6 @@ def _parts(content: object) -> Iterator[tuple[str, object]]:
             yield "block", dict(block)
 
 
-def size_text(tokens: int, *, measured: bool, images: Sequence[tuple[int, int]] = ()) -> str:
-    """What a card shows: "1,234 tokens" (measured) or "≈1,234 tokens", and each image's
-    size as sent ("image 1092×1092 px")."""
-    text = ("" if measured else "≈") + format_number(tokens, "tokens") + " tokens"
-    for width, height in images:
-        text += f" · image {width}×{height} px"
-    return text
-
-
 @dataclass(slots=True)
 class CallCost:
     """One tool result in the conversation: its tokens and its share of the requests'
@@ -115,7 +106,7 @@ class CallCost:
 
     @property
     def text(self) -> str:
-        return size_text(self.tokens, measured=self.measured, images=self.images)
+        return tokens_added(self.tokens, measured=self.measured, images=self.images)
 
 
 class ResultLedger:

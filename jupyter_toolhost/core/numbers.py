@@ -26,6 +26,7 @@ keep one precision together so they line up.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Literal, TypeAlias, assert_never
 
 Unit: TypeAlias = Literal["count", "tokens", "usd", "bytes", "seconds", "clock", "percent"]
@@ -85,3 +86,13 @@ def _seconds(seconds: float) -> str:
 def _minutes(whole: int) -> str:
     minutes, rest = divmod(whole, 60)
     return f"{minutes} min {rest:02d} s"
+
+
+def tokens_added(tokens: int, *, measured: bool, images: Sequence[tuple[int, int]] = ()) -> str:
+    """What a tool result adds to the conversation, as a card shows it: "1,234 tokens"
+    (measured), "≈1,234 tokens" (estimated), and each image's size as sent
+    ("· image 1092×1092 px")."""
+    text = ("" if measured else "≈") + format_number(tokens, "tokens") + " tokens"
+    for width, height in images:
+        text += f" · image {width}×{height} px"
+    return text

@@ -13,8 +13,9 @@ from typing import Any
 import pytest
 
 from jupyter_toolhost.agent.events import ResultSize
-from jupyter_toolhost.agent.result_tokens import ResultLedger, estimate_tokens, size_text
+from jupyter_toolhost.agent.result_tokens import ResultLedger, estimate_tokens
 from jupyter_toolhost.core.images import image_tokens
+from jupyter_toolhost.core.numbers import tokens_added
 from jupyter_toolhost.model.base import Usage
 
 MODEL = "claude-haiku-4-5"
@@ -117,7 +118,7 @@ async def test_an_image_is_sent_at_the_billed_size_and_the_card_text_says_so(
     billed = image_tokens(*shape)
     assert billed <= 1_600
     assert size.measured and billed <= size.tokens <= billed + 150, size
-    text_shown = size_text(size.tokens, measured=True, images=size.images)
+    text_shown = tokens_added(size.tokens, measured=True, images=size.images)
     assert f"image {shape[0]}×{shape[1]} px" in text_shown
     # The 3000 × 2000 original would cost the same tokens: the API scales it down itself.
     assert image_tokens(3000, 2000) == billed
@@ -139,7 +140,7 @@ def test_a_growth_that_does_not_fit_keeps_the_estimate() -> None:
     (size,) = ledger.reported(second, Usage(input_tokens=300, output_tokens=20), MODEL)
     estimate = estimate_tokens(result)[0]  # 4,000 characters and the block's own fields
     assert not size.measured and size.tokens == estimate and 1_000 < estimate < 1_020
-    assert size_text(size.tokens, measured=False) == f"≈{estimate:,} tokens"
+    assert tokens_added(size.tokens, measured=False) == f"≈{estimate:,} tokens"
 
 
 def test_a_model_without_a_price_has_tokens_but_no_cost() -> None:

@@ -12,8 +12,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeAlias
 
-from ...agent.result_tokens import size_text
-from ...core.numbers import format_number
+from ...core.numbers import format_number, tokens_added
 from ...core.types import PermissionResult
 from .previews import (
     PREVIEW_CHARS,
@@ -159,7 +158,7 @@ class CallCard:
         """ "1,234 tokens", "≈1,234 tokens · image 1092×1092 px", or '' when not known."""
         if self.tokens is None:
             return ""
-        return size_text(self.tokens, measured=self.tokens_measured, images=self.image_sizes)
+        return tokens_added(self.tokens, measured=self.tokens_measured, images=self.image_sizes)
 
     @property
     def wall(self) -> float | None:
