@@ -141,6 +141,44 @@ function syncExpanded(card: HTMLElement): void {
   header?.setAttribute('aria-expanded', String(isOpen(card)));
 }
 
+/**
+ * Carries what a person chose in `before` (a display about to be drawn again, when the
+ * kernel updates it: a batch learns what its results cost) over to `after`: the view of
+ * the display, which cards they opened or closed, and which previews they opened.
+ */
+export function keepChoices(before: Element | null, after: HTMLElement): void {
+  if (!(before instanceof HTMLElement)) {
+    return;
+  }
+  const view = before.dataset.view;
+  if ((view === 'compact' || view === 'expanded') && after.dataset.view !== view) {
+    setView(after, view);
+  }
+  const cards = new Map<string, HTMLElement>();
+  for (const card of after.querySelectorAll<HTMLElement>(`.${PREFIX}-card[data-tool-use-id]`)) {
+    cards.set(card.dataset.toolUseId ?? '', card);
+  }
+  for (const old of before.querySelectorAll<HTMLElement>(`.${PREFIX}-card[data-tool-use-id]`)) {
+    const card = cards.get(old.dataset.toolUseId ?? '');
+    if (!card) {
+      continue;
+    }
+    for (const choice of ['jp-mod-open', 'jp-mod-closed']) {
+      if (old.classList.contains(choice)) {
+        card.classList.remove('jp-mod-open', 'jp-mod-closed');
+        card.classList.add(choice);
+        syncExpanded(card);
+      }
+    }
+    const opened = [...old.querySelectorAll('details')].map(d => d.open);
+    card.querySelectorAll('details').forEach((details, index) => {
+      if (index < opened.length) {
+        details.open = opened[index];
+      }
+    });
+  }
+}
+
 function toggleCard(card: HTMLElement): void {
   const open = isOpen(card);
   card.classList.remove('jp-mod-open', 'jp-mod-closed');

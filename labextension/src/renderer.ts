@@ -7,7 +7,7 @@ import type { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import { Signal } from '@lumino/signaling';
 import { Widget } from '@lumino/widgets';
 
-import { type RenderContext, type View, renderPayload, setView } from './cards';
+import { type RenderContext, type View, keepChoices, renderPayload, setView } from './cards';
 import { MIME_TYPE, readPayload } from './payload';
 import { followNewest } from './thinking';
 
@@ -57,6 +57,8 @@ export class ToolhostRenderer extends Widget implements IRenderMime.IRenderer {
       ...this._host,
       view: this._host.preference.view
     });
+    // An update of the same display (a batch's measured tokens) keeps what the person opened.
+    keepChoices(this.node.firstElementChild, rendered.node);
     this.node.replaceChildren(rendered.node);
     this.toggleClass('jp-mod-empty', rendered.node.classList.contains('jp-mod-empty'));
     followNewest(this.node); // an open, streaming Thinking section shows its newest text

@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 
-import { type RenderContext, isOpen, renderPayload, setView } from '../src/cards';
+import { type RenderContext, isOpen, keepChoices, renderPayload, setView } from '../src/cards';
 import { readPayload } from '../src/payload';
 import { PERSISTED_RESULT, batch, card } from './fixtures';
 
@@ -483,6 +483,28 @@ describe('what a person reads in a card', () => {
     expect(shown[0].textContent).toBe('1,612 tokens · image 1092×1092 px');
     expect((shown[0] as HTMLElement).dataset.measured).toBe('true');
     expect((shown[0] as HTMLElement).title).toContain('measured');
+  });
+
+  it('keeps the cards and previews a person opened when the kernel updates the display', () => {
+    const calls = (tokens: string) =>
+      batch([
+        card({ tool_use_id: 'a', result: PERSISTED_RESULT, tokens_text: tokens }),
+        card({ tool_use_id: 'b', tokens_text: tokens })
+      ]);
+    const before = render(calls('≈700 tokens')).node;
+    const first = q('.jp-Toolhost-card[data-tool-use-id="a"]');
+    q('.jp-Toolhost-cardHeader', first).click();
+    expect(isOpen(first)).toBe(true);
+    const preview = first.querySelector('details');
+    expect(preview).not.toBeNull();
+    preview!.open = true;
+    const after = renderPayload(readPayload(calls('712 tokens')), { view: 'compact' }).node;
+    keepChoices(before, after);
+    const again = after.querySelector<HTMLElement>('.jp-Toolhost-card[data-tool-use-id="a"]')!;
+    expect(isOpen(again)).toBe(true);
+    expect(again.querySelector('details')!.open).toBe(true);
+    expect(isOpen(after.querySelector<HTMLElement>('.jp-Toolhost-card[data-tool-use-id="b"]')!)).toBe(false);
+    expect(again.querySelector('.jp-Toolhost-tokens')!.textContent).toBe('712 tokens');
   });
 
   it('marks an interrupted call so and keeps the lines it printed before the stop', () => {
