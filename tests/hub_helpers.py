@@ -236,6 +236,10 @@ def _users_python(base: Path, probe_user: str) -> tuple[Path, dict[str, str]]:
         # and the lab extensions are where this venv keeps them.
         "JUPYTER_PATH": str(Path(sys.prefix) / "share" / "jupyter"),
         "JUPYTER_CONFIG_PATH": str(Path(sys.prefix) / "etc" / "jupyter"),
+        # JupyterLab's own pages too: 4.4 looks for them under sys.prefix only (the thin
+        # venv, where they are not; 4.5 also looks beside its package) and answers each page
+        # with a 500.
+        "JUPYTERLAB_DIR": str(Path(sys.prefix) / "share" / "jupyter" / "lab"),
     }
     check = run_as(probe_user, [str(python), "-c", "import site"], env={**os.environ, **env})
     assert check.returncode == 0, f"the users' Python does not start:\n{check.stderr[-2000:]}"

@@ -193,12 +193,18 @@ def _free_port() -> int:
 
 
 def _write_settings(settings: Path) -> None:
-    """User settings that keep pop-ups (news, update checks) out of the screenshots."""
-    target = settings / "@jupyterlab" / "apputils-extension"
-    target.mkdir(parents=True)
-    (target / "notification.jupyterlab-settings").write_text(
-        json.dumps({"checkForUpdates": False, "fetchNews": "false"})
-    )
+    """User settings that keep pop-ups (news, update checks) out of the screenshots, and
+    every cell of a notebook in the page: JupyterLab's default windowing changed in 4.5
+    (4.4 attaches only the cells in view, so a cell below the fold is not there to find or
+    type into; 4.5 keeps all of them and lets the browser skip drawing those off screen).
+    The tests check the renderer, not JupyterLab's windowing, whatever the release."""
+    for plugin, values in (
+        ("apputils-extension/notification", {"checkForUpdates": False, "fetchNews": "false"}),
+        ("notebook-extension/tracker", {"windowingMode": "none"}),
+    ):
+        target = settings / "@jupyterlab" / f"{plugin}.jupyterlab-settings"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(json.dumps(values))
 
 
 def _installed_extension(env: dict[str, str]) -> Path | None:

@@ -149,12 +149,6 @@ def _tool_results(user: HubUser) -> list[dict[str, Any]]:
     ]
 
 
-def _sent_key(headers: dict[str, str]) -> str | None:
-    """The key a request carried (the client sends it as `x-api-key` or as a bearer token)."""
-    bearer = headers.get("authorization", "")
-    return headers.get("x-api-key") or (bearer[7:] if bearer.startswith("Bearer ") else None)
-
-
 def _result_text(block: dict[str, Any]) -> str:
     content = block.get("content")
     if isinstance(content, str):
@@ -213,7 +207,7 @@ def test_each_kernel_starts_in_its_notebook_folder_and_each_click_reaches_only_i
     assert denied.get("is_error") is True and "denied" in _result_text(denied).lower()
     # Each kernel sent its own user's key, and only that key, to its own model.
     for user in (a, b):
-        keys = {_sent_key(request.headers) for request in user.server.requests}
+        keys = {request.api_key for request in user.server.requests}
         assert keys == {user.key}, (user.name, keys)
         assert user.server.errors == [], user.server.errors
 

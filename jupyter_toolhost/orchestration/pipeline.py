@@ -50,6 +50,9 @@ from .concurrency import sync_tool_pool
 
 SYNC_STOP_WAIT_S = 0.5
 """How long a stopped sync call's thread is given to notice its abort flag and return."""
+ASYNC_STOP_WAIT_S = 0.5
+"""How long a stopped async call is given to run its cleanup (its `finally` blocks: a
+process group killed, a sandbox's proxy closed) before its result is written."""
 STOPPED_WHEN_ASKED = "The tool stopped when asked."
 STILL_RUNNING = (
     "The tool's function runs in a worker thread, which cannot be killed, and had not "
@@ -381,7 +384,8 @@ async def _invoke(
 ) -> Any:
     """Run `call()` (in a worker thread when it is sync), racing the call's abort signal.
 
-    An async call is cancelled when the signal fires. A sync one cannot be: its thread is
+    An async call is cancelled when the signal fires, and its result written once it has
+    ended (its cleanup done) or after `ASYNC_STOP_WAIT_S`. A sync one cannot be: its thread is
     told through the signal (`context.abort`, `context.cancelled()`) and given
     `SYNC_STOP_WAIT_S` to return; the result says whether it did. Its pool thread stays
     taken until the function returns.
@@ -413,6 +417,9 @@ async def _invoke(
         # A tool that watches the signal itself may have ended with its own error first:
         # retrieved, so asyncio does not log it as never retrieved.
         work.add_done_callback(_retrieve)
+        # Its cleanup runs before the call is reported stopped: a cancelled task that no one
+        # awaits finishes only if the loop runs on, and is lost when the loop closes first.
+        await asyncio.wait({work}, timeout=ASYNC_STOP_WAIT_S)
         raise _Cancelled(reason)
     if handle.thread.cancel():  # still waiting for a free thread: it never runs
         raise _Cancelled(reason)

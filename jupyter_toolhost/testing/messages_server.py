@@ -95,6 +95,13 @@ class RecordedRequest:
     headers: dict[str, str]  # lower-cased names
     raw: bytes
 
+    @property
+    def api_key(self) -> str | None:
+        """The key the request carried: `x-api-key`, or a bearer token (clients differ, and
+        so do releases of one client: the `anthropic` SDK moved its key to a bearer token)."""
+        scheme, _, token = self.headers.get("authorization", "").partition(" ")
+        return self.headers.get("x-api-key") or (token if scheme == "Bearer" else None)
+
 
 @dataclass(frozen=True)
 class RecordedError:

@@ -85,5 +85,4 @@ def test_a_key_under_its_kernel_name_reaches_the_api(tmp_path: Path) -> None:
         finally:
             kernel.close()
     [request] = [r for r in server.requests if r.path == "/v1/messages"]
-    # anthropic 2.x sends the key as a bearer token
-    assert request.headers.get("authorization") == "Bearer sk-through-the-gateway"
+    assert request.api_key == "sk-through-the-gateway"

@@ -20,16 +20,18 @@ def closed_port() -> int:
 
 
 def test_an_unreachable_api_is_one_clear_error(tmp_path: Path) -> None:
-    kernel = agent_kernel(tmp_path, f"http://127.0.0.1:{closed_port()}")
+    url = f"http://127.0.0.1:{closed_port()}"
+    kernel = agent_kernel(tmp_path, url)
     try:
         run = kernel.run("%%agent\nhello", timeout=60)
         shown = run.text() + "\n".join(run.displays("text/html"))
         assert run.status == "error", shown
-        said = "Could not reach the Anthropic API at http://127.0.0.1:"
+        said = f"Could not reach the Anthropic API at {url} "
         assert run.text().count(said) == 1, run.text()
         assert run.error is not None and said in run.error["traceback"][0]
-        assert "Connection refused" in run.text() or "Connect call failed" in run.text()
-        assert "ANTHROPIC_BASE_URL" in run.text()
+        # What to check, in our words (the HTTP library's own wording of the refusal
+        # changes by release and is not ours to assert).
+        assert "Check ANTHROPIC_BASE_URL, the network and any proxy." in run.text()
         assert "stream broke" not in shown
         assert kernel.run("print('next cell')").stdout == "next cell\n"
     finally:

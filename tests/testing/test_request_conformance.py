@@ -270,17 +270,18 @@ def test_bodies_the_sdk_serialises_pass(
 def test_a_peer_server_skips_only_the_sdk_types() -> None:
     """A benchmark peer (Claude Code) sends a key the installed SDK no longer lists: the
     default server refuses it; a peer's server (`sdk_types=False`) takes it, and still
-    refuses what the documented limits forbid."""
+    refuses what the documented limits forbid. The key is one no release lists (which
+    keys a release lists changes: `temperature` left the types in a later one)."""
     body = {
         "model": MODEL,
         "max_tokens": 10,
-        "temperature": 1,
+        "peer_only_option": 1,
         "messages": [{"role": "user", "content": "hi"}],
     }
     bad_key = {**body, "tools": [{"name": "t", "input_schema": {"properties": {"a b": {}}}}]}
     with MessagesServer([Turn([text("ok")])]) as strict:
         refused = httpx.post(f"{strict.base_url}/v1/messages", json=body, timeout=30)
-    assert refused.status_code == 400 and "temperature" in refused.text
+    assert refused.status_code == 400 and "peer_only_option" in refused.text
     with MessagesServer([Turn([text("ok")])], sdk_types=False) as peer:
         taken = httpx.post(f"{peer.base_url}/v1/messages", json=body, timeout=30)
         limited = httpx.post(f"{peer.base_url}/v1/messages", json=bad_key, timeout=30)

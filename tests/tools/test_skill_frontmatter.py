@@ -142,7 +142,8 @@ async def test_a_broken_agent_type_refuses_to_start_and_says_why(tmp_path: Path)
 
 
 def installed_skill_files() -> list[Path]:
-    """SKILL.md files that installed packages ship (some bundle skills for coding agents)."""
+    """SKILL.md files that installed packages ship (some bundle skills for coding agents; the
+    test extra's Playwright has since 1.59, its floor)."""
     found: list[Path] = []
     for distribution in importlib.metadata.distributions():
         for file in distribution.files or ():
@@ -157,7 +158,9 @@ def test_the_skills_installed_packages_ship_read_cleanly() -> None:
         pytest.skip("no installed package ships a SKILL.md")
     for path in files:
         document = read(path)  # raises on a front matter we could not read
-        assert document.text("name") == path.parent.name, path
+        # A name as the skills format writes it (lowercase words and hyphens); not always
+        # its folder's (Playwright 1.59 ships `playwright-cli` in a folder called `skill`).
+        assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", document.text("name")), path
         assert len(document.text("description")) > 20, path
         assert document.body, path
         for rule in document.items("allowed-tools"):

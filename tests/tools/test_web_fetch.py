@@ -96,6 +96,15 @@ async def test_fetch_converts_html_to_markdown(server: str, tmp_path: Path) -> N
     assert "alert" not in text and "color:red" not in text
 
 
+def test_page_text_keeps_its_punctuation() -> None:
+    """Whatever markdownify's release, the model reads a page's numbers and signs as they are
+    written, not escaped for a Markdown renderer."""
+    from jupyter_toolhost.tools.web_fetch import html_to_markdown
+
+    page = "<p>Version <b>7.3</b> - out 1.2.2026 [beta] (a+b=c) #1</p>"
+    assert html_to_markdown(page) == "Version **7.3** - out 1.2.2026 [beta] (a+b=c) #1"
+
+
 async def test_prompt_without_a_small_model_says_it_was_not_applied(
     server: str, tmp_path: Path
 ) -> None:

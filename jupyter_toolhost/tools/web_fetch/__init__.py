@@ -62,7 +62,9 @@ def html_to_markdown(html: str) -> str:
     soup = BeautifulSoup(html, "html.parser")
     for hidden in soup(["script", "style", "noscript", "template"]):
         hidden.decompose()
-    text = MarkdownConverter(heading_style="ATX").convert_soup(soup)
+    # Punctuation is not escaped: the reader is a model. markdownify before 0.14 escaped it
+    # by default (version 7.3 became "7\.3"); the newer releases don't.
+    text = MarkdownConverter(heading_style="ATX", escape_misc=False).convert_soup(soup)
     lines = [line.rstrip() for line in text.splitlines()]
     out: list[str] = []
     for line in lines:
