@@ -24,7 +24,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -233,14 +233,22 @@ def running_lab(
     without_extension: bool = False,
     env: dict[str, str] | None = None,
     unset: tuple[str, ...] = (),
+    notebooks: Mapping[str, Sequence[str]] | None = None,
+    files: Mapping[str, str] | None = None,
 ) -> Iterator[Lab]:
     """`jupyter lab` (or `app="notebook"`: Notebook 7) on a fresh root (`base / "root"`),
     beside a scripted Messages API server. `without_extension` disables the toolhost renderer,
     as in a front end that does not have it: cells then show the `text/html` fallback. `env`
-    adds variables to the lab server's environment and `unset` removes some."""
+    adds variables to the lab server's environment and `unset` removes some. `notebooks`
+    (name → the sources of its code cells) and `files` (name → text) are written into the
+    root first."""
     root, home = base / "root", base / "home"
     root.mkdir()
     home.mkdir()
+    for name, text in (files or {}).items():
+        (root / name).write_text(text)
+    for name, sources in (notebooks or {}).items():
+        write_notebook(root / name, *sources)
     _write_settings(base / "settings")
     if without_extension:
         labconfig = base / "config" / "labconfig"
@@ -299,6 +307,24 @@ def running_lab(
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait(timeout=5)
+
+
+def notebook_of(*sources: str) -> Any:
+    """A notebook of code cells, one per source, that names the kernel the labs run."""
+    import nbformat
+
+    notebook = nbformat.v4.new_notebook()
+    notebook.metadata["kernelspec"] = KERNELSPEC
+    notebook.cells = [nbformat.v4.new_code_cell(source) for source in sources]
+    return notebook
+
+
+def write_notebook(path: Path, *sources: str) -> Path:
+    """`notebook_of(*sources)` saved at `path`."""
+    import nbformat
+
+    nbformat.write(notebook_of(*sources), path)
+    return path
 
 
 def _wait_until_up(url: str, process: subprocess.Popen[bytes], log: Path) -> None:

@@ -37,7 +37,7 @@ from typing import Any
 
 import pytest
 from hub_helpers import Hub, HubUser, login, require_hub, run_as, running_hub
-from lab_browser import ARTIFACTS, IDLE, KERNELSPEC, code_cell, require_browser, run_all
+from lab_browser import ARTIFACTS, IDLE, code_cell, notebook_of, require_browser, run_all
 
 from jupyter_toolhost.permissions.settings.managed import ENV
 from jupyter_toolhost.testing import Turn, text, tool_use
@@ -104,10 +104,7 @@ def hub(policy_file: Path) -> Iterator[Hub]:
 def _lesson(user: HubUser, *cells: str) -> None:
     import nbformat
 
-    notebook = nbformat.v4.new_notebook()
-    notebook.cells = [nbformat.v4.new_code_cell(source) for source in cells]
-    notebook.metadata["kernelspec"] = KERNELSPEC
-    user.write(LESSON, nbformat.writes(notebook))
+    user.write(LESSON, nbformat.writes(notebook_of(*cells)))
 
 
 @contextlib.contextmanager

@@ -18,7 +18,6 @@ from typing import Any
 import pytest
 from lab_browser import (
     IDLE,
-    KERNELSPEC,
     TOKEN,
     Lab,
     new_page,
@@ -37,23 +36,15 @@ pytestmark = pytest.mark.timeout(150)
 @pytest.fixture
 def lab(tmp_path: Path) -> Iterator[Lab]:
     """A lab of its own for each test, so each notebook starts a fresh kernel."""
-    import nbformat
-
     with running_lab(
         tmp_path,
         log_name="jupyter-lab-approval.log",
         env={"JUPYTER_TOOLHOST_HOME": str(tmp_path / "root" / ".toolhost")},
         unset=("JUPYTER_TOOLHOST_APPROVAL_TIMEOUT",),
+        files={"scratch.txt": "keep me\n"},
+        notebooks={"ask.ipynb": ["%load_ext jupyter_toolhost", "%%agent\nDelete scratch.txt"]},
     ) as started:
         assert started.root == tmp_path / "root"
-        (started.root / "scratch.txt").write_text("keep me\n")
-        notebook = nbformat.v4.new_notebook()
-        notebook.cells = [
-            nbformat.v4.new_code_cell("%load_ext jupyter_toolhost"),
-            nbformat.v4.new_code_cell("%%agent\nDelete scratch.txt"),
-        ]
-        notebook.metadata["kernelspec"] = KERNELSPEC
-        nbformat.write(notebook, started.root / "ask.ipynb")
         yield started
 
 

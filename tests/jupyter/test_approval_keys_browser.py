@@ -15,7 +15,6 @@ from typing import Any
 import pytest
 from lab_browser import (
     IDLE,
-    KERNELSPEC,
     TOKEN,
     Lab,
     new_page,
@@ -40,8 +39,6 @@ PROMPTS = [
 
 @pytest.fixture
 def lab(tmp_path: Path) -> Iterator[Lab]:
-    import nbformat
-
     with running_lab(
         tmp_path,
         log_name="jupyter-lab-approval-keys.log",
@@ -50,12 +47,8 @@ def lab(tmp_path: Path) -> Iterator[Lab]:
             "JUPYTER_TOOLHOST_BASH_SANDBOX": "0",
         },
         unset=("JUPYTER_TOOLHOST_APPROVAL_TIMEOUT",),
+        notebooks={"keys.ipynb": ["%load_ext jupyter_toolhost", *PROMPTS]},
     ) as started:
-        notebook = nbformat.v4.new_notebook()
-        notebook.cells = [nbformat.v4.new_code_cell("%load_ext jupyter_toolhost")]
-        notebook.cells += [nbformat.v4.new_code_cell(source) for source in PROMPTS]
-        notebook.metadata["kernelspec"] = KERNELSPEC
-        nbformat.write(notebook, started.root / "keys.ipynb")
         yield started
 
 

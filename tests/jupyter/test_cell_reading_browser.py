@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pytest
 from lab_browser import (
     IDLE,
-    KERNELSPEC,
     Lab,
     code_cell,
     low_contrast,
@@ -28,12 +27,10 @@ from lab_browser import (
     running_lab,
     set_theme,
     shoot,
+    write_notebook,
 )
 
 from jupyter_toolhost.testing import Turn, text, tool_use
-
-if TYPE_CHECKING:
-    import nbformat
 
 require_browser()  # skips the module (fails under CI=true) without chromium or playwright
 
@@ -54,26 +51,20 @@ STREAMING = (
 SLOW = "for i in 1 2 3 4 5 6 7 8 9 10; do echo step $i; sleep 0.6; done"
 
 
-def _notebook() -> nbformat.NotebookNode:
-    import nbformat
-
-    notebook = nbformat.v4.new_notebook()
-    notebook.metadata["kernelspec"] = KERNELSPEC
-    notebook.cells = [
-        nbformat.v4.new_code_cell("%load_ext jupyter_toolhost\n%agent allow Bash(seq:*)"),
-        nbformat.v4.new_code_cell("%agent allow PythonExec"),
-        nbformat.v4.new_code_cell("%%agent\nCount, print slowly, write a note, then answer."),
-        nbformat.v4.new_code_cell("%%agent --mode bypassPermissions\nCount slowly."),
-        nbformat.v4.new_code_cell("%agent history --timeline"),
-        nbformat.v4.new_code_cell("%agent request"),
-        nbformat.v4.new_code_cell('%agent check Bash "rm -rf build && ls"'),
-    ]
-    return notebook
+CELLS = (
+    "%load_ext jupyter_toolhost\n%agent allow Bash(seq:*)",
+    "%agent allow PythonExec",
+    "%%agent\nCount, print slowly, write a note, then answer.",
+    "%%agent --mode bypassPermissions\nCount slowly.",
+    "%agent history --timeline",
+    "%agent request",
+    '%agent check Bash "rm -rf build && ls"',
+)
+"""The sources of the notebook's code cells."""
 
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
-    import nbformat
 
     base = tmp_path_factory.mktemp("reading")
     with running_lab(
@@ -82,7 +73,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
         env={"JUPYTER_TOOLHOST_HOME": str(base / "root" / ".toolhost")},
         unset=("JUPYTER_TOOLHOST_APPROVAL_TIMEOUT",),
     ) as started:
-        nbformat.write(_notebook(), started.root / "reading.ipynb")
+        write_notebook(started.root / "reading.ipynb", *CELLS)
         yield started
 
 

@@ -19,7 +19,6 @@ from typing import Any
 import pytest
 from lab_browser import (
     IDLE,
-    KERNELSPEC,
     Lab,
     code_cell,
     new_page,
@@ -28,6 +27,7 @@ from lab_browser import (
     run_all,
     running_lab,
     shoot,
+    write_notebook,
 )
 
 from jupyter_toolhost.testing import Turn, text, tool_use
@@ -65,7 +65,6 @@ def files() -> Iterator[int]:
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory, files: int) -> Iterator[Lab]:
-    import nbformat
 
     if shutil.which("bwrap") is None:
         message = "bubblewrap (bwrap) is not installed: the sandbox cannot run"
@@ -86,19 +85,15 @@ def lab(tmp_path_factory: pytest.TempPathFactory, files: int) -> Iterator[Lab]:
                 }
             )
         )
-        notebook = nbformat.v4.new_notebook()
-        notebook.metadata["kernelspec"] = KERNELSPEC
-        notebook.cells = [
-            nbformat.v4.new_code_cell("%load_ext jupyter_toolhost"),
-            nbformat.v4.new_code_cell(
-                "import pandas as pd\n"
-                "sales = pd.DataFrame({'city': ['Lisbon', 'Porto', 'Faro'], 'units': [12, 30, 7]})"
-            ),
-            nbformat.v4.new_code_cell("%%agent\nWhich city sold most in @sales?"),
-            nbformat.v4.new_code_cell("%agent request"),
-            nbformat.v4.new_code_cell("%%agent\nFetch this month's sales, then the public data."),
-        ]
-        nbformat.write(notebook, started.root / "context.ipynb")
+        write_notebook(
+            started.root / "context.ipynb",
+            "%load_ext jupyter_toolhost",
+            "import pandas as pd\n"
+            "sales = pd.DataFrame({'city': ['Lisbon', 'Porto', 'Faro'], 'units': [12, 30, 7]})",
+            "%%agent\nWhich city sold most in @sales?",
+            "%agent request",
+            "%%agent\nFetch this month's sales, then the public data.",
+        )
         yield started
 
 

@@ -15,22 +15,19 @@ import shutil
 from collections.abc import Iterator
 from html.parser import HTMLParser
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pytest
 from lab_browser import (
     ARTIFACTS,
-    KERNELSPEC,
     new_page,
+    notebook_of,
     require_browser,
     running_lab,
     shoot,
 )
 
 from jupyter_toolhost.testing import MessagesServer, Turn, text, tool_use
-
-if TYPE_CHECKING:
-    import nbformat
 
 require_browser()  # skips the module (fails under CI=true) without chromium or playwright
 
@@ -53,17 +50,12 @@ TURNS = [
 ]
 
 
-def _notebook() -> nbformat.NotebookNode:
-    import nbformat
-
-    notebook = nbformat.v4.new_notebook()
-    notebook.metadata["kernelspec"] = KERNELSPEC
-    notebook.cells = [
-        nbformat.v4.new_code_cell("%load_ext jupyter_toolhost"),
-        nbformat.v4.new_code_cell("%agent allow PythonExec\n%agent allow Bash(seq:*)"),
-        nbformat.v4.new_code_cell("%%agent --mode dontAsk\nCount, list the data and plot it."),
-    ]
-    return notebook
+CELLS = (
+    "%load_ext jupyter_toolhost",
+    "%agent allow PythonExec\n%agent allow Bash(seq:*)",
+    "%%agent --mode dontAsk\nCount, list the data and plot it.",
+)
+"""The sources of the notebook's code cells."""
 
 
 @pytest.fixture(scope="module")
@@ -75,7 +67,7 @@ def executed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, P
 
     folder = tmp_path_factory.mktemp("export")
     (folder / "scores.csv").write_text("class,score\nA,84.7\n")
-    notebook = _notebook()
+    notebook = notebook_of(*CELLS)
     with MessagesServer(list(TURNS)) as server, pytest.MonkeyPatch.context() as patch:
         for name in [n for n in os.environ if n.startswith("JUPYTER_TOOLHOST_")]:
             patch.delenv(name)

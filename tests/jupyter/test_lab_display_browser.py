@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pytest
 from lab_browser import (
     IDLE,
-    KERNELSPEC,
     Lab,
     new_page,
+    notebook_of,
     open_notebook,
     require_browser,
     run_all,
@@ -25,9 +25,6 @@ from lab_browser import (
 )
 
 from jupyter_toolhost.testing import Turn, text, tool_use
-
-if TYPE_CHECKING:
-    import nbformat
 
 require_browser()  # skips the module (fails under CI=true) without chromium or playwright
 
@@ -49,22 +46,13 @@ SECOND = [
 SLOW = "for i in 1 2 3 4 5; do echo step $i; sleep 0.7; done"
 
 
-def _notebook(*sources: str) -> nbformat.NotebookNode:
-    import nbformat
-
-    notebook = nbformat.v4.new_notebook()
-    notebook.metadata["kernelspec"] = KERNELSPEC
-    notebook.cells = [nbformat.v4.new_code_cell(source) for source in sources]
-    return notebook
-
-
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     import nbformat
 
     with running_lab(tmp_path_factory.mktemp("lab"), log_name="jupyter-lab-display.log") as lab:
         nbformat.write(
-            _notebook(
+            notebook_of(
                 "%load_ext jupyter_toolhost",
                 "%agent allow PythonExec",
                 "%%agent\nPlot the mean score per class.",
@@ -72,7 +60,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
             lab.root / "plot.ipynb",
         )
         nbformat.write(
-            _notebook(
+            notebook_of(
                 "%load_ext jupyter_toolhost",
                 "%agent allow Bash",
                 "%%agent\nPlan, count slowly, then ask a helper.",

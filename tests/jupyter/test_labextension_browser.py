@@ -24,6 +24,7 @@ from lab_browser import (
     running_lab,
     set_theme,
     shoot,
+    write_notebook,
 )
 
 from jupyter_toolhost.jupyter.views.cards import CallCard, batch_display
@@ -40,16 +41,8 @@ pytestmark = pytest.mark.timeout(120)
 LINES = 20_000
 
 
-def _agent_notebook() -> nbformat.NotebookNode:
-    import nbformat
-
-    notebook = nbformat.v4.new_notebook()
-    notebook.cells = [
-        nbformat.v4.new_code_cell("%load_ext jupyter_toolhost"),
-        nbformat.v4.new_code_cell("%%agent\nWhat does hello.py do, and count to 20000."),
-    ]
-    notebook.metadata["kernelspec"] = KERNELSPEC
-    return notebook
+AGENT_CELLS = ("%load_ext jupyter_toolhost", "%%agent\nWhat does hello.py do, and count to 20000.")
+"""The sources of the agent notebook's code cells."""
 
 
 def _saved_outputs_notebook() -> nbformat.NotebookNode:
@@ -103,7 +96,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     with running_lab(tmp_path_factory.mktemp("lab")) as started:
         (started.root / ".toolhost" / "sessions").mkdir(parents=True)
         (started.root / "hello.py").write_text('print("hello from the browser test")\n')
-        nbformat.write(_agent_notebook(), started.root / "agent.ipynb")
+        write_notebook(started.root / "agent.ipynb", *AGENT_CELLS)
         nbformat.write(_saved_outputs_notebook(), started.root / "saved.ipynb")
         yield started
 

@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 from lab_browser import (
     IDLE,
-    KERNELSPEC,
     Lab,
     new_page,
     open_notebook,
@@ -60,17 +59,16 @@ ORDER = """area => [...area.querySelectorAll('.jp-OutputArea-output')]
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
-    import nbformat
-
-    with running_lab(tmp_path_factory.mktemp("think"), log_name="jupyter-lab-think.log") as lab:
-        (lab.root / "notes.txt").write_text("hello\n")
-        notebook = nbformat.v4.new_notebook()
-        notebook.metadata["kernelspec"] = KERNELSPEC
-        notebook.cells = [
-            nbformat.v4.new_code_cell("%load_ext jupyter_toolhost\n%agent allow Read"),
-            nbformat.v4.new_code_cell("%%agent --think 2048\nWhat do my notes say?"),
-        ]
-        nbformat.write(notebook, lab.root / "think.ipynb")
+    cells = [
+        "%load_ext jupyter_toolhost\n%agent allow Read",
+        "%%agent --think 2048\nWhat do my notes say?",
+    ]
+    with running_lab(
+        tmp_path_factory.mktemp("think"),
+        log_name="jupyter-lab-think.log",
+        files={"notes.txt": "hello\n"},
+        notebooks={"think.ipynb": cells},
+    ) as lab:
         yield lab
 
 

@@ -14,7 +14,6 @@ import pytest
 from lab_browser import (
     ARTIFACTS,
     IDLE,
-    KERNELSPEC,
     Lab,
     new_page,
     open_notebook,
@@ -46,21 +45,18 @@ SVG_FACTS = """svg => ({
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
-    import nbformat
-
-    base = tmp_path_factory.mktemp("timeline")
+    cells = [
+        "%load_ext jupyter_toolhost",
+        "%%agent\nLook around, make a file, read a missing one.",
+        "%agent history --timeline",
+    ]
     with running_lab(
-        base, log_name="jupyter-lab-timeline.log", unset=("JUPYTER_TOOLHOST_APPROVAL_TIMEOUT",)
+        tmp_path_factory.mktemp("timeline"),
+        log_name="jupyter-lab-timeline.log",
+        unset=("JUPYTER_TOOLHOST_APPROVAL_TIMEOUT",),
+        files={"a.txt": "alpha\n"},
+        notebooks={"timeline.ipynb": cells},
     ) as started:
-        (started.root / "a.txt").write_text("alpha\n")
-        notebook = nbformat.v4.new_notebook()
-        notebook.metadata["kernelspec"] = KERNELSPEC
-        notebook.cells = [
-            nbformat.v4.new_code_cell("%load_ext jupyter_toolhost"),
-            nbformat.v4.new_code_cell("%%agent\nLook around, make a file, read a missing one."),
-            nbformat.v4.new_code_cell("%agent history --timeline"),
-        ]
-        nbformat.write(notebook, started.root / "timeline.ipynb")
         yield started
 
 

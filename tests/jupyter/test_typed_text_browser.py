@@ -18,25 +18,22 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pytest
 from lab_browser import (
     IDLE,
-    KERNELSPEC,
     Lab,
     new_page,
     open_notebook,
     require_browser,
     running_lab,
+    write_notebook,
 )
 
 from jupyter_toolhost.jupyter.widgets.approval import FEEDBACK_PLACEHOLDER
 from jupyter_toolhost.jupyter.widgets.questions import OTHER_PLACEHOLDER
 from jupyter_toolhost.testing import Turn, text, tool_use
-
-if TYPE_CHECKING:
-    import nbformat
 
 require_browser()  # skips the module (fails under CI=true) without chromium or playwright
 
@@ -57,24 +54,18 @@ QUESTION = {
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
-def _notebook() -> nbformat.NotebookNode:
-    import nbformat
-
-    notebook = nbformat.v4.new_notebook()
-    notebook.metadata["kernelspec"] = KERNELSPEC
-    notebook.cells = [
-        nbformat.v4.new_code_cell("%load_ext jupyter_toolhost"),
-        nbformat.v4.new_code_cell("%%agent\nWrite out.txt (I will say why not, slowly)"),
-        nbformat.v4.new_code_cell("%%agent\nWrite out.txt (I will say why not, fast, Enter)"),
-        nbformat.v4.new_code_cell("%%agent\nAsk me which chart (I answer slowly)"),
-        nbformat.v4.new_code_cell("%%agent\nAsk me which chart (I answer fast)"),
-    ]
-    return notebook
+CELLS = (
+    "%load_ext jupyter_toolhost",
+    "%%agent\nWrite out.txt (I will say why not, slowly)",
+    "%%agent\nWrite out.txt (I will say why not, fast, Enter)",
+    "%%agent\nAsk me which chart (I answer slowly)",
+    "%%agent\nAsk me which chart (I answer fast)",
+)
+"""The sources of the notebook's code cells."""
 
 
 @pytest.fixture
 def lab(tmp_path: Path) -> Iterator[Lab]:
-    import nbformat
 
     with running_lab(
         tmp_path,
@@ -82,7 +73,7 @@ def lab(tmp_path: Path) -> Iterator[Lab]:
         env={"JUPYTER_TOOLHOST_HOME": str(tmp_path / "root" / ".toolhost")},
         unset=("JUPYTER_TOOLHOST_APPROVAL_TIMEOUT",),
     ) as started:
-        nbformat.write(_notebook(), started.root / "typed.ipynb")
+        write_notebook(started.root / "typed.ipynb", *CELLS)
         yield started
 
 
@@ -218,7 +209,6 @@ def test_typed_text_arrives_whole_and_no_dead_widget_is_left(lab: Lab, browser: 
 def test_no_key_says_what_to_do_and_agent_key_takes_it_hidden(tmp_path: Path, browser: Any) -> None:
     """A lab started without ANTHROPIC_API_KEY: the cell answers at once with the options,
     `%agent key` takes a key typed into the password box, and the cell then runs."""
-    import nbformat
 
     with running_lab(
         tmp_path,
@@ -226,14 +216,12 @@ def test_no_key_says_what_to_do_and_agent_key_takes_it_hidden(tmp_path: Path, br
         env={"JUPYTER_TOOLHOST_HOME": str(tmp_path / "root" / ".toolhost")},
         unset=("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "JUPYTER_TOOLHOST_APPROVAL_TIMEOUT"),
     ) as lab:
-        notebook = nbformat.v4.new_notebook()
-        notebook.metadata["kernelspec"] = KERNELSPEC
-        notebook.cells = [
-            nbformat.v4.new_code_cell("%load_ext jupyter_toolhost"),
-            nbformat.v4.new_code_cell("%%agent\nSay hello"),
-            nbformat.v4.new_code_cell("%agent key"),
-        ]
-        nbformat.write(notebook, lab.root / "first.ipynb")
+        write_notebook(
+            lab.root / "first.ipynb",
+            "%load_ext jupyter_toolhost",
+            "%%agent\nSay hello",
+            "%agent key",
+        )
         lab.server.add_turns(Turn([text("Hello from the model.")]))
         with new_page(browser, lab, "no-key") as page:
             page.set_default_timeout(30_000)

@@ -13,7 +13,6 @@ from typing import Any
 import pytest
 from lab_browser import (
     IDLE,
-    KERNELSPEC,
     TOKEN,
     Lab,
     new_page,
@@ -33,22 +32,14 @@ pytestmark = pytest.mark.timeout(150)
 
 @pytest.fixture
 def lab(tmp_path: Path) -> Iterator[Lab]:
-    import nbformat
-
     with running_lab(
         tmp_path,
         log_name="jupyter-lab-undo.log",
         env={"JUPYTER_TOOLHOST_HOME": str(tmp_path / "root" / ".toolhost")},
         unset=("JUPYTER_TOOLHOST_APPROVAL_TIMEOUT",),
+        files={"notes.md": "# Notes\n\nkeep this line\n"},
+        notebooks={"undo.ipynb": ["%load_ext jupyter_toolhost", "%%agent\nRewrite notes.md"]},
     ) as started:
-        (started.root / "notes.md").write_text("# Notes\n\nkeep this line\n")
-        notebook = nbformat.v4.new_notebook()
-        notebook.cells = [
-            nbformat.v4.new_code_cell("%load_ext jupyter_toolhost"),
-            nbformat.v4.new_code_cell("%%agent\nRewrite notes.md"),
-        ]
-        notebook.metadata["kernelspec"] = KERNELSPEC
-        nbformat.write(notebook, started.root / "undo.ipynb")
         yield started
 
 

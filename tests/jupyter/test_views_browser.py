@@ -26,12 +26,11 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pytest
 from lab_browser import (
     IDLE,
-    KERNELSPEC,
     THEMES,
     Lab,
     code_cell,
@@ -43,14 +42,12 @@ from lab_browser import (
     running_lab,
     set_theme,
     shoot,
+    write_notebook,
 )
 
 from jupyter_toolhost.jupyter.widgets.approval import FEEDBACK_PLACEHOLDER
 from jupyter_toolhost.jupyter.widgets.trust_prompt import TRUST_LABEL
 from jupyter_toolhost.testing import Turn, text, tool_use
-
-if TYPE_CHECKING:
-    import nbformat
 
 require_browser()  # skips the module (fails under CI=true) without chromium or playwright
 
@@ -103,25 +100,19 @@ DESCRIPTIONS = """table => [...table.querySelectorAll('tbody tr')].map(row => {
 })"""
 
 
-def _notebook() -> nbformat.NotebookNode:
-    import nbformat
-
-    notebook = nbformat.v4.new_notebook()
-    notebook.metadata["kernelspec"] = KERNELSPEC
-    notebook.cells = [
-        nbformat.v4.new_code_cell("%load_ext jupyter_toolhost"),
-        nbformat.v4.new_code_cell("%%agent\nChart the scores per class; ask me which chart."),
-        nbformat.v4.new_code_cell("%agent history --timeline"),
-        nbformat.v4.new_code_cell("%agent request"),
-        nbformat.v4.new_code_cell('%agent check Bash "rm -rf build && ls"'),
-        nbformat.v4.new_code_cell("%agent cost"),
-    ]
-    return notebook
+CELLS = (
+    "%load_ext jupyter_toolhost",
+    "%%agent\nChart the scores per class; ask me which chart.",
+    "%agent history --timeline",
+    "%agent request",
+    '%agent check Bash "rm -rf build && ls"',
+    "%agent cost",
+)
+"""The sources of the notebook's code cells."""
 
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
-    import nbformat
 
     base = tmp_path_factory.mktemp("views")
     with running_lab(
@@ -133,7 +124,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
         settings = started.root / ".toolhost" / "settings.json"
         settings.parent.mkdir()
         settings.write_text(json.dumps({"permissions": {"allow": ["Bash(seq:*)"]}}))
-        nbformat.write(_notebook(), started.root / "views.ipynb")
+        write_notebook(started.root / "views.ipynb", *CELLS)
         global MACHINE_PATH
         MACHINE_PATH = str(base)
         yield started

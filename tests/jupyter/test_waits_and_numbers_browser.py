@@ -10,24 +10,21 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pytest
 from lab_browser import (
     IDLE,
-    KERNELSPEC,
     Lab,
     new_page,
     open_notebook,
     require_browser,
     running_lab,
     shoot,
+    write_notebook,
 )
 
 from jupyter_toolhost.testing import Turn, text, tool_use
-
-if TYPE_CHECKING:
-    import nbformat
 
 require_browser()  # skips the module (fails under CI=true) without chromium or playwright
 
@@ -44,23 +41,17 @@ QUESTION = {
 SLOW = "for i in 1 2 3 4 5 6 7 8 9 10; do echo step $i; sleep 0.6; done"
 
 
-def _notebook() -> nbformat.NotebookNode:
-    import nbformat
-
-    notebook = nbformat.v4.new_notebook()
-    notebook.metadata["kernelspec"] = KERNELSPEC
-    notebook.cells = [
-        nbformat.v4.new_code_cell("%load_ext jupyter_toolhost\n%agent allow Bash(seq:*)"),
-        nbformat.v4.new_code_cell("%%agent\nAsk me, count, then answer."),
-        nbformat.v4.new_code_cell("# %agent output goes here"),
-        nbformat.v4.new_code_cell("%%agent --mode bypassPermissions\nCount slowly."),
-    ]
-    return notebook
+CELLS = (
+    "%load_ext jupyter_toolhost\n%agent allow Bash(seq:*)",
+    "%%agent\nAsk me, count, then answer.",
+    "# %agent output goes here",
+    "%%agent --mode bypassPermissions\nCount slowly.",
+)
+"""The sources of the notebook's code cells."""
 
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
-    import nbformat
 
     base = tmp_path_factory.mktemp("waits")
     with running_lab(
@@ -69,7 +60,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
         env={"JUPYTER_TOOLHOST_HOME": str(base / "root" / ".toolhost")},
         unset=("JUPYTER_TOOLHOST_APPROVAL_TIMEOUT",),
     ) as started:
-        nbformat.write(_notebook(), started.root / "waits.ipynb")
+        write_notebook(started.root / "waits.ipynb", *CELLS)
         yield started
 
 

@@ -31,13 +31,12 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pytest
 from kernel_helpers import DEMO_MCP_SERVER
 from lab_browser import (
     IDLE,
-    KERNELSPEC,
     TOKEN,
     Lab,
     new_page,
@@ -45,13 +44,11 @@ from lab_browser import (
     require_browser,
     run_all,
     running_lab,
+    write_notebook,
 )
 from xss_payloads import NORMAL_ANSWER, contexts, sample
 
 from jupyter_toolhost.testing import Turn, text, tool_use
-
-if TYPE_CHECKING:
-    import nbformat
 
 require_browser()  # skips the module (fails under CI=true) without chromium or playwright
 
@@ -177,22 +174,14 @@ def _turns() -> list[Turn]:
     ]
 
 
-def _notebook() -> nbformat.NotebookNode:
-    import nbformat
-
-    notebook = nbformat.v4.new_notebook()
-    notebook.metadata["kernelspec"] = KERNELSPEC
-    notebook.cells = [
-        nbformat.v4.new_code_cell(source)
-        for source in (
-            "%load_ext jupyter_toolhost",
-            "%%agent --mode bypassPermissions\nRead the payload files and echo them.",
-            "%agent request",
-            "%agent history --timeline",
-            "%%agent --mode default\nSummarise, then write notes.txt.",
-        )
-    ]
-    return notebook
+CELLS = (
+    "%load_ext jupyter_toolhost",
+    "%%agent --mode bypassPermissions\nRead the payload files and echo them.",
+    "%agent request",
+    "%agent history --timeline",
+    "%%agent --mode default\nSummarise, then write notes.txt.",
+)
+"""The sources of the notebook's code cells."""
 
 
 @dataclass
@@ -264,7 +253,6 @@ class Recorded:
 @pytest.fixture(scope="module")
 def recorded(browser: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Recorded]:
     """The notebook run live in JupyterLab (with the extension), checked, and saved."""
-    import nbformat
 
     base = tmp_path_factory.mktemp("xss")
     data_dir = base / "data"
@@ -279,7 +267,7 @@ def recorded(browser: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator
         )
         for i, chunk in enumerate(CHUNKS):
             (lab.root / f"payloads-{i:02d}.txt").write_text(chunk)
-        nbformat.write(_notebook(), lab.root / "xss.ipynb")
+        write_notebook(lab.root / "xss.ipynb", *CELLS)
         lab.server.add_turns(*_turns())
         with new_page(browser, lab, "xss-live") as page:
             seen = watch(page)
