@@ -28,6 +28,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
+from ..core.history import MessageList, Watch
 from ..core.images import image_size, image_tokens
 from ..core.json_values import json_array, json_mapping
 from ..core.numbers import tokens_added
@@ -118,6 +119,10 @@ class ResultLedger:
         """How many messages the last reported request sent."""
         self._context = 0
         self._output = 0
+        self._carried: dict[str, tuple[int, int]] = {}
+        """Each result the last request carried: (its message's index, its tokens there)."""
+        self._history: MessageList | None = None
+        self._watch = Watch()
 
     def ranked(self) -> list[CallCost]:
         """The calls, costliest first (by tokens when costs are unknown)."""
@@ -179,24 +184,44 @@ class ResultLedger:
             cache_creation_1h_input_tokens=usage.cache_creation_1h_input_tokens,
         )
         input_cost = estimate_cost(model, read)
-        for message in messages:
+        for result_id, tokens in self._present(messages).items():
+            call = self.calls[result_id]
+            call.requests += 1
+            if call.cost_usd is not None and input_cost is not None:
+                call.cost_usd += input_cost * tokens / usage.context_tokens
+            else:
+                call.cost_usd = None
+
+    def _present(self, messages: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+        """The results `messages` carries, each with the tokens it weighs there (a cleared
+        one: its note's). Only the messages added or edited since the last request are read
+        again (`MessageList`'s watch); another list is read whole."""
+        start = 0
+        if isinstance(messages, MessageList) and messages is self._history:
+            start = min(self._watch.synced, len(messages))
+        elif isinstance(messages, MessageList):
+            self._history, self._watch = messages, messages.watch()
+        else:
+            self._history = None
+        for result_id in [i for i, (at, _) in self._carried.items() if at >= start]:
+            del self._carried[result_id]
+        for index in range(start, len(messages)):
+            message = messages[index]
             if message.get("role") != "user":
                 continue
             for block in _blocks(message.get("content", "")):
-                call = self.calls.get(str(block.get("tool_use_id")))
+                result_id = str(block.get("tool_use_id"))
+                call = self.calls.get(result_id)
                 if block.get("type") != "tool_result" or call is None:
                     continue
-                tokens = call.tokens
                 content = block.get("content", "")
                 texts = [value for kind, value in _parts(content) if kind == "text"]
-                if texts and cast("str", texts[0]).startswith(CLEARED_PREFIX):
-                    tokens = estimate_tokens(content)[0]
-                call.requests += 1
-                if call.cost_usd is not None:
-                    share = (
-                        None if input_cost is None else input_cost * tokens / usage.context_tokens
-                    )
-                    call.cost_usd = None if share is None else call.cost_usd + share
+                cleared = bool(texts) and cast("str", texts[0]).startswith(CLEARED_PREFIX)
+                tokens = estimate_tokens(content)[0] if cleared else call.tokens
+                self._carried[result_id] = (index, tokens)
+        if self._history is not None:
+            self._watch.synced = len(messages)
+        return {result_id: tokens for result_id, (_, tokens) in self._carried.items()}
 
 
 def _blocks(content: object) -> list[Mapping[str, Any]]:

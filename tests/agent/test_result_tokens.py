@@ -226,3 +226,32 @@ def test_any_conversation_sizes_each_result_once_and_costs_only_grow() -> None:
         assert set(sized) == expected  # each result the next request carried
 
     check()
+
+
+def test_a_cleared_result_weighs_its_note_from_then_on() -> None:
+    """The ledger reads only what changed since the last request (the conversation's
+    watch): an old result edited into a clearing note weighs the note's tokens after it."""
+    from jupyter_toolhost.agent.clearing import note
+    from jupyter_toolhost.core.history import MessageList
+
+    ledger = ResultLedger()
+    messages = MessageList([{"role": "user", "content": "Go"}])
+    ledger.reported(messages, Usage(input_tokens=100), MODEL)
+    use = {"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {}}
+    result = {"type": "tool_result", "tool_use_id": "toolu_1", "content": "w" * 8_000}
+    messages += [{"role": "assistant", "content": [use]}, {"role": "user", "content": [result]}]
+    ledger.reported(messages, Usage(input_tokens=2_130), MODEL)
+    (call,) = ledger.ranked()
+    assert call.measured and call.requests == 1
+    full = call.cost_usd
+    messages.append({"role": "assistant", "content": [{"type": "text", "text": "ok"}]})
+    messages.append({"role": "user", "content": "again"})
+    ledger.reported(messages, Usage(input_tokens=2_140), MODEL)
+    whole = call.cost_usd - full  # type: ignore[operator]
+    cleared = {**result, "content": note(8_000, ".toolhost/tool-results/toolu_1.txt")}
+    messages[2] = {"role": "user", "content": [cleared]}  # what clearing does
+    messages += [{"role": "assistant", "content": "ok"}, {"role": "user", "content": "more"}]
+    before = call.cost_usd
+    ledger.reported(messages, Usage(input_tokens=200), MODEL)
+    assert call.requests == 3
+    assert 0 < call.cost_usd - before < whole / 10  # type: ignore[operator]
