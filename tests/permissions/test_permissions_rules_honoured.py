@@ -628,6 +628,7 @@ _LINES = st.builds(
 @settings(max_examples=150, deadline=None)
 @given(line=_LINES, other=_LINES, mode=st.sampled_from(ALLOWING_MODES))
 @example(line="make", other="make && make", mode="default")
+@example(line="make", other="make && sleep", mode="default")
 def test_an_exact_rule_allows_its_line_and_nothing_that_differs(
     line: str, other: str, mode: PermissionMode
 ) -> None:
@@ -637,9 +638,14 @@ def test_an_exact_rule_allows_its_line_and_nothing_that_differs(
     parts = re.split(r" && |; | \| | \|\| ", other)
     if other.strip() == line.strip():
         return
-    if all(part.strip() == line.strip() for part in parts):
-        return  # `make && make` under `Bash(make)`: each command is the allowed line, as in
-        # Claude Code, which allows a compound line when every command of it is allowed
+    if all(
+        part.strip() == line.strip() or isinstance(check(part, mode=mode), PermissionAllow)
+        for part in parts
+    ):
+        # `make && make` or `make && sleep` under `Bash(make)`: each command is the allowed
+        # line or allowed with no rule (read-only), and Claude Code allows a compound line
+        # when every command of it is allowed.
+        return
     assert not allowed_by(check(other, allow=(rule,), mode=mode), rule)
 
 
