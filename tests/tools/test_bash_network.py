@@ -129,6 +129,18 @@ class _Quiet(http.server.SimpleHTTPRequestHandler):
         pass
 
 
+@pytest.fixture(autouse=True)
+def own_temp_folder(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[str]:
+    """Each test's channels in a temp folder of its own (short: a socket path has a limit),
+    so `channels()` counts this test's and not those of a lab kernel or another run that
+    uses the sandbox's network at the same time. (`tmp_path` first: pytest's own temp
+    folders are made before the switch.)"""
+    folder = tempfile.mkdtemp(prefix="thn-")
+    monkeypatch.setattr(tempfile, "tempdir", folder)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
 def channels() -> set[str]:
     folder = tempfile.gettempdir()
     return {name for name in os.listdir(folder) if name.startswith("toolhost-net-")}
@@ -240,10 +252,10 @@ async def test_background_commands_use_the_proxy_and_close_their_channel(
     work.mkdir()
     context = make_context(work, allowed_domains=(f"127.0.0.1:{outside}",))
     before = channels()
-    started = await run(
-        context, f"curl -sS http://127.0.0.1:{outside}/hello.txt > got.txt", run_in_background=True
-    )
+    command = f"sleep 1 && curl -sS http://127.0.0.1:{outside}/hello.txt > got.txt"
+    started = await run(context, command, run_in_background=True)
     assert "background" in text(started)
+    assert len(channels() - before) == 1  # its channel, in this test's own temp folder
     for _ in range(200):
         if (work / "got.txt").is_file() and channels() == before:
             break
